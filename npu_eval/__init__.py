@@ -1,0 +1,21 @@
+"""Evaluation of Ascend C kernels: task format, plan, build, run, compare (DESIGN section 4).
+
+host.py imports `Launch` and `Tiling` from here; keep this module's imports light.
+"""
+
+from sage_npu.npu_eval.launch import Launch, Tiling
+
+__all__ = ["Launch", "Tiling", "evaluate", "Report"]
+
+
+def __getattr__(name: str):
+    # evaluate() and the Report pull in pydantic and the pipeline; host.py needs neither.
+    if name == "evaluate":
+        from sage_npu.npu_eval.evaluate import evaluate
+
+        return evaluate
+    if name == "Report":
+        from sage_npu.npu_eval.report import Report
+
+        return Report
+    raise AttributeError(name)

@@ -1,0 +1,165 @@
+"""The build stage: compile harness + kernel against the emulator headers, as C++17, with a
+cache keyed by every file the compiler read (its dependency output), the harness, the flags
+and the chip profile. Failures come back as diagnostics on the user's lines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from sage_npu.npu_eval import compile_errors
+from sage_npu.npu_eval.chips import ChipProfile
+
+SIM_INCLUDE = Path(__file__).resolve().parent / "sim" / "include"
+_MAX_VARIANTS = 8
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    binary: Path | None
+    cached: bool
+    seconds: float
+    diagnostics: list[compile_errors.CompileDiagnostic] = field(default_factory=list)
+    output: str = ""
+
+
+@lru_cache(maxsize=8)
+def compiler_identity(cxx: str) -> str:
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return cxx
+    return out.splitlines()[0] if out else cxx
+
+
+@lru_cache(maxsize=1)
+def _cpu_flags() -> list[str]:
+    # F16C converts half<->float in one instruction; use it where the CPU has it.
+    if platform.machine() in ("x86_64", "AMD64"):
+        try:
+            if " f16c" in Path("/proc/cpuinfo").read_text():
+                return ["-mf16c"]
+        except OSError:
+            pass
+    return []
+
+
+def compile_flags(chip: ChipProfile, opt_level: str, defines: dict[str, str]) -> list[str]:
+    flags = ["-std=c++17", opt_level, "-g0", "-fno-strict-aliasing", "-fdiagnostics-color=never",
+             "-fno-diagnostics-show-caret", "-ftemplate-backtrace-limit=4", *_cpu_flags(),
+             "-I", str(SIM_INCLUDE)]
+    for k, v in {**chip.compile_defines(), **defines}.items():
+        flags.append(f"-D{k}={v}")
+    return flags
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_hash(path: str) -> str | None:
+    try:
+        return _sha(Path(path).read_bytes())
+    except OSError:
+        return None
+
+
+def _parse_depfile(text: str) -> list[str]:
+    body = text.replace("\\\n", " ")
+    _, _, deps = body.partition(":")
+    return [d for d in deps.split() if d]
+
+
+def default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("sage-npu")) / "builds"
+
+
+class BuildCache:
+    """Variants of one harness+flags key, each valid while its dependencies hash the same."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _index(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def lookup(self, key: str) -> Path | None:
+        try:
+            variants = json.loads(self._index(key).read_text())
+        except (OSError, ValueError):
+            return None
+        for v in variants:
+            binary = Path(v["binary"])
+            if binary.is_file() and all(_file_hash(p) == h for p, h in v["deps"].items()):
+                return binary
+        return None
+
+    def store(self, key: str, built: Path, deps: list[str]) -> Path:
+        dep_hashes = {p: _file_hash(p) for p in deps}
+        variant = _sha(json.dumps(dep_hashes, sort_keys=True).encode())[:16]
+        target = self.root / key[:2] / f"{key[:24]}-{variant}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        shutil.copy2(built, tmp)
+        os.replace(tmp, target)  # atomic: concurrent builders never see half a binary
+        index = self._index(key)
+        try:
+            variants = json.loads(index.read_text())
+        except (OSError, ValueError):
+            variants = []
+        variants = [v for v in variants if v["binary"] != str(target)]
+        variants.insert(0, {"binary": str(target), "deps": dep_hashes})
+        itmp = index.with_suffix(f".tmp{os.getpid()}")
+        itmp.write_text(json.dumps(variants[:_MAX_VARIANTS]))
+        os.replace(itmp, index)
+        return target
+
+
+def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user_files: set[str],
+          fallback: tuple[str, int], timeout_s: float) -> BuildResult:
+    start = time.monotonic()
+    key = _sha("\0".join([harness_text, compiler_identity(cxx), *flags]).encode())
+    hit = cache.lookup(key)
+    if hit:
+        return BuildResult(True, hit, True, time.monotonic() - start)
+    with tempfile.TemporaryDirectory(prefix="sage-build-") as tmp:
+        src = Path(tmp) / "sage_harness.cpp"
+        src.write_text(harness_text)
+        out, dep = Path(tmp) / "harness", Path(tmp) / "harness.d"
+        cmd = [cxx, *flags, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            diag = compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
+                                                    f"the compiler ran past {timeout_s:.0f} s (runaway "
+                                                    "template or constexpr recursion?)")
+            return BuildResult(False, None, False, time.monotonic() - start, [diag])
+        except OSError as e:
+            diag = compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
+                                                    f"cannot run the C++ compiler {cxx!r}: {e}")
+            return BuildResult(False, None, False, time.monotonic() - start, [diag])
+        text = proc.stderr + proc.stdout
+        if proc.returncode != 0:
+            diags = compile_errors.parse(text, user_files, fallback)
+            if not diags:
+                diags = [compile_errors.CompileDiagnostic(
+                    fallback[0], fallback[1], 1, "error", "compile-error",
+                    "the compiler failed: " + (text.strip().splitlines() or ["no output"])[-1][:300])]
+            return BuildResult(False, None, False, time.monotonic() - start, diags, text)
+        deps = [str(Path(tmp, d).resolve()) if not os.path.isabs(d) else d
+                for d in _parse_depfile(dep.read_text())]
+        deps = [d for d in deps if not d.startswith(tmp)]
+        binary = cache.store(key, out, deps)
+        return BuildResult(True, binary, False, time.monotonic() - start, [], text)

@@ -1,0 +1,66 @@
+"""Chip profiles: the numbers the emulator and the cost model need, each with its source.
+
+Public figures (ascendc-notes.md); treat them as +/-20% until calibrated on a device.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class ChipProfile(BaseModel):
+    name: str
+    family: int  # 910 (910B, Atlas A2) or 310 (310P): selects dtype support in the emulator
+    vector_cores: int
+    cube_cores: int
+    clock_ghz: float
+    hbm_gbps: float
+    ub_bytes: int  # usable by TPipe::InitBuffer
+    sources: dict[str, str] = {}
+
+    def compile_defines(self) -> dict[str, str]:
+        return {
+            "SAGE_CHIP_NAME": f'"{self.name}"',
+            "SAGE_CHIP_UB_BYTES": str(self.ub_bytes),
+            "SAGE_CHIP_FAMILY": str(self.family),
+        }
+
+
+_A2_SOURCE = "Ascend 910B public specs; shared/ascendc-notes.md hardware table"
+_UB_910B = "UB 192 KB per vector core (ascendc-notes.md); TPipe may use all of it"
+
+CHIPS: dict[str, ChipProfile] = {
+    p.name: p
+    for p in [
+        ChipProfile(name="910B1", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.85,
+                    hbm_gbps=1600, ub_bytes=192 * 1024,
+                    sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
+        ChipProfile(name="910B2", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.8,
+                    hbm_gbps=1600, ub_bytes=192 * 1024,
+                    sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
+        ChipProfile(name="910B3", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.8,
+                    hbm_gbps=1600, ub_bytes=192 * 1024,
+                    sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
+        ChipProfile(name="910B4", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.5,
+                    hbm_gbps=800, ub_bytes=192 * 1024,
+                    sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
+        ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
+                    hbm_gbps=200, ub_bytes=248 * 1024,
+                    sources={"cores/clock": "Atlas 300I Duo (310P3) public specs",
+                             "ub": "256 KB per AI core, 248 KB usable (ascendc-notes.md)",
+                             "hbm": "LPDDR4X ~204.8 GB/s, public specs"}),
+    ]
+}
+
+DEFAULT_CHIP = "910B2"
+
+
+class UnknownChip(ValueError):
+    pass
+
+
+def chip_profile(name: str) -> ChipProfile:
+    try:
+        return CHIPS[name]
+    except KeyError:
+        raise UnknownChip(f"unknown chip {name!r}; known chips: {', '.join(CHIPS)}") from None

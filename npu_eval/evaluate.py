@@ -1,0 +1,312 @@
+"""`evaluate(task, settings) -> Report`: the pipeline of named stages (DESIGN section 4).
+
+load task -> plan (host.py + reference.py in the plan worker) -> build (harness + kernel,
+cached) -> run (each trial in the sandbox) -> compare. Every failure becomes a Report with
+diagnostics on the user's lines; nothing a user's files do escapes as an exception.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sage_npu.npu_eval import harness as harness_mod
+from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.compare import compare, itemsize, load_array
+from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
+from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Report
+from sage_npu.npu_eval.run import TrialRun, run_trial
+from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch
+from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.signature import find_entries, match_entry
+from sage_npu.npu_eval.task import Task, TaskError, load_task
+
+
+class BackendUnavailable(Exception):
+    """The requested backend cannot run here (e.g. `ascend` without CANN)."""
+
+
+@dataclass
+class Stages:
+    """Where an evaluation spent its time, for benchmarks and the server's progress."""
+
+    plan_s: float = 0.0
+    build_s: float = 0.0
+    build_cached: bool = False
+    run_s: float = 0.0
+
+
+def _line_span(file: str, line: int, column: int = 1) -> tuple[int, int, int]:
+    """(column, end_line, end_column) covering the statement's text on that line."""
+    try:
+        text = Path(file).read_text(errors="replace").splitlines()[line - 1]
+    except (OSError, IndexError):
+        return column, line, column + 1
+    start = len(text) - len(text.lstrip()) + 1
+    col = column if column > 1 else start
+    return col, line, max(len(text.rstrip()) + 1, col + 1)
+
+
+def diagnostic(file: str, line: int | None, severity: str, code: str, message: str, column: int = 1,
+               block: int | None = None) -> Diagnostic:
+    line = max(int(line or 1), 1)
+    col, end_line, end_col = _line_span(file, line, column)
+    return Diagnostic(file=file, line=line, column=col, end_line=end_line, end_column=end_col,
+                      severity=severity, code=code, message=message, block=block)
+
+
+class Evaluator:
+    """Evaluates tasks, keeping a plan worker (torch imported) alive between evaluations."""
+
+    def __init__(self, settings: EvalSettings | None = None, scratch_root: Path | None = None) -> None:
+        self.settings = settings or EvalSettings()
+        self._scratch_root = scratch_root
+        self._worker: PlanWorker | None = None
+        self.last_stages = Stages()
+
+    def close(self) -> None:
+        if self._worker:
+            self._worker.close()
+            self._worker = None
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _plan_worker(self) -> PlanWorker:
+        if self._worker is None:
+            home = Path(tempfile.mkdtemp(prefix="sage-plan-home-", dir=self._scratch_root))
+            self._worker = PlanWorker(home)
+        return self._worker
+
+    def evaluate(self, task_path: str | Path | Task, trace_out: Path | None = None) -> Report:
+        s = self.settings
+        if s.backend == "ascend":
+            raise BackendUnavailable(
+                "the ascend backend needs CANN (the bisheng compiler and torch_npu) and an NPU; it is "
+                "not available yet. Use --backend sim, the CPU emulator.")
+        try:
+            task = task_path if isinstance(task_path, Task) else load_task(task_path)
+        except TaskError as e:
+            p = str(task_path)
+            return Report(task=p, kernel=p, chip=s.chip, status="harness_error",
+                          diagnostics=[Diagnostic(file=p, line=1, column=1, end_line=1, end_column=1,
+                                                  severity="error", code="task-error", message=str(e))])
+        scratch = Path(tempfile.mkdtemp(prefix="sage-eval-", dir=self._scratch_root))
+        scratch.chmod(0o711)  # the sandboxed child (another user when we are root) must reach run/
+        try:
+            return self._evaluate(task, scratch, trace_out)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # ---- the stages ----
+
+    def _evaluate(self, task: Task, scratch: Path, trace_out: Path | None) -> Report:
+        import time
+
+        s = self.settings
+        stages = self.last_stages = Stages()
+        kernel = str(task.kernel)
+        base = dict(task=str(task.root), kernel=kernel, chip=s.chip, backend="sim")
+        src = task.kernel.read_bytes()
+        entries = find_entries(src)
+        if not entries:
+            return Report(**base, status="compile_error", diagnostics=[diagnostic(
+                kernel, 1, "error", "compile-error",
+                "no kernel entry: declare one as extern \"C\" __global__ __aicore__ void name(GM_ADDR ...)")])
+        if not task.runnable:
+            missing = " and ".join(n for n, p in (("reference.py", task.reference), ("host.py", task.host))
+                                   if p is None)
+            return Report(**base, status="harness_error", diagnostics=[diagnostic(
+                kernel, entries[0].line, "info", "task-error",
+                f"no {missing} beside the kernel: add them (DESIGN section 3) to run and check it")])
+
+        # plan
+        t0 = time.monotonic()
+        plan_dir = scratch / "plan"
+        try:
+            resp = self._plan_worker().plan(
+                {"task_root": str(task.root), "reference": str(task.reference), "host": str(task.host),
+                 "out_dir": str(plan_dir), "seed": s.seed, "trials": s.trials},
+                timeout=s.plan_timeout_s)
+        except PlanWorkerError as e:
+            return Report(**base, status="harness_error",
+                          diagnostics=[diagnostic(str(task.host), 1, "error", "host-error", str(e))])
+        stages.plan_s = time.monotonic() - t0
+        if "error" in resp:
+            err = resp["error"]
+            file = err.get("file") or str(task.host if err["code"] == "host-error" else task.reference)
+            return Report(**base, status="harness_error",
+                          diagnostics=[diagnostic(file, err.get("line"), "error", err["code"], err["message"])])
+        plan = resp["ok"]
+        trials = plan["trials"]
+        first = trials[0]
+        chip_name = first.get("chip") or s.chip
+        chip = chip_profile(chip_name)
+        base["chip"] = chip.name
+
+        # build
+        kernel_call = plan["signature"]["kernel"]
+        entry = match_entry(entries, kernel_call)
+        if entry is None:
+            names = ", ".join(e.qualified for e in entries)
+            return Report(**base, status="harness_error", diagnostics=[diagnostic(
+                first["launch_file"], first["launch_line"], "error", "host-error",
+                f"Launch(kernel={kernel_call!r}) names no __global__ entry in {task.kernel.name} "
+                f"(entries: {names})")])
+        if entry.template and "<" not in kernel_call:
+            return Report(**base, status="harness_error", diagnostics=[diagnostic(
+                first["launch_file"], first["launch_line"], "error", "host-error",
+                f"{entry.qualified} is a template {entry.template}: name its arguments, e.g. "
+                f"Launch(kernel=\"{entry.qualified}<...>\")")])
+        for trial in trials:
+            for a, p in zip(trial["args"], entry.params, strict=False):
+                a["name"] = p.name
+        try:
+            source = harness_mod.generate(task.kernel, entry, kernel_call, first["args"],
+                                          first["launch_file"], first["launch_line"])
+        except harness_mod.HarnessError as e:
+            return Report(**base, status="harness_error", diagnostics=[diagnostic(
+                e.file or first["launch_file"], e.line or first["launch_line"], "error", "host-error", e.message)])
+        flags = compile_flags(chip, s.opt_level, plan["signature"]["defines"])
+        cache = BuildCache(s.cache_dir or default_cache_dir())
+        user_files = {str(Path(p).resolve()) for p in (task.kernel, task.host, task.reference)}
+        user_files |= {str(p.resolve()) for p in task.root.glob("*.h")} | {
+            str(p.resolve()) for p in task.root.glob("*.hpp")}
+        built = build(source.text, flags, s.cxx, cache, user_files, (kernel, entry.line), s.compile_timeout_s)
+        stages.build_s, stages.build_cached = built.seconds, built.cached
+        if not built.ok:
+            return Report(**base, status="compile_error", diagnostics=[
+                diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column) for d in built.diagnostics])
+
+        # run + compare
+        t0 = time.monotonic()
+        rundir = scratch / "run"
+        rundir.mkdir()
+        binary = rundir / "harness"
+        shutil.copy2(built.binary, binary)
+        prepare_scratch(rundir)
+        largest_out = max((a["bytes"] for t in trials for a in t["args"] if a["kind"] == "tensor"), default=0)
+        limits = SandboxLimits(timeout_s=s.run_timeout_s, memory_bytes=s.memory_limit_mb << 20,
+                               file_bytes=max(256 << 20, largest_out * 8))
+        report = self._run_and_compare(base, trials, binary, rundir, chip.ub_bytes, limits, entry, trace_out)
+        stages.run_s = time.monotonic() - t0
+        return report
+
+    def _run_and_compare(self, base: dict, trials: list[dict], binary: Path, rundir: Path, ub_bytes: int,
+                         limits: SandboxLimits, entry, trace_out: Path | None) -> Report:
+        s = self.settings
+        kernel = base["kernel"]
+        diags: dict[tuple, Diagnostic] = {}
+        status = None
+        passed = 0
+        worst = {"max_abs_err": 0.0, "mean_rel_err": 0.0, "max_rel_err": 0.0}
+        first_mismatch: Mismatch | None = None
+        mismatch_file: str | None = None
+        stdout = ""
+        ran = 0
+        for i, trial in enumerate(trials):
+            run = run_trial(binary, trial, rundir, i, ub_bytes, trace=(i == 0), limits=limits,
+                            stdout_limit=s.stdout_limit)
+            ran += 1
+            if i == 0:
+                stdout = run.result.stdout + ("\n[output truncated]" if run.result.stdout_truncated else "")
+                if trace_out is not None and (run.outdir / "trace.tsv").exists():
+                    shutil.copyfile(run.outdir / "trace.tsv", trace_out)
+            for f in run.faults:
+                file = f.file if Path(f.file).is_file() else kernel
+                key = (f.code, file, f.line)
+                if key not in diags:
+                    diags[key] = diagnostic(file, f.line, f.severity, f.code, f.message, block=f.block)
+            stop = self._run_status(run, kernel, entry, diags)
+            if stop:
+                status = stop
+                break
+            ok, mm, mm_file, errs = self._compare_trial(run, trial, i)
+            for k in worst:
+                worst[k] = max(worst[k], errs[k])
+            if ok:
+                passed += 1
+            elif first_mismatch is None:
+                first_mismatch, mismatch_file = mm, mm_file
+        if status is None:
+            has_errors = any(d.severity == "error" for d in diags.values())
+            if first_mismatch is not None:
+                status = "mismatch"
+            elif has_errors:
+                status = "runtime_error"
+            else:
+                status = "correct"
+        if first_mismatch is not None:
+            msg = (f"output {first_mismatch.output} is wrong at index {first_mismatch.index} (trial "
+                   f"{first_mismatch.trial}): got {first_mismatch.got:g}, expected {first_mismatch.expected:g}")
+            if first_mismatch.line is not None:
+                msg += f"; block {first_mismatch.block} wrote it here"
+            else:
+                msg += "; no kernel instruction wrote that element"
+            line = first_mismatch.line if (first_mismatch.line and mismatch_file) else entry.line
+            diags[("mismatch",)] = diagnostic(mismatch_file or kernel, line, "error", "mismatch", msg,
+                                              block=first_mismatch.block)
+        correctness = Correctness(trials=ran if status in ("correct", "mismatch", "runtime_error") else len(trials),
+                                  passed=passed, first_mismatch=first_mismatch, **worst)
+        return Report(**base, status=status, diagnostics=sorted(diags.values(), key=_diag_order),
+                      correctness=correctness, stdout=stdout)
+
+    @staticmethod
+    def _run_status(run: TrialRun, kernel: str, entry, diags: dict) -> str | None:
+        res = run.result
+        if res.timed_out:
+            if not any(d.code == "timeout" for d in diags.values()):
+                diags[("timeout",)] = diagnostic(kernel, entry.line, "error", "timeout",
+                                                 f"the kernel ran past its {res.seconds:.1f} s limit")
+            return "timeout"
+        if run.aborted:
+            return "runtime_error"
+        if res.signal is not None or (res.returncode >= 128 and not run.finished):
+            if not any(d.code == "crash" for d in diags.values()):
+                sig = res.signal or res.returncode - 128
+                diags[("crash",)] = diagnostic(kernel, entry.line, "error", "crash",
+                                               f"the kernel died of signal {sig}; {res.stderr.strip()[-300:]}")
+            return "crash"
+        if res.returncode != 0 or not run.finished:
+            diags[("harness",)] = diagnostic(kernel, entry.line, "error", "crash",
+                                             f"the harness failed (exit {res.returncode}): "
+                                             f"{res.stderr.strip()[-500:] or 'no message'}")
+            return "crash"
+        return None
+
+    def _compare_trial(self, run: TrialRun, trial: dict, index: int
+                       ) -> tuple[bool, Mismatch | None, str | None, dict]:
+        """(passed, first mismatch, the file that wrote it, worst errors) of one trial."""
+        ok = True
+        mm, mm_file = None, None
+        errs = {"max_abs_err": 0.0, "mean_rel_err": 0.0, "max_rel_err": 0.0}
+        for k, out in enumerate(trial["outputs"]):
+            got = load_array(str(run.output(out["arg"])), out["dtype"])
+            exp = load_array(out["expected"], out["dtype"])
+            r = compare(got, exp, out["dtype"], trial.get("tolerance"))
+            errs["max_abs_err"] = max(errs["max_abs_err"], r.max_abs_err)
+            errs["mean_rel_err"] = max(errs["mean_rel_err"], r.mean_rel_err)
+            errs["max_rel_err"] = max(errs["max_rel_err"], r.max_rel_err)
+            if not r.passed:
+                ok = False
+                if mm is None:
+                    block, mm_file, line = run.writer(out["arg"], r.first_bad * itemsize(out["dtype"]))
+                    mm = Mismatch(index=r.first_bad, got=r.got, expected=r.expected, block=block, line=line,
+                                  output=k, trial=index)
+        return ok, mm, mm_file, errs
+
+
+def _diag_order(d: Diagnostic) -> tuple:
+    return (0 if d.severity == "error" else 1, d.file, d.line)
+
+
+def evaluate(task: str | Path | Task, settings: EvalSettings | None = None, trace_out: Path | None = None) -> Report:
+    """Evaluate one task with a fresh plan worker (the CLI's path; the server keeps an Evaluator)."""
+    with Evaluator(settings) as ev:
+        return ev.evaluate(task, trace_out=trace_out)

@@ -1,0 +1,293 @@
+"""The plan stage: run reference.py and host.py (in the plan worker, where torch lives) and
+write each trial's input arrays, expected outputs and launch description.
+
+The result is plain JSON so the parent process never imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sage_npu.npu_eval.launch import Launch, Tiling
+
+# torch dtypes the harness can carry, by the name the report and the compare stage use.
+DTYPES = {
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.int8: "int8",
+    torch.uint8: "uint8",
+    torch.int16: "int16",
+    torch.int32: "int32",
+    torch.int64: "int64",
+    torch.bool: "bool",
+}
+
+# Factories whose result counts as a fresh buffer (DESIGN section 3: args tensors are the
+# inputs themselves or fresh empty buffers).
+_FACTORIES = ("empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
+              "full_like", "empty_strided")
+
+
+class PlanError(Exception):
+    def __init__(self, code: str, message: str, file: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.code, self.message, self.file, self.line = code, message, file, line
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "file": self.file, "line": self.line}
+
+
+def _user_frame(tb, files: set[str]) -> tuple[str | None, int | None]:
+    """The innermost traceback frame in one of the user's files."""
+    found = (None, None)
+    for frame in traceback.extract_tb(tb):
+        if str(Path(frame.filename).resolve()) in files:
+            found = (frame.filename, frame.lineno)
+    return found
+
+
+def _load_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class _FreshBuffers:
+    """Records tensors made by torch factories during launch(), with their version counter,
+    so a buffer filled in by host code (a precomputed answer) is told from a fresh one."""
+
+    def __init__(self) -> None:
+        self.made: dict[int, tuple[torch.Tensor, int, bool]] = {}
+        self._saved: dict[str, Any] = {}
+
+    def __enter__(self):
+        for name in _FACTORIES:
+            original = getattr(torch, name)
+            self._saved[name] = original
+
+            def wrapped(*a, __orig=original, __empty=name.startswith("empty"), **k):
+                t = __orig(*a, **k)
+                self.made[id(t)] = (t, t._version, __empty)
+                return t
+
+            setattr(torch, name, wrapped)
+        return self
+
+    def __exit__(self, *exc):
+        for name, original in self._saved.items():
+            setattr(torch, name, original)
+
+    def fresh(self, t: torch.Tensor) -> tuple[bool, bool]:
+        """(is a fresh factory buffer untouched since, was it made by an empty* factory)."""
+        entry = self.made.get(id(t))
+        if entry is None or entry[0] is not t:
+            return False, False
+        return t._version == entry[1], entry[2]
+
+
+def _as_tuple(out) -> tuple:
+    if isinstance(out, torch.Tensor):
+        return (out,)
+    if isinstance(out, (list, tuple)):
+        return tuple(out)
+    raise TypeError(f"Model.forward returned {type(out).__name__}; expected a tensor or a tuple of tensors")
+
+
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _write(t: torch.Tensor, path: Path) -> None:
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        t.view(torch.int16).numpy().tofile(path)
+    else:
+        t.numpy().tofile(path)
+
+
+def _poison(t: torch.Tensor) -> None:
+    """Fill a torch.empty buffer the way a fresh device buffer looks: garbage, here NaN or
+    0x5A bytes, so a kernel that skips part of its output cannot pass by luck."""
+    with torch.no_grad():
+        if t.dtype.is_floating_point:
+            t.fill_(float("nan"))
+        elif t.dtype == torch.bool:
+            t.fill_(True)
+        else:
+            t.view(torch.uint8).fill_(0x5A) if t.is_contiguous() else t.fill_(0x5A)
+
+
+def plan(task_root: str, reference: str, host: str, out_dir: str, seed: int, trials: int) -> dict:
+    """Run the reference and host code for every trial; write arrays under out_dir."""
+    ref_path, host_path = Path(reference).resolve(), Path(host).resolve()
+    files = {str(ref_path), str(host_path)}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, task_root)
+    try:
+        try:
+            ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}")
+            model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
+            model.eval()
+        except Exception as e:  # noqa: BLE001 - the user's code can raise anything
+            f, ln = _user_frame(e.__traceback__, files)
+            raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+        try:
+            host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}")
+            launch_fn = host_mod.launch
+        except Exception as e:  # noqa: BLE001
+            f, ln = _user_frame(e.__traceback__, files)
+            raise PlanError("host-error", f"host.py failed to load: {type(e).__name__}: {e}", f, ln) from e
+        wants_model = "model" in inspect.signature(launch_fn).parameters
+        groups = getattr(ref, "get_input_groups", None)
+        n_groups = None
+        result_trials = []
+        signature = None
+        t = 0
+        while t < trials or (n_groups is not None and t < n_groups):
+            torch.manual_seed(seed + t)
+            try:
+                if groups is not None:
+                    all_groups = list(groups())
+                    n_groups = len(all_groups)
+                    if not n_groups:
+                        raise ValueError("get_input_groups() returned no groups")
+                    inputs = list(all_groups[t % n_groups])
+                else:
+                    inputs = list(ref.get_inputs())
+                with torch.no_grad():
+                    expected = _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x
+                                                 for x in inputs]))
+            except Exception as e:  # noqa: BLE001
+                f, ln = _user_frame(e.__traceback__, files)
+                raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+            trial_dir = out / f"trial_{t}"
+            trial_dir.mkdir(exist_ok=True)
+            try:
+                with _FreshBuffers() as fresh:
+                    result = launch_fn(*inputs, model=model) if wants_model else launch_fn(*inputs)
+            except Exception as e:  # noqa: BLE001
+                f, ln = _user_frame(e.__traceback__, files)
+                raise PlanError("host-error", f"host.py launch() failed: {type(e).__name__}: {e}", f, ln) from e
+            trial = _describe(result, inputs, model, expected, fresh, trial_dir, host_path)
+            sig = trial.pop("signature")
+            if signature is None:
+                signature = sig
+            elif sig != signature:
+                raise PlanError("host-error", "host.py launches a different kernel, argument kinds or tiling "
+                                "fields in different trials; one build must serve every trial",
+                                trial["launch_file"], trial["launch_line"])
+            trial["inputs_summary"] = [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
+            result_trials.append(trial)
+            t += 1
+        return {"signature": signature, "trials": result_trials}
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(task_root)
+
+
+def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: Path, host_path: Path) -> dict:
+    if not isinstance(result, Launch):
+        raise PlanError("host-error", f"launch() returned {type(result).__name__}; return a Launch(...)",
+                        str(host_path), None)
+    file, line = result.file, result.line
+
+    def bad(msg: str, ln: int | None = None) -> PlanError:
+        return PlanError("host-error", msg, file, ln or line)
+
+    if not isinstance(result.kernel, str) or not result.kernel.strip():
+        raise bad("Launch(kernel=...) must name the kernel entry, e.g. kernel=\"add_custom\"")
+    if not isinstance(result.block_dim, int) or not 1 <= result.block_dim <= 65535:
+        raise bad(f"Launch(block_dim={result.block_dim!r}): give an int between 1 and 65535")
+    input_tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    model_tensors = list(model.parameters()) + list(model.buffers())
+    outputs = list(result.outputs)
+    if len(outputs) != len(expected):
+        raise bad(f"Launch(outputs=...) has {len(outputs)} tensors; the reference returns {len(expected)}")
+
+    args, kinds = [], []
+    for i, a in enumerate(result.args):
+        if isinstance(a, Tiling):
+            for k, v in a.fields.items():
+                if not isinstance(v, (int, float, bool)):
+                    raise PlanError("host-error", f"Tiling field {k}={v!r}: tiling fields take ints, floats "
+                                    "or bools", a.file, a.line)
+            args.append({"kind": "tiling", "type": a.type,
+                         "fields": {k: _scalar_text(v) for k, v in a.fields.items()},
+                         "file": a.file, "line": a.line})
+            kinds.append(["tiling", a.type, sorted(a.fields)])
+        elif isinstance(a, torch.Tensor):
+            args.append(_tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir, bad))
+            kinds.append(["tensor"])
+        elif isinstance(a, (bool, int, float)):
+            args.append({"kind": "scalar", "value": _scalar_text(a)})
+            kinds.append(["scalar"])
+        else:
+            raise bad(f"Launch argument {i} is a {type(a).__name__}; pass tensors, Tiling(...), ints or floats")
+
+    out_args = []
+    for k, o in enumerate(outputs):
+        idx = next((i for i, a in enumerate(result.args) if a is o), None)
+        if idx is None:
+            raise bad(f"output {k} is not one of Launch.args: the kernel must write it, so pass it as an argument")
+        exp = expected[k]
+        if o.dtype != exp.dtype or o.numel() != exp.numel():
+            raise bad(f"output {k} is {DTYPES.get(o.dtype, o.dtype)}{list(o.shape)} but the reference returns "
+                      f"{DTYPES.get(exp.dtype, exp.dtype)}{list(exp.shape)}")
+        path = trial_dir / f"expected_{k}.bin"
+        _write(exp, path)
+        out_args.append({"arg": idx, "expected": str(path), "dtype": DTYPES[exp.dtype], "shape": list(exp.shape)})
+        args[idx]["role"] = "out"
+
+    defines = {str(k): str(v) for k, v in (result.defines or {}).items()}
+    return {
+        "block_dim": result.block_dim,
+        "args": args,
+        "outputs": out_args,
+        "tolerance": result.tolerance,
+        "chip": result.chip,
+        "launch_file": file,
+        "launch_line": line,
+        "signature": {"kernel": result.kernel.strip(), "kinds": kinds, "defines": defines},
+    }
+
+
+def _scalar_text(v) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    return repr(float(v))
+
+
+def _tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir: Path, bad) -> dict:
+    if a.dtype not in DTYPES:
+        raise bad(f"Launch argument {i} has dtype {a.dtype}, which the harness does not carry")
+    if a.device.type != "cpu":
+        raise bad(f"Launch argument {i} lives on {a.device}; keep host.py tensors on the CPU")
+    is_input = any(a is x or _same_memory(a, x) for x in input_tensors)
+    is_model = any(a is x or _same_memory(a, x) for x in model_tensors)
+    is_fresh, made_empty = fresh.fresh(a)
+    is_output = any(a is o for o in outputs)
+    if not (is_input or is_model or is_fresh):
+        raise bad(f"Launch argument {i} is a tensor host.py computed; pass the inputs themselves, the model's "
+                  "weights, or fresh buffers (torch.empty/zeros/full...): the kernel must do the computing")
+    if is_fresh and made_empty:
+        _poison(a)
+    path = trial_dir / f"arg_{i}.bin"
+    _write(a, path)
+    return {"kind": "tensor", "role": "in" if (is_input or is_model) and not is_output else "work",
+            "path": str(path), "dtype": DTYPES[a.dtype], "shape": list(a.shape),
+            "bytes": a.numel() * a.element_size()}

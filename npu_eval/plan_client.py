@@ -1,0 +1,112 @@
+"""The parent's side of the plan worker: start it (scrubbed environment, spawned, never
+forked), send requests, enforce the time limit, restart it after a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+# What the worker's environment keeps: enough to run Python and torch, no secrets.
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "TMPDIR",
+             "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
+
+
+class PlanWorkerError(Exception):
+    pass
+
+
+def worker_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
+    env["HOME"] = str(home)
+    env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+class PlanWorker:
+    """A long-lived plan worker. Thread-safe: one request at a time."""
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self.stderr_tail = ""
+
+    def _start(self, timeout: float) -> None:
+        self._home.mkdir(parents=True, exist_ok=True)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "sage_npu.npu_eval.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=worker_env(self._home), cwd=self._home, text=True, start_new_session=True,
+        )
+        self._read(timeout)
+
+    def _read(self, timeout: float) -> dict:
+        assert self._proc and self._proc.stdout
+        sel = selectors.DefaultSelector()
+        sel.register(self._proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise PlanWorkerError(f"host.py/reference.py did not finish within {timeout:.0f} s")
+                if sel.select(left):
+                    line = self._proc.stdout.readline()
+                    if not line:
+                        err = self._drain_stderr()
+                        self.close()
+                        raise PlanWorkerError(f"the plan worker died: {err[-2000:] or 'no message'}")
+                    return json.loads(line)
+        finally:
+            sel.close()
+
+    def _drain_stderr(self) -> str:
+        if not self._proc or not self._proc.stderr:
+            return ""
+        try:
+            self._proc.kill()
+            return self._proc.stderr.read()
+        except (OSError, ValueError):
+            return ""
+
+    def plan(self, request: dict, timeout: float) -> dict:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start(timeout)
+            assert self._proc and self._proc.stdin
+            try:
+                self._proc.stdin.write(json.dumps({"plan": request}) + "\n")
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError) as e:
+                self.close()
+                raise PlanWorkerError(f"the plan worker is gone: {e}") from e
+            return self._read(timeout)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+                try:
+                    f and f.close()
+                except OSError:
+                    pass
+            self._proc = None
+
+    def __del__(self) -> None:
+        self.close()

@@ -1,0 +1,125 @@
+"""The evaluation report: the one shape the CLI, the agent and the server consume.
+
+The pydantic models are the source of truth (DESIGN section 4); `report_json_schema()` exports
+the JSON Schema that tests/golden/report.schema.json pins.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+Status = Literal[
+    "correct",
+    "mismatch",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "crash",
+    "harness_error",
+]
+Severity = Literal["error", "warning", "info"]
+
+# The diagnostic codes of DESIGN section 4, plus the stage codes a report can carry when the
+# failure is not the kernel's (a host.py exception, a reference that does not run).
+DIAGNOSTIC_CODES = (
+    "compile-error",
+    "ub-overflow",
+    "unaligned-copy",
+    "gm-out-of-bounds",
+    "ub-out-of-bounds",
+    "queue-deadlock",
+    "flag-deadlock",
+    "missing-sync",
+    "use-after-free",
+    "uninitialized-read",
+    "gm-race",
+    "raw-gm-access",
+    "dtype-unsupported",
+    "timeout",
+    "crash",
+    "mismatch",
+    "host-error",
+    "reference-error",
+    "task-error",
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Diagnostic(_Model):
+    """A finding at a place in the user's files; positions are 1-based."""
+
+    file: str
+    line: int = Field(ge=1)
+    column: int = Field(default=1, ge=1)
+    end_line: int = Field(ge=1)
+    end_column: int = Field(ge=1)
+    severity: Severity
+    code: str
+    message: str
+    block: int | None = None
+
+
+class Mismatch(_Model):
+    index: int
+    got: float
+    expected: float
+    block: int | None = None
+    line: int | None = None
+    output: int = 0  # which entry of Launch.outputs
+    trial: int = 0
+
+
+class Correctness(_Model):
+    trials: int
+    passed: int
+    max_abs_err: float
+    mean_rel_err: float
+    max_rel_err: float
+    first_mismatch: Mismatch | None = None
+
+
+class HotLine(_Model):
+    file: str
+    line: int
+    us: float
+
+
+class Timing(_Model):
+    estimated: Literal[True] = True
+    estimated_us: float
+    launch_overhead_us: float
+    roofline_us: float
+    bottleneck: str
+    pipes: dict[str, float]
+    hot_lines: list[HotLine] = []
+
+
+class Report(_Model):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    task: str
+    kernel: str
+    backend: Literal["sim", "ascend"] = "sim"
+    chip: str = "910B2"
+    status: Status
+    diagnostics: list[Diagnostic] = []
+    correctness: Correctness | None = None
+    timing: Timing | None = None
+    stdout: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "correct"
+
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+
+def report_json_schema() -> dict:
+    return Report.model_json_schema()

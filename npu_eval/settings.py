@@ -1,0 +1,32 @@
+"""Settings of the evaluation part; the root package composes them into `Settings`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from sage_npu.npu_eval.chips import CHIPS, DEFAULT_CHIP
+
+
+class EvalSettings(BaseModel):
+    backend: Literal["sim", "ascend"] = Field("sim", description="sim: CPU emulator; ascend: CANN + NPU")
+    chip: str = Field(DEFAULT_CHIP, description="chip profile: " + ", ".join(CHIPS))
+    trials: int = Field(5, ge=1, le=100, description="correctness trials, fresh inputs each")
+    seed: int = Field(0, description="seed of the first trial's inputs")
+    run_timeout_s: float = Field(10.0, gt=0, description="wall-clock limit of one kernel run")
+    plan_timeout_s: float = Field(120.0, gt=0, description="limit for host.py and reference.py")
+    compile_timeout_s: float = Field(120.0, gt=0, description="limit for one compile")
+    memory_limit_mb: int = Field(4096, ge=256, description="address-space limit of a kernel run")
+    stdout_limit: int = Field(64 * 1024, ge=0, description="bytes of kernel output kept in a report")
+    cxx: str = Field("g++", description="the C++ compiler")
+    opt_level: str = Field("-O1", description="optimisation flag for kernel builds")
+    cache_dir: Path | None = Field(None, description="build cache; default under the user cache dir")
+
+    @field_validator("chip")
+    @classmethod
+    def _known_chip(cls, v: str) -> str:
+        if v not in CHIPS:
+            raise ValueError(f"unknown chip {v!r}; known chips: {', '.join(CHIPS)}")
+        return v

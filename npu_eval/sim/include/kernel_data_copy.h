@@ -1,0 +1,206 @@
+// DataCopy and DataCopyPad: the MTE2 (GM -> UB) and MTE3 (UB -> GM) transfers.
+// DataCopy moves whole 32-byte blocks: a length that is not a multiple of 32 bytes is
+// truncated by the hardware, which we report and reproduce. DataCopyPad takes byte lengths.
+#pragma once
+
+#include "kernel_tensor.h"
+
+namespace AscendC {
+
+namespace detail {
+
+using sage::sim::Pipe;
+using sage::sim::SrcLoc;
+using sage::sim::UbRange;
+
+// The bytes DataCopy really moves for `count` elements; reports a length the hardware
+// would truncate.
+template <typename T>
+inline uint64_t whole_blocks(uint32_t count, const char* dir, SrcLoc loc) {
+    uint64_t bytes = uint64_t(count) * sizeof(T);
+    if (bytes % 32 != 0) {
+        sage::sim::report("unaligned-copy", sage::sim::Severity::Error, loc,
+                          "DataCopy %s of %u elements = %llu bytes, not a multiple of 32: the device copies "
+                          "only %llu bytes. Round the count up to %llu elements, or use DataCopyPad",
+                          dir, count, (unsigned long long)bytes, (unsigned long long)(bytes / 32 * 32),
+                          (unsigned long long)((bytes + 31) / 32 * 32 / sizeof(T)));
+    }
+    return bytes / 32 * 32;
+}
+
+template <typename T>
+inline void gm_to_ub(const LocalTensor<T>& dst, const T* src, uint64_t bytes, uint32_t ub_off, const char* api,
+                     SrcLoc loc) {
+    if (!bytes) return;
+    sage::sim::gm_check(src, bytes, loc, false);
+    UbRange w{dst.addr_ + ub_off, uint32_t(bytes)};
+    memcpy(sage::sim::blk().ub + w.addr, src, bytes);
+    sage::sim::ub_mark(w);
+    (void)api;
+}
+
+template <typename T>
+inline void ub_to_gm(T* dst, const LocalTensor<T>& src, uint64_t bytes, uint32_t ub_off, const char* api,
+                     SrcLoc loc) {
+    if (!bytes) return;
+    auto* b = sage::sim::gm_check(dst, bytes, loc, true);
+    UbRange r{src.addr_ + ub_off, uint32_t(bytes)};
+    sage::sim::ub_check_init(r, api, loc);
+    memcpy(dst, sage::sim::blk().ub + r.addr, bytes);
+    sage::sim::gm_wrote(b, dst, bytes, loc);
+}
+
+}  // namespace detail
+
+// GM -> UB, `count` elements.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t bytes = detail::whole_blocks<T>(count, "GM->UB", loc);
+    dst.check("DataCopy", bytes / sizeof(T), loc);
+    detail::gm_to_ub(dst, src.addr_, bytes, 0, "DataCopy", loc);
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc,
+                           dst.range(bytes / sizeof(T)));
+}
+
+// UB -> GM, `count` elements.
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t bytes = detail::whole_blocks<T>(count, "UB->GM", loc);
+    src.check("DataCopy", bytes / sizeof(T), loc);
+    detail::ub_to_gm(dst.addr_, src, bytes, 0, "DataCopy", loc);
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc, {},
+                           src.range(bytes / sizeof(T)));
+}
+
+// UB -> UB, `count` elements.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t bytes = detail::whole_blocks<T>(count, "UB->UB", loc);
+    dst.check("DataCopy", bytes / sizeof(T), loc);
+    src.check("DataCopy", bytes / sizeof(T), loc);
+    sage::sim::ub_check_init(src.range(bytes / sizeof(T)), "DataCopy", loc);
+    memmove(dst.data(), src.data(), bytes);
+    sage::sim::ub_mark(dst.range(bytes / sizeof(T)));
+    sage::sim::trace_instr(detail::Pipe::V, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc,
+                           dst.range(bytes / sizeof(T)), src.range(bytes / sizeof(T)));
+}
+
+// Strided forms: blockCount bursts of blockLen 32-byte blocks, gaps of srcStride/dstStride
+// blocks between bursts.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                const DataCopyParams& p, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t burst = uint64_t(p.blockLen) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * (burst + p.dstStride * 32ull) + burst : 0;
+    dst.check("DataCopy", ub_span / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + i * (burst + p.srcStride * 32ull);
+        detail::gm_to_ub(dst, reinterpret_cast<const T*>(g), burst, uint32_t(i * (burst + p.dstStride * 32ull)),
+                         "DataCopy", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc,
+                           dst.range(ub_span / sizeof(T)));
+}
+
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                const DataCopyParams& p, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t burst = uint64_t(p.blockLen) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * (burst + p.srcStride * 32ull) + burst : 0;
+    src.check("DataCopy", ub_span / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_) + i * (burst + p.dstStride * 32ull);
+        detail::ub_to_gm(reinterpret_cast<T*>(g), src, burst, uint32_t(i * (burst + p.srcStride * 32ull)),
+                         "DataCopy", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc, {},
+                           src.range(ub_span / sizeof(T)));
+}
+
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t burst = uint64_t(p.blockLen) * 32;
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        LocalTensor<T> d = dst, s = src;
+        d.addr_ += uint32_t(i * (burst + p.dstStride * 32ull));
+        s.addr_ += uint32_t(i * (burst + p.srcStride * 32ull));
+        d.check("DataCopy", burst / sizeof(T), loc);
+        s.check("DataCopy", burst / sizeof(T), loc);
+        sage::sim::ub_check_init(s.range(burst / sizeof(T)), "DataCopy", loc);
+        memmove(d.data(), s.data(), burst);
+        sage::sim::ub_mark(d.range(burst / sizeof(T)));
+    }
+    sage::sim::trace_instr(detail::Pipe::V, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc);
+}
+
+// DataCopyPad GM -> UB: blockCount bursts of blockLen bytes; each burst lands at a 32-byte
+// boundary in UB, padded (with paddingValue when isPad) up to the next boundary.
+template <typename T>
+__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                   const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t ub_burst = (uint64_t(p.blockLen) + pad.leftPadding * sizeof(T) + pad.rightPadding * sizeof(T) + 31) /
+                        32 * 32;
+    uint64_t ub_step = ub_burst + uint64_t(p.dstStride) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + ub_burst : 0;
+    dst.check("DataCopyPad", ub_span / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + i * (uint64_t(p.blockLen) + p.srcStride);
+        uint32_t at = uint32_t(i * ub_step);
+        if (pad.isPad) {
+            T* row = reinterpret_cast<T*>(sage::sim::blk().ub + dst.addr_ + at);
+            for (uint64_t k = 0; k < ub_burst / sizeof(T); ++k) row[k] = pad.paddingValue;
+            sage::sim::ub_mark({dst.addr_ + at, uint32_t(ub_burst)});
+        }
+        detail::gm_to_ub(dst, reinterpret_cast<const T*>(g), p.blockLen,
+                         at + uint32_t(pad.leftPadding * sizeof(T)), "DataCopyPad", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopyPad", sage::sim::dtype_name<T>(),
+                           uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
+                           uint64_t(p.blockLen) * p.blockCount, loc, dst.range(ub_span / sizeof(T)));
+}
+
+// DataCopyPad UB -> GM: blockCount bursts of blockLen bytes from 32-byte aligned UB rows.
+template <typename T>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                   const DataCopyExtParams& p, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t ub_step = (uint64_t(p.blockLen) + 31) / 32 * 32 + uint64_t(p.srcStride) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + p.blockLen : 0;
+    src.check("DataCopyPad", (ub_span + sizeof(T) - 1) / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_) + i * (uint64_t(p.blockLen) + p.dstStride);
+        detail::ub_to_gm(reinterpret_cast<T*>(g), src, p.blockLen, uint32_t(i * ub_step), "DataCopyPad", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopyPad", sage::sim::dtype_name<T>(),
+                           uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
+                           uint64_t(p.blockLen) * p.blockCount, loc, {}, src.range(ub_span / sizeof(T)));
+}
+
+// The CANN 8 spellings with DataCopyParams (blockLen in bytes for DataCopyPad).
+template <typename T>
+__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                                   const DataCopyPadParams& pad, SAGE_LOC) {
+    DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0),
+                DataCopyPadExtParams<T>(pad.isPad, pad.leftPadding, pad.rightPadding, T(pad.paddingValue)), loc);
+}
+template <typename T>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                                   SAGE_LOC) {
+    DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0), loc);
+}
+
+}  // namespace AscendC

@@ -1,0 +1,18 @@
+// The Ascend C API, emulated on the CPU at the API level: a kernel written for CANN's
+// kernel_operator.h compiles against this one unchanged. One header per API family.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernel_macros.h"
+#include "kernel_dtypes.h"
+#include "kernel_common.h"
+#include "kernel_tensor.h"
+#include "kernel_tpipe.h"
+#include "kernel_data_copy.h"
+#include "kernel_sync.h"
+#include "kernel_print.h"
+#include "kernel_tiling.h"
+#include "kernel_vec_binary.h"

@@ -1,0 +1,321 @@
+// The harness's runtime half. The generated harness (npu_eval/harness.py) includes this,
+// then the user's kernel, then defines sage_run_block() that builds the entry's arguments
+// from the manifest and calls the entry once. harness_main() runs every block in turn,
+// catches faults, and writes outputs, faults, writers and the trace for the Python side.
+#pragma once
+
+#include <csignal>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <tuple>
+#include <unistd.h>
+#include <vector>
+
+#include "../kernel_operator.h"
+#include "sandbox.h"
+
+namespace sage {
+namespace sim {
+
+template <class F>
+struct entry_traits;
+template <class R, class... A>
+struct entry_traits<R (*)(A...)> {
+    static constexpr size_t arity = sizeof...(A);
+    template <size_t I>
+    using arg = typename std::tuple_element<I, std::tuple<A...>>::type;
+};
+
+// A value from the manifest that converts to whatever the parameter or field wants.
+struct ManifestValue {
+    std::string text;
+    template <typename U, typename = typename std::enable_if<std::is_arithmetic<U>::value ||
+                                                             std::is_same<U, half>::value ||
+                                                             std::is_same<U, bfloat16_t>::value ||
+                                                             std::is_enum<U>::value>::type>
+    operator U() const {
+        if (text.find_first_of(".eEn") != std::string::npos && text.find("0x") != 0)
+            return U(std::strtod(text.c_str(), nullptr));
+        return U(std::strtoll(text.c_str(), nullptr, 0));
+    }
+};
+
+// A GM buffer handed to a pointer parameter of any element type.
+struct GmArg {
+    uint8_t* ptr;
+    template <typename P>
+    operator P*() const {
+        return reinterpret_cast<P*>(ptr);
+    }
+};
+
+struct Manifest {
+    struct Buffer {
+        int arg;
+        std::string role, path, name;
+        size_t bytes;
+    };
+    int block_dim = 1;
+    bool trace = false;
+    std::string outdir = ".";
+    std::vector<Buffer> buffers;
+    std::vector<std::pair<int, std::string>> scalars;
+    std::vector<std::tuple<int, std::string, std::string>> tiling;  // arg, field, value
+
+    GmArg gm(int arg) {
+        for (auto& b : rt().gm)
+            if (b.arg == arg) return GmArg{b.base};
+        die("no GM buffer for argument %d", arg);
+    }
+    ManifestValue scalar(int arg) const {
+        for (auto& s : scalars)
+            if (s.first == arg) return ManifestValue{s.second};
+        die("no scalar for argument %d", arg);
+    }
+    ManifestValue tiling_field(int arg, const char* field) const {
+        for (auto& t : tiling)
+            if (std::get<0>(t) == arg && std::get<1>(t) == field) return ManifestValue{std::get<2>(t)};
+        die("no tiling field %s for argument %d", field, arg);
+    }
+    // Framework-style entries read tiling from GM: the struct is placed in a buffer of its own.
+    template <typename S>
+    GmArg place_tiling(int arg, const S& value) {
+        for (auto& b : rt().gm)
+            if (b.arg == arg) return GmArg{b.base};
+        GmBuffer b = alloc_gm(sizeof(S), arg, "tiling");
+        memcpy(b.base, &value, sizeof(S));
+        rt().gm.push_back(b);
+        return GmArg{b.base};
+    }
+
+    [[noreturn]] static void die(const char* fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        std::fprintf(stderr, "sage harness: ");
+        std::vfprintf(stderr, fmt, ap);
+        std::fprintf(stderr, "\n");
+        va_end(ap);
+        std::exit(4);
+    }
+
+    // GM buffers start on a page and are followed by an inaccessible page, so a raw pointer
+    // running off the end faults at once and the crash report can name the buffer.
+    static GmBuffer alloc_gm(size_t bytes, int arg, const std::string& name) {
+        size_t page = size_t(sysconf(_SC_PAGESIZE));
+        size_t data = (bytes + page - 1) / page * page;
+        if (data == 0) data = page;
+        void* p = mmap(nullptr, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) die("cannot map %zu bytes of GM for argument %d", bytes, arg);
+        mprotect(static_cast<uint8_t*>(p) + data, page, PROT_NONE);
+        auto* writer = static_cast<uint32_t*>(std::calloc(bytes ? bytes : 1, sizeof(uint32_t)));
+        if (!writer) die("cannot track writers of %zu bytes", bytes);
+        return GmBuffer{static_cast<uint8_t*>(p), bytes, arg, name, writer};
+    }
+
+    static Manifest load(const char* path) {
+        Manifest m;
+        FILE* f = std::fopen(path, "r");
+        if (!f) die("cannot open manifest %s", path);
+        char line[8192];
+        while (std::fgets(line, sizeof line, f)) {
+            std::vector<std::string> cols;
+            std::string cur;
+            for (char* c = line; *c && *c != '\n'; ++c) {
+                if (*c == '\t') {
+                    cols.push_back(cur);
+                    cur.clear();
+                } else {
+                    cur += *c;
+                }
+            }
+            cols.push_back(cur);
+            const std::string& k = cols[0];
+            if (k == "block_dim") m.block_dim = std::atoi(cols.at(1).c_str());
+            else if (k == "trace") m.trace = cols.at(1) == "1";
+            else if (k == "outdir") m.outdir = cols.at(1);
+            else if (k == "ub_bytes") rt().ub_bytes = std::strtoull(cols.at(1).c_str(), nullptr, 10);
+            else if (k == "buffer")
+                m.buffers.push_back(Buffer{std::atoi(cols.at(1).c_str()), cols.at(2), cols.at(5), cols.at(4),
+                                           std::strtoull(cols.at(3).c_str(), nullptr, 10)});
+            else if (k == "scalar") m.scalars.emplace_back(std::atoi(cols.at(1).c_str()), cols.at(2));
+            else if (k == "tiling") m.tiling.emplace_back(std::atoi(cols.at(1).c_str()), cols.at(2), cols.at(3));
+        }
+        std::fclose(f);
+        return m;
+    }
+
+    void load_buffers() {
+        for (auto& b : buffers) {
+            GmBuffer g = alloc_gm(b.bytes, b.arg, b.name);
+            if (b.path != "-") {
+                FILE* f = std::fopen(b.path.c_str(), "rb");
+                if (!f) die("cannot open %s", b.path.c_str());
+                size_t got = std::fread(g.base, 1, b.bytes, f);
+                std::fclose(f);
+                if (got != b.bytes) die("%s holds %zu bytes, expected %zu", b.path.c_str(), got, b.bytes);
+            }
+            rt().gm.push_back(g);
+        }
+    }
+};
+
+inline std::string out_path(const Manifest& m, const std::string& name) { return m.outdir + "/" + name; }
+
+inline void write_file(const std::string& path, const void* data, size_t bytes) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) Manifest::die("cannot write %s", path.c_str());
+    std::fwrite(data, 1, bytes, f);
+    std::fclose(f);
+}
+
+inline void escape_into(std::string& out, const std::string& s) {
+    for (char c : s) out += (c == '\t' || c == '\n') ? ' ' : c;
+}
+
+inline void write_faults(const Manifest& m) {
+    static const char* sev[] = {"error", "warning", "info"};
+    std::string s;
+    for (auto& f : rt().faults) {
+        s += f.code + "\t" + sev[int(f.severity)] + "\t";
+        escape_into(s, f.file);
+        s += "\t" + std::to_string(f.line) + "\t" + std::to_string(f.block) + "\t" + std::to_string(f.count) + "\t";
+        escape_into(s, f.message);
+        s += "\n";
+    }
+    write_file(out_path(m, "faults.tsv"), s.data(), s.size());
+    std::string l;
+    for (size_t i = 0; i < rt().locs.size(); ++i) {
+        l += std::to_string(i + 1) + "\t" + std::to_string(rt().locs[i].second) + "\t";
+        escape_into(l, rt().locs[i].first);
+        l += "\n";
+    }
+    write_file(out_path(m, "locs.tsv"), l.data(), l.size());
+}
+
+inline void append_trace(FILE* f, const BlockState& b) {
+    static const char* kinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier"};
+    std::fprintf(f, "B\t%d\n", b.idx);
+    for (auto& r : b.trace) {
+        std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\n", kinds[int(r.kind)],
+                     pipe_name(r.pipe), r.api, r.dtype, r.elems, (unsigned long long)r.bytes, r.loc, r.a, r.b,
+                     r.w.addr, r.w.bytes, r.r0.addr, r.r0.bytes, r.r1.addr, r.r1.bytes);
+    }
+}
+
+// ---- crash and timeout reports, written from signal handlers ----
+
+inline void write_all(int fd, const char* s, size_t n) {
+    while (n) {
+        ssize_t k = ::write(fd, s, n);
+        if (k <= 0) return;
+        s += k;
+        n -= size_t(k);
+    }
+}
+
+inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
+    int fd = rt().fault_fd;
+    if (fd >= 0) {
+        char msg[1024];
+        const char* what = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
+                         : sig == SIGBUS  ? "SIGBUS (misaligned or unmapped access)"
+                         : sig == SIGFPE  ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
+                         : sig == SIGILL  ? "SIGILL (illegal instruction)"
+                         : sig == SIGABRT ? "SIGABRT (abort)"
+                         : sig == SIGTERM ? "stopped at its time limit"
+                                          : "a fatal signal";
+        const char* code = sig == SIGTERM ? "timeout" : "crash";
+        char where[256] = "";
+        if (sig == SIGSEGV || sig == SIGBUS) {
+            long long off = 0;
+            GmBuffer* b = gm_nearest(info->si_addr, &off);
+            if (b && off >= -4096 && off < (long long)b->bytes + 65536) {
+                std::snprintf(where, sizeof where, ": a raw access %lld bytes %s GM buffer '%s' (%zu bytes)",
+                              off < 0 ? -off : off - (long long)b->bytes, off < 0 ? "before" : "past the end of",
+                              b->name.c_str(), b->bytes);
+            } else {
+                std::snprintf(where, sizeof where, " at address %p", info->si_addr);
+            }
+        }
+        int n = std::snprintf(msg, sizeof msg, "%s\terror\t%s\t%d\t%d\t1\tthe kernel %s%s in block %d; the last "
+                              "Ascend C call before it was here\n",
+                              code, rt().last.file, rt().last.line, blk().idx,
+                              sig == SIGTERM ? "was" : "died of", sig == SIGTERM ? "" : what, blk().idx);
+        if (sig == SIGTERM) {
+            n = std::snprintf(msg, sizeof msg, "timeout\terror\t%s\t%d\t%d\t1\tthe kernel ran past its time limit "
+                              "in block %d; the last Ascend C call it made was here (an endless loop, or a "
+                              "loop bound read from a wrong tiling field?)\n",
+                              rt().last.file, rt().last.line, blk().idx, blk().idx);
+        }
+        (void)code;
+        (void)where;
+        write_all(fd, msg, size_t(n));
+    }
+    _exit(sig == SIGTERM ? 124 : 128 + sig);
+}
+
+inline void install_signal_handlers(const Manifest& m) {
+    rt().fault_fd = ::open(out_path(m, "crash.tsv").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    static char altstack[64 * 1024];
+    stack_t ss{};
+    ss.ss_sp = altstack;
+    ss.ss_size = sizeof altstack;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fatal_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM}) sigaction(sig, &sa, nullptr);
+    signal(SIGXFSZ, SIG_IGN);  // an oversized output fails its write instead of killing us
+}
+
+using BlockFn = void (*)(Manifest&);
+
+inline int harness_main(int argc, char** argv, BlockFn run_block) {
+    if (argc < 2) Manifest::die("usage: %s MANIFEST", argv[0]);
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    Manifest m = Manifest::load(argv[1]);
+    install_signal_handlers(m);
+    m.load_buffers();
+    rt().tracing = m.trace;
+    sandbox_enter_kernel();
+
+    std::vector<uint8_t> ub(rt().ub_bytes), ub_init(rt().ub_bytes);
+    memset(ub.data(), 0x5A, ub.size());  // stale data, as a fresh UB would hold
+    FILE* trace = m.trace ? std::fopen(out_path(m, "trace.tsv").c_str(), "w") : nullptr;
+    int status = 0;
+    for (int b = 0; b < m.block_dim && status == 0; ++b) {
+        BlockState& st = blk();
+        st = BlockState{};
+        st.idx = b;
+        st.num = m.block_dim;
+        st.ub = ub.data();
+        st.ub_init = ub_init.data();
+        try {
+            run_block(m);
+        } catch (const KernelAbort&) {
+            status = 3;
+        }
+        if (trace) append_trace(trace, st);
+    }
+    std::fflush(stdout);
+    if (trace) std::fclose(trace);
+    sandbox_leave_kernel();
+    for (auto& g : rt().gm) {
+        for (auto& b : m.buffers) {
+            if (b.arg != g.arg || b.role == "in") continue;
+            write_file(out_path(m, "out_" + std::to_string(b.arg) + ".bin"), g.base, g.bytes);
+            write_file(out_path(m, "writer_" + std::to_string(b.arg) + ".bin"), g.writer, g.bytes * 4);
+        }
+    }
+    write_faults(m);
+    write_file(out_path(m, "done"), "ok\n", 3);
+    return status;
+}
+
+}  // namespace sim
+}  // namespace sage

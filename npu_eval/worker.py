@@ -1,0 +1,41 @@
+"""The plan worker: a Python process that imports torch once and runs host.py and
+reference.py on request (DESIGN section 4, "Plan"; section 8: untrusted code, no secrets).
+
+Protocol: one JSON request per line on stdin, one JSON response per line on the original
+stdout. The user's own prints go to stderr so they cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def main() -> int:
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # user prints (and torch warnings) land on stderr
+    sys.stdout = sys.stderr
+    import torch  # noqa: F401 - the point of a resident worker is to pay this once
+
+    from sage_npu.npu_eval.plan import PlanError, plan
+
+    proto.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        try:
+            result = plan(**req["plan"])
+            resp = {"ok": result}
+        except PlanError as e:
+            resp = {"error": e.as_dict()}
+        except Exception as e:  # noqa: BLE001 - a worker must answer, whatever the user's code does
+            resp = {"error": {"code": "host-error", "message": f"{type(e).__name__}: {e}", "file": None,
+                              "line": None}}
+        proto.write(json.dumps(resp) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""`sage-npu <command>`: the command line (DESIGN section 9).
+
+Global flags are accepted after the command name (`sage-npu eval PATH --chip 910B4 --json`).
+Exit codes: 0 success (eval: correct), 1 the kernel is not correct, 2 usage or setup errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sage_npu.settings import SettingsError, load_settings
+
+
+def _global_flags() -> argparse.ArgumentParser:
+    g = argparse.ArgumentParser(add_help=False)
+    g.add_argument("--db", type=Path, help="experience memory folder")
+    g.add_argument("--chip", help="chip profile (910B1-910B4, 310P3); default 910B2")
+    g.add_argument("--backend", choices=["sim", "ascend"], help="sim: CPU emulator (default)")
+    g.add_argument("--config", type=Path, help="TOML settings file")
+    g.add_argument("--json", action="store_true", help="machine-readable output")
+    return g
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sage-npu", description="Evaluate and optimize Ascend C kernels.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = _global_flags()
+    ev = sub.add_parser("eval", parents=[g], help="compile, run and check a kernel task",
+                        description="Evaluate a task folder (reference.py, host.py, kernel) or a kernel file.")
+    ev.add_argument("path", type=Path, help="task folder or kernel file")
+    ev.add_argument("--seed", type=int, help="seed of the first trial's inputs")
+    ev.add_argument("--trials", type=int, help="correctness trials (default 5)")
+    ev.set_defaults(func=cmd_eval)
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    ev = {k: v for k, v in (("chip", args.chip), ("backend", args.backend),
+                            ("seed", getattr(args, "seed", None)),
+                            ("trials", getattr(args, "trials", None))) if v is not None}
+    out: dict = {"eval": ev} if ev else {}
+    if args.db is not None:
+        out["db"] = args.db
+    return out
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sage_npu.npu_eval.evaluate import BackendUnavailable, evaluate
+
+    settings = load_settings(args.config, _overrides(args))
+    try:
+        report = evaluate(args.path, settings.eval)
+    except BackendUnavailable as e:
+        print(f"sage-npu: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        print(format_report(report))
+    return 0 if report.status == "correct" else 1
+
+
+def format_report(report) -> str:
+    """Human output: compiler-style diagnostics (clickable in terminals and editors), then a summary."""
+    lines = []
+    for d in report.diagnostics:
+        block = f" (block {d.block})" if d.block is not None else ""
+        lines.append(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}{block} [{d.code}]")
+    c = report.correctness
+    summary = f"{report.status}"
+    if c is not None:
+        summary += f": {c.passed}/{c.trials} trials pass, max rel err {c.max_rel_err:.3g}"
+    lines.append(f"{Path(report.kernel).name} on {report.chip} ({report.backend}): {summary}")
+    if report.stdout:
+        lines.append("--- kernel output ---")
+        lines.append(report.stdout.rstrip())
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SettingsError as e:
+        print(f"sage-npu: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
