@@ -27,22 +27,23 @@ class ChipProfile(BaseModel):
 
 
 _A2_SOURCE = "Ascend 910B public specs; shared/ascendc-notes.md hardware table"
-_UB_910B = "UB 192 KB per vector core (ascendc-notes.md); TPipe may use all of it"
+_UB_910B = ("UB 192 KB per vector core (ascendc-notes.md), the top 8 KB reserved: data placed above "
+            "184 KB is silently corrupted (hw-native-sys/pto-isa issue 170); DESIGN: 192 KB less the reserved area")
 
 CHIPS: dict[str, ChipProfile] = {
     p.name: p
     for p in [
         ChipProfile(name="910B1", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.85,
-                    hbm_gbps=1600, ub_bytes=192 * 1024,
+                    hbm_gbps=1600, ub_bytes=184 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="910B2", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.8,
-                    hbm_gbps=1600, ub_bytes=192 * 1024,
+                    hbm_gbps=1600, ub_bytes=184 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="910B3", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.8,
-                    hbm_gbps=1600, ub_bytes=192 * 1024,
+                    hbm_gbps=1600, ub_bytes=184 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="910B4", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.5,
-                    hbm_gbps=800, ub_bytes=192 * 1024,
+                    hbm_gbps=800, ub_bytes=184 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
                     hbm_gbps=200, ub_bytes=248 * 1024,

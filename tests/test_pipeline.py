@@ -1,0 +1,322 @@
+"""The evaluation pipeline end to end on variations of the add example: the task format's
+rules (DESIGN section 3), host.py and reference.py errors at their lines, compile errors
+condensed at the user's line, and tiling passed by value or through GM."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
+
+ADD = EXAMPLES / "add_custom"
+
+
+def make_task(tmp_path: Path, name: str = "t", *, kernel: str | None = None, host: str | None = None,
+              reference: str | None = None) -> Path:
+    d = tmp_path / name
+    shutil.copytree(ADD, d)
+    if kernel is not None:
+        (d / "add_custom.cpp").write_text(textwrap.dedent(kernel))
+    if host is not None:
+        (d / "host.py").write_text(textwrap.dedent(host))
+    if reference is not None:
+        (d / "reference.py").write_text(textwrap.dedent(reference))
+    return d
+
+
+def line_of(path: Path, needle: str) -> int:
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def diag(report, code):
+    found = [d for d in report.diagnostics if d.code == code]
+    assert found, f"no {code} diagnostic in {report.diagnostics}"
+    return found[0]
+
+
+def test_add_example_is_correct(evaluator):
+    r = evaluator.evaluate(ADD)
+    assert r.status == "correct", r.diagnostics
+    assert r.correctness.trials == 3 and r.correctness.passed == 3
+    assert r.backend == "sim" and r.chip == "910B2"
+
+
+def test_host_that_precomputes_the_answer_is_rejected(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = x + y  # the answer, computed on the host
+            return Launch(kernel="add_custom", block_dim=8,
+                          args=[x, y, z, Tiling(totalLength=x.numel(), tileNum=8)], outputs=[z])
+        """)
+    r = evaluator.evaluate(d)
+    assert r.status == "harness_error"
+    d0 = diag(r, "host-error")
+    assert "computed" in d0.message
+    assert d0.file == str(d / "host.py") and d0.line == line_of(d / "host.py", "return Launch")
+
+
+def test_filled_in_fresh_buffer_is_rejected(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = torch.empty_like(x)
+            z.copy_(x + y)  # a fresh buffer, then filled with the answer
+            return Launch(kernel="add_custom", block_dim=8,
+                          args=[x, y, z, Tiling(totalLength=x.numel(), tileNum=8)], outputs=[z])
+        """)
+    assert diag(evaluator.evaluate(d), "host-error")
+
+
+def test_kernel_that_skips_part_of_its_output_fails(evaluator, tmp_path):
+    # Only 7 of 8 blocks run: torch.empty outputs are poisoned, so the gap cannot pass by luck.
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = torch.empty_like(x)
+            return Launch(kernel="add_custom", block_dim=7,
+                          args=[x, y, z, Tiling(totalLength=x.numel() // 8 * 7, tileNum=8)], outputs=[z])
+        """)
+    r = evaluator.evaluate(d)
+    assert r.status == "mismatch"
+    mm = r.correctness.first_mismatch
+    assert mm is not None and mm.line is None  # nothing wrote the element
+    assert "no kernel instruction wrote" in diag(r, "mismatch").message
+
+
+def test_wrong_tiling_field_is_reported_at_its_host_line(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = torch.empty_like(x)
+            t = Tiling(totalLen=x.numel(), tileNum=8)
+            return Launch(kernel="add_custom", block_dim=8, args=[x, y, z, t], outputs=[z])
+        """)
+    r = evaluator.evaluate(d)
+    assert r.status == "compile_error"
+    d0 = diag(r, "compile-error")
+    assert d0.file == str(d / "host.py") and d0.line == line_of(d / "host.py", "Tiling(totalLen")
+    assert "totalLen" in d0.message
+
+
+def test_wrong_argument_count_names_the_entry_signature(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = torch.empty_like(x)
+            return Launch(kernel="add_custom", block_dim=8, args=[x, y, z], outputs=[z])
+        """)
+    r = evaluator.evaluate(d)
+    d0 = diag(r, "host-error")
+    assert "takes 4" in d0.message and "AddTiling tiling" in d0.message
+
+
+def test_unknown_kernel_name_lists_the_entries(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = torch.empty_like(x)
+            return Launch(kernel="add", block_dim=8, args=[x, y, z, Tiling(totalLength=1, tileNum=1)],
+                          outputs=[z])
+        """)
+    assert "entries: add_custom" in diag(evaluator.evaluate(d), "host-error").message
+
+
+def test_host_exception_points_at_the_raising_line(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            tiles = x.numel() // 0
+            return None
+        """)
+    r = evaluator.evaluate(d)
+    d0 = diag(r, "host-error")
+    assert "ZeroDivisionError" in d0.message and d0.line == 4
+
+
+def test_reference_exception_is_a_reference_error(evaluator, tmp_path):
+    d = make_task(tmp_path, reference="""\
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return x @ y.T.T.T.unsqueeze(5)
+
+        def get_inputs():
+            return [torch.randn(64, dtype=torch.float16), torch.randn(64, dtype=torch.float16)]
+
+        def get_init_inputs():
+            return []
+        """)
+    r = evaluator.evaluate(d)
+    d0 = diag(r, "reference-error")
+    assert d0.file == str(d / "reference.py") and d0.line == 5
+
+
+def test_input_groups_give_one_trial_per_shape_at_least(evaluator, tmp_path):
+    d = make_task(tmp_path, reference="""\
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return x + y
+
+        def get_input_groups():
+            return [[torch.randn(n, dtype=torch.float16), torch.randn(n, dtype=torch.float16)]
+                    for n in (8 * 2048, 8 * 4096, 8 * 1024, 8 * 512)]
+
+        def get_init_inputs():
+            return []
+        """)
+    r = evaluator.evaluate(d)
+    assert r.status == "correct", r.diagnostics
+    assert r.correctness.trials == 4  # four groups outnumber the three default trials
+
+
+def test_syntax_error_is_reported_at_its_line(evaluator, tmp_path):
+    src = (ADD / "add_custom.cpp").read_text().replace("AscendC::Add(zLocal, xLocal, yLocal, tileLength);",
+                                                        "AscendC::Add(zLocal, xLocal, yLocal, tileLength)")
+    d = make_task(tmp_path, kernel=src)
+    r = evaluator.evaluate(d)
+    assert r.status == "compile_error"
+    d0 = r.diagnostics[0]
+    assert d0.file == str(d / "add_custom.cpp")
+    assert d0.line in (line_of(d / "add_custom.cpp", "AscendC::Add("), line_of(d / "add_custom.cpp", "outQueueZ.EnQue"))
+
+
+def test_error_inside_an_api_template_lands_on_the_user_call(evaluator, tmp_path):
+    # Adding a float tensor to half tensors: the mismatch is found inside the emulator's
+    # template, and must be reported on the user's Add line, as one line.
+    src = (ADD / "add_custom.cpp").read_text().replace(
+        "AscendC::Add(zLocal, xLocal, yLocal, tileLength);",
+        "AscendC::Add(zLocal, xLocal, yLocal.ReinterpretCast<float>(), tileLength);")
+    d = make_task(tmp_path, kernel=src)
+    r = evaluator.evaluate(d)
+    assert r.status == "compile_error"
+    errs = [x for x in r.diagnostics if x.severity == "error"]
+    assert errs[0].file == str(d / "add_custom.cpp")
+    assert errs[0].line == line_of(d / "add_custom.cpp", "ReinterpretCast<float>")
+    assert "\n" not in errs[0].message and len(errs[0].message) <= 240
+
+
+def test_kernel_without_host_and_reference_says_what_to_add(evaluator, tmp_path):
+    d = tmp_path / "bare"
+    d.mkdir()
+    shutil.copy(ADD / "add_custom.cpp", d)
+    r = evaluator.evaluate(d / "add_custom.cpp")
+    assert r.status == "harness_error"
+    assert "reference.py and host.py" in diag(r, "task-error").message
+
+
+def test_missing_path_is_a_clear_error(evaluator, tmp_path):
+    r = evaluator.evaluate(tmp_path / "nope")
+    assert r.status == "harness_error" and "no such file" in diag(r, "task-error").message
+
+
+GM_TILING_KERNEL = """\
+#include "kernel_operator.h"
+
+struct ScaleTiling {
+    uint32_t length;
+    float alpha;
+};
+
+namespace demo {
+template <typename T>
+__global__ __aicore__ void scale(GM_ADDR x, GM_ADDR y, GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(ScaleTiling);
+    GET_TILING_DATA(t, tiling);
+    uint32_t per = t.length / AscendC::GetBlockNum();
+    AscendC::GlobalTensor<T> xg, yg;
+    xg.SetGlobalBuffer((__gm__ T*)x + per * AscendC::GetBlockIdx(), per);
+    yg.SetGlobalBuffer((__gm__ T*)y + per * AscendC::GetBlockIdx(), per);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, per * sizeof(T));
+    AscendC::LocalTensor<T> v = buf.Get<T>();
+    AscendC::DataCopy(v, xg, per);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
+    AscendC::Add(v, v, v, per);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(0);
+    AscendC::DataCopy(yg, v, per);
+}
+}  // namespace demo
+"""
+
+
+def test_template_namespaced_entry_with_gm_tiling(evaluator, tmp_path):
+    d = tmp_path / "scale"
+    d.mkdir()
+    (d / "scale.cpp").write_text(GM_TILING_KERNEL)
+    (d / "reference.py").write_text(textwrap.dedent("""\
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x + x
+
+        def get_inputs():
+            return [torch.randn(4 * 256)]
+
+        def get_init_inputs():
+            return []
+        """))
+    (d / "host.py").write_text(textwrap.dedent("""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x):
+            y = torch.empty_like(x)
+            return Launch(kernel="demo::scale<float>", block_dim=4,
+                          args=[x, y, Tiling(length=x.numel(), alpha=2.0)], outputs=[y])
+        """))
+    r = evaluator.evaluate(d)
+    assert r.status == "correct", r.diagnostics
+
+
+@pytest.mark.parametrize("kernel", ["demo::scale"])
+def test_template_entry_without_arguments_asks_for_them(evaluator, tmp_path, kernel):
+    d = tmp_path / "scale2"
+    d.mkdir()
+    (d / "scale.cpp").write_text(GM_TILING_KERNEL)
+    (d / "reference.py").write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                                    "        return x + x\ndef get_inputs():\n    return [torch.randn(1024)]\n")
+    (d / "host.py").write_text(
+        "import torch\nfrom sage_npu.npu_eval import Launch, Tiling\n\ndef launch(x):\n"
+        "    y = torch.empty_like(x)\n"
+        f"    return Launch(kernel={kernel!r}, block_dim=4, args=[x, y, Tiling(length=1024, alpha=1.0)],"
+        " outputs=[y])\n")
+    r = evaluator.evaluate(d)
+    assert "template" in diag(r, "host-error").message
+
+
+def test_kernel_printf_is_captured(evaluator, tmp_path):
+    src = (ADD / "add_custom.cpp").read_text().replace(
+        "    op.Process();", '    op.Process();\n    AscendC::printf("block %d done\\n", (int)AscendC::GetBlockIdx());')
+    d = make_task(tmp_path, kernel=src)
+    r = evaluator.evaluate(d)
+    assert r.status == "correct", r.diagnostics
+    assert "block 0 done" in r.stdout and "block 7 done" in r.stdout
