@@ -22,6 +22,7 @@ from sage_npu.npu_eval.run import TrialRun, run_trial
 from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import find_entries, match_entry
+from sage_npu.npu_eval.static_checks import raw_gm_accesses
 from sage_npu.npu_eval.task import Task, TaskError, load_task
 
 
@@ -100,9 +101,10 @@ class Evaluator:
         scratch = Path(tempfile.mkdtemp(prefix="sage-eval-", dir=self._scratch_root))
         scratch.chmod(0o711)  # the sandboxed child (another user when we are root) must reach run/
         try:
-            return self._evaluate(task, scratch, trace_out)
+            report = self._evaluate(task, scratch, trace_out)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        return _with_static_findings(report, task)
 
     # ---- the stages ----
 
@@ -300,6 +302,20 @@ class Evaluator:
                     mm = Mismatch(index=r.first_bad, got=r.got, expected=r.expected, block=block, line=line,
                                   output=k, trial=index)
         return ok, mm, mm_file, errs
+
+
+def _with_static_findings(report: Report, task: Task) -> Report:
+    """Source-level findings (raw GM access, ...) join every report on the kernel."""
+    try:
+        findings = raw_gm_accesses(task.kernel.read_bytes())
+    except OSError:
+        return report
+    kernel = str(task.kernel)
+    extra = [Diagnostic(file=kernel, line=f.line, column=f.column, end_line=f.end_line, end_column=f.end_column,
+                        severity=f.severity, code=f.code, message=f.message) for f in findings]
+    if not extra:
+        return report
+    return report.model_copy(update={"diagnostics": sorted([*report.diagnostics, *extra], key=_diag_order)})
 
 
 def _diag_order(d: Diagnostic) -> tuple:
