@@ -14,16 +14,20 @@ from pathlib import Path
 
 from sage_npu.npu_eval import harness as harness_mod
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
-from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.chips import ChipProfile, chip_profile
+from sage_npu.npu_eval.chrome_trace import write_chrome_trace
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
+from sage_npu.npu_eval.cost_model import estimate
+from sage_npu.npu_eval.costs import CostTable, default_costs
 from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
-from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Report
+from sage_npu.npu_eval.report import Correctness, Diagnostic, HotLine, Mismatch, Report, Timing
 from sage_npu.npu_eval.run import TrialRun, run_trial
 from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import find_entries, match_entry
 from sage_npu.npu_eval.static_checks import raw_gm_accesses
 from sage_npu.npu_eval.task import Task, TaskError, load_task
+from sage_npu.npu_eval.trace import read_trace
 
 
 class BackendUnavailable(Exception):
@@ -196,12 +200,13 @@ class Evaluator:
         largest_out = max((a["bytes"] for t in trials for a in t["args"] if a["kind"] == "tensor"), default=0)
         limits = SandboxLimits(timeout_s=s.run_timeout_s, memory_bytes=s.memory_limit_mb << 20,
                                file_bytes=max(256 << 20, largest_out * 8))
-        report = self._run_and_compare(base, trials, binary, rundir, chip.ub_bytes, limits, entry, trace_out)
+        report = self._run_and_compare(base, trials, binary, rundir, chip, limits, entry, trace_out)
         stages.run_s = time.monotonic() - t0
         return report
 
-    def _run_and_compare(self, base: dict, trials: list[dict], binary: Path, rundir: Path, ub_bytes: int,
+    def _run_and_compare(self, base: dict, trials: list[dict], binary: Path, rundir: Path, chip: ChipProfile,
                          limits: SandboxLimits, entry, trace_out: Path | None) -> Report:
+        ub_bytes = chip.ub_bytes
         s = self.settings
         kernel = base["kernel"]
         diags: dict[tuple, Diagnostic] = {}
@@ -211,6 +216,7 @@ class Evaluator:
         first_mismatch: Mismatch | None = None
         mismatch_file: str | None = None
         stdout = ""
+        timing = None
         ran = 0
         for i, trial in enumerate(trials):
             run = run_trial(binary, trial, rundir, i, ub_bytes, trace=(i == 0), limits=limits,
@@ -218,14 +224,14 @@ class Evaluator:
             ran += 1
             if i == 0:
                 stdout = run.result.stdout + ("\n[output truncated]" if run.result.stdout_truncated else "")
-                if trace_out is not None and (run.outdir / "trace.tsv").exists():
-                    shutil.copyfile(run.outdir / "trace.tsv", trace_out)
             for f in run.faults:
                 file = f.file if Path(f.file).is_file() else kernel
                 key = (f.code, file, f.line)
                 if key not in diags:
                     diags[key] = diagnostic(file, f.line, f.severity, f.code, f.message, block=f.block)
             stop = self._run_status(run, kernel, entry, diags)
+            if i == 0 and not stop:
+                timing = self._estimate(run, trial, chip, diags, trace_out)
             if stop:
                 status = stop
                 break
@@ -257,7 +263,43 @@ class Evaluator:
         correctness = Correctness(trials=ran if status in ("correct", "mismatch", "runtime_error") else len(trials),
                                   passed=passed, first_mismatch=first_mismatch, **worst)
         return Report(**base, status=status, diagnostics=sorted(diags.values(), key=_diag_order),
-                      correctness=correctness, stdout=stdout)
+                      correctness=correctness, timing=timing, stdout=stdout)
+
+    def _estimate(self, run: TrialRun, trial: dict, chip: ChipProfile, diags: dict,
+                  trace_out: Path | None) -> Timing | None:
+        """The cost model on trial 0's trace: the timing section and missing-sync findings."""
+        trace_file, locs_file = run.outdir / "trace.tsv", run.outdir / "locs.tsv"
+        if not trace_file.exists() or not locs_file.exists():
+            return None
+        trace = read_trace(trace_file, locs_file)
+        est = estimate(trace, chip, self.costs_for(chip), trial["block_dim"], keep_events=trace_out is not None)
+        for h in est.hazards:
+            file, line = trace.where(h.loc)
+            ofile, oline = trace.where(h.other_loc)
+            key = ("missing-sync", file, line)
+            if key in diags or not file:
+                continue
+            verb = {"RAW": "reads UB that", "WAR": "overwrites UB that", "WAW": "writes UB that"}[h.kind]
+            did = {"RAW": "wrote", "WAR": "still reads", "WAW": "also writes"}[h.kind]
+            diags[key] = diagnostic(
+                file, line, "error", "missing-sync",
+                f"{h.api} ({h.pipe}) {verb} {h.other_api} ({h.other_pipe}, line {oline}) {did}, with no queue, "
+                f"flag or barrier ordering them: the device runs the pipes in parallel and may reorder them. Add "
+                f"SetFlag/WaitFlag<HardEvent::{h.other_pipe}_{h.pipe}> between them, or pass the tensor through a "
+                "TQue", block=h.block)
+        if trace_out is not None:
+            write_chrome_trace(trace_out, est, trace, chip)
+        hot = []
+        for loc, us in est.hot_lines:
+            file, line = trace.where(loc)
+            if file and line:
+                hot.append(HotLine(file=file, line=line, us=round(us, 4)))
+        return Timing(estimated_us=round(est.estimated_us, 4), launch_overhead_us=est.launch_overhead_us,
+                      roofline_us=round(est.roofline_us, 4), bottleneck=est.bottleneck, pipes=est.pipes,
+                      hot_lines=hot)
+
+    def costs_for(self, chip: ChipProfile) -> CostTable:
+        return default_costs(chip.family)
 
     @staticmethod
     def _run_status(run: TrialRun, kernel: str, entry, diags: dict) -> str | None:

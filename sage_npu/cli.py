@@ -7,7 +7,6 @@ Exit codes: 0 success (eval: correct), 1 the kernel is not correct, 2 usage or s
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -33,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("path", type=Path, help="task folder or kernel file")
     ev.add_argument("--seed", type=int, help="seed of the first trial's inputs")
     ev.add_argument("--trials", type=int, help="correctness trials (default 5)")
+    ev.add_argument("--profile", action="store_true", help="print the estimated timeline: pipes, hot lines")
+    ev.add_argument("--trace", type=Path, metavar="FILE", help="write a Chrome trace (open it in Perfetto)")
     ev.set_defaults(func=cmd_eval)
     return parser
 
@@ -52,7 +53,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config, _overrides(args))
     try:
-        report = evaluate(args.path, settings.eval)
+        report = evaluate(args.path, settings.eval, trace_out=args.trace)
     except BackendUnavailable as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2
@@ -60,7 +61,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(report.model_dump_json(indent=2))
     else:
         print(format_report(report))
+        if args.profile:
+            print(format_profile(report))
+        if args.trace and report.timing is not None:
+            print(f"trace written to {args.trace} (open it at https://ui.perfetto.dev)")
     return 0 if report.status == "correct" else 1
+
+
+def format_profile(report) -> str:
+    t = report.timing
+    if t is None:
+        return "no estimate: the kernel did not run to the end"
+    lines = [f"estimated {t.estimated_us:.2f} us device time (CPU cost model, not measured) + launch "
+             f"{t.launch_overhead_us:.0f} us; roofline {t.roofline_us:.2f} us; bottleneck: {t.bottleneck}",
+             "pipe   busy"]
+    for pipe, ratio in sorted(t.pipes.items(), key=lambda kv: -kv[1]):
+        lines.append(f"{pipe:<6} {ratio * 100:5.1f}%  {'#' * round(ratio * 40)}")
+    if t.hot_lines:
+        lines.append("hot lines (slowest core):")
+        for h in t.hot_lines:
+            try:
+                src = Path(h.file).read_text(errors="replace").splitlines()[h.line - 1].strip()
+            except (OSError, IndexError):
+                src = ""
+            lines.append(f"  {Path(h.file).name}:{h.line:<5} {h.us:8.3f} us  {src[:70]}")
+    return "\n".join(lines)
 
 
 def format_report(report) -> str:

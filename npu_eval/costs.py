@@ -1,0 +1,65 @@
+"""Per-instruction costs for the pipeline cost model, as data with the source of each number.
+
+Public figures are few; where none exists the number is a labelled assumption, to be replaced
+by `sage-npu calibrate` from measured kernel times. Treat every estimate as +/-20% at best
+until calibrated on a device.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+# Vector instructions: cycles per 256-byte repeat, by API. Elementwise arithmetic retires one
+# repeat per cycle; transcendental and division ops take several.
+_VEC_PER_REPEAT = {
+    "default": 1.0,
+    "Div": 4.0, "Exp": 4.0, "Ln": 4.0, "Sqrt": 4.0, "Rsqrt": 4.0, "Reciprocal": 4.0,
+    "ReduceSum": 2.0, "ReduceMax": 2.0, "ReduceMin": 2.0,
+    "Cast": 1.0, "Compare": 1.0, "CompareScalar": 1.0, "Compares": 1.0, "Select": 1.0,
+}
+
+
+class CostTable(BaseModel):
+    issue_cycles: float = Field(4.0, description="scalar-unit cycles to issue one API call")
+    vec_startup_cycles: float = Field(16.0, description="fixed cycles per vector instruction (the b of k*N+b)")
+    vec_cycles_per_repeat: dict[str, float] = Field(default_factory=lambda: dict(_VEC_PER_REPEAT),
+                                                    description="the k of k*N+b, per 256-byte repeat, by API")
+    mte_setup_cycles: float = Field(40.0, description="cycles a transfer occupies its MTE pipe beyond its bytes")
+    mte2_latency_cycles: float = Field(300.0, description="GM->UB: cycles from a transfer's end on the pipe "
+                                       "until its data is visible to a waiting pipe")
+    mte3_latency_cycles: float = Field(300.0, description="UB->GM: the same for writes")
+    mte_core_bytes_per_cycle: float = Field(64.0, description="peak GM bandwidth one core's MTE reaches")
+    ub_copy_bytes_per_cycle: float = Field(256.0, description="UB->UB DataCopy rate")
+    scalar_ub_cycles: float = Field(8.0, description="LocalTensor GetValue/SetValue")
+    scalar_gm_cycles: float = Field(300.0, description="GlobalTensor GetValue/SetValue (a GM round trip)")
+    event_cycles: float = Field(1.0, description="a queue or flag operation on its pipe")
+    launch_overhead_us: float = Field(25.0, description="host launch to kernel start, reported apart")
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    def vec_per_repeat(self, api: str) -> float:
+        return self.vec_cycles_per_repeat.get(api, self.vec_cycles_per_repeat.get("default", 1.0))
+
+
+_SOURCES = {
+    "vec_cycles_per_repeat": "256 bytes per repeat per cycle for elementwise ops (ascendc-notes.md: vector ops "
+                             "read 256 bytes per repeat); multi-cycle ops: assumption, calibrate",
+    "vec_startup_cycles": "assumption (pipeline fill of one vector instruction), calibrate",
+    "mte_setup_cycles": "assumption: back-to-back transfers stream; ascendc-notes.md: full bandwidth wants "
+                        "transfers of 16 KB or more (at 64 B/cycle, 40 cycles of setup leave 16 KB at 87%)",
+    "mte2_latency_cycles": "assumption: ~170 ns GM access latency at 1.8 GHz, paid by whoever waits on the data",
+    "mte3_latency_cycles": "as mte2_latency_cycles",
+    "mte_core_bytes_per_cycle": "assumption: ~115 GB/s per core at 1.8 GHz, so ~14 cores saturate 1.6 TB/s HBM",
+    "issue_cycles": "assumption, calibrate",
+    "scalar_ub_cycles": "assumption: scalar UB access costs a few cycles plus pipeline sync",
+    "scalar_gm_cycles": "assumption: a GM round trip, same order as the MTE latency",
+    "launch_overhead_us": "ascendc-notes.md: end-to-end launch overhead measured publicly about 20-30 us on 910B",
+}
+
+
+def default_costs(family: int) -> CostTable:
+    t = CostTable(sources=dict(_SOURCES))
+    if family == 310:
+        # 310P: the same vector ISA width; a slower memory system (LPDDR4X).
+        t.mte_core_bytes_per_cycle = 32.0
+        t.sources["mte_core_bytes_per_cycle"] = "assumption for 310P3 (LPDDR4X ~200 GB/s shared by 8 cores)"
+    return t

@@ -1,0 +1,59 @@
+"""The emulator's per-block instruction trace (written by sim/include/sage_sim/harness.h).
+
+One line per API call, tab-separated, blocks introduced by `B <idx>`:
+`kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes`
+kinds: I (an instruction on a pipe), alloc, free, enque, deque (a = queue id, b = slot),
+setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t).
+`loc` is an id into locs.tsv (id, line, file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(slots=True)
+class Rec:
+    kind: str
+    pipe: str
+    api: str
+    dtype: str
+    elems: int
+    bytes: int
+    loc: int
+    a: int
+    b: int
+    w: tuple[int, int]
+    r0: tuple[int, int]
+    r1: tuple[int, int]
+
+
+@dataclass
+class Trace:
+    blocks: dict[int, list[Rec]]
+    locs: dict[int, tuple[str, int]]  # id -> (file, line)
+
+    def where(self, loc: int) -> tuple[str, int]:
+        return self.locs.get(loc, ("", 0))
+
+
+def read_trace(trace_path: Path, locs_path: Path) -> Trace:
+    locs: dict[int, tuple[str, int]] = {}
+    for ln in locs_path.read_text(errors="replace").splitlines():
+        parts = ln.split("\t")
+        if len(parts) >= 3:
+            locs[int(parts[0])] = (parts[2], int(parts[1]))
+    blocks: dict[int, list[Rec]] = {}
+    cur: list[Rec] | None = None
+    with open(trace_path, errors="replace") as f:
+        for ln in f:
+            p = ln.rstrip("\n").split("\t")
+            if p[0] == "B":
+                cur = blocks.setdefault(int(p[1]), [])
+                continue
+            if cur is None or len(p) < 15:
+                continue
+            cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
+                           (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14]))))
+    return Trace(blocks, locs)
