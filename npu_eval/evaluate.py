@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ class Stages:
     build_s: float = 0.0
     build_cached: bool = False
     run_s: float = 0.0
+    estimate_s: float = 0.0
 
 
 def _line_span(file: str, line: int, column: int = 1) -> tuple[int, int, int]:
@@ -113,8 +115,6 @@ class Evaluator:
     # ---- the stages ----
 
     def _evaluate(self, task: Task, scratch: Path, trace_out: Path | None) -> Report:
-        import time
-
         s = self.settings
         stages = self.last_stages = Stages()
         kernel = str(task.kernel)
@@ -219,7 +219,7 @@ class Evaluator:
         timing = None
         ran = 0
         for i, trial in enumerate(trials):
-            run = run_trial(binary, trial, rundir, i, ub_bytes, trace=(i == 0), limits=limits,
+            run = run_trial(binary, trial, rundir, i, ub_bytes, trace=(i == 0 and s.estimate), limits=limits,
                             stdout_limit=s.stdout_limit)
             ran += 1
             if i == 0:
@@ -230,8 +230,10 @@ class Evaluator:
                 if key not in diags:
                     diags[key] = diagnostic(file, f.line, f.severity, f.code, f.message, block=f.block)
             stop = self._run_status(run, kernel, entry, diags)
-            if i == 0 and not stop:
+            if i == 0 and not stop and s.estimate:
+                t0 = time.monotonic()
                 timing = self._estimate(run, trial, chip, diags, trace_out)
+                self.last_stages.estimate_s = time.monotonic() - t0
             if stop:
                 status = stop
                 break

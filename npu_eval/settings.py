@@ -20,6 +20,7 @@ class EvalSettings(BaseModel):
     compile_timeout_s: float = Field(120.0, gt=0, description="limit for one compile")
     memory_limit_mb: int = Field(4096, ge=256, description="address-space limit of a kernel run")
     stdout_limit: int = Field(64 * 1024, ge=0, description="bytes of kernel output kept in a report")
+    estimate: bool = Field(True, description="record the trace and run the cost model (timing, missing-sync)")
     cxx: str = Field("g++", description="the C++ compiler")
     opt_level: str = Field("-O1", description="optimisation flag for kernel builds")
     cache_dir: Path | None = Field(None, description="build cache; default under the user cache dir")
