@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sage_npu.npu_eval import harness as harness_mod
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
+from sage_npu.npu_eval.calibrate import load_user_costs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
@@ -28,7 +29,7 @@ from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import find_entries, match_entry
 from sage_npu.npu_eval.static_checks import raw_gm_accesses
 from sage_npu.npu_eval.task import Task, TaskError, load_task
-from sage_npu.npu_eval.trace import read_trace
+from sage_npu.npu_eval.trace import Trace, read_trace
 
 
 class BackendUnavailable(Exception):
@@ -73,6 +74,7 @@ class Evaluator:
         self._scratch_root = scratch_root
         self._worker: PlanWorker | None = None
         self.last_stages = Stages()
+        self.last_trace: tuple[Trace, int] | None = None  # trial 0's trace and block_dim (for calibrate)
 
     def close(self) -> None:
         if self._worker:
@@ -93,6 +95,7 @@ class Evaluator:
 
     def evaluate(self, task_path: str | Path | Task, trace_out: Path | None = None) -> Report:
         s = self.settings
+        self.last_trace = None
         if s.backend == "ascend":
             raise BackendUnavailable(
                 "the ascend backend needs CANN (the bisheng compiler and torch_npu) and an NPU; it is "
@@ -274,6 +277,7 @@ class Evaluator:
         if not trace_file.exists() or not locs_file.exists():
             return None
         trace = read_trace(trace_file, locs_file)
+        self.last_trace = (trace, trial["block_dim"])
         est = estimate(trace, chip, self.costs_for(chip), trial["block_dim"], keep_events=trace_out is not None)
         for h in est.hazards:
             file, line = trace.where(h.loc)
@@ -301,7 +305,8 @@ class Evaluator:
                       hot_lines=hot)
 
     def costs_for(self, chip: ChipProfile) -> CostTable:
-        return default_costs(chip.family)
+        """The chip's calibrated cost table if `sage-npu calibrate` made one, else the defaults."""
+        return load_user_costs(self.settings.resolved_profile_dir(), chip.name) or default_costs(chip.family)
 
     @staticmethod
     def _run_status(run: TrialRun, kernel: str, entry, diags: dict) -> str | None:

@@ -24,6 +24,15 @@ class EvalSettings(BaseModel):
     cxx: str = Field("g++", description="the C++ compiler")
     opt_level: str = Field("-O1", description="optimisation flag for kernel builds")
     cache_dir: Path | None = Field(None, description="build cache; default under the user cache dir")
+    profile_dir: Path | None = Field(None, description="calibrated chip cost profiles; default under the user "
+                                     "config dir")
+
+    def resolved_profile_dir(self) -> Path:
+        if self.profile_dir is not None:
+            return self.profile_dir
+        import platformdirs
+
+        return Path(platformdirs.user_config_dir("sage-npu")) / "chips"
 
     @field_validator("chip")
     @classmethod

@@ -7,6 +7,7 @@ Exit codes: 0 success (eval: correct), 1 the kernel is not correct, 2 usage or s
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -35,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--profile", action="store_true", help="print the estimated timeline: pipes, hot lines")
     ev.add_argument("--trace", type=Path, metavar="FILE", help="write a Chrome trace (open it in Perfetto)")
     ev.set_defaults(func=cmd_eval)
+    cal = sub.add_parser("calibrate", parents=[g], help="fit the cost model to measured kernel times",
+                         description="Fit the cost model's constants for --chip to device times measured with "
+                         "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us.")
+    cal.add_argument("measurements", type=Path)
+    cal.set_defaults(func=cmd_calibrate)
     return parser
 
 
@@ -66,6 +72,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.trace and report.timing is not None:
             print(f"trace written to {args.trace} (open it at https://ui.perfetto.dev)")
     return 0 if report.status == "correct" else 1
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from sage_npu.npu_eval.calibrate import CalibrationError, Sample, fit, loss, read_measurements, save_user_costs
+    from sage_npu.npu_eval.chips import chip_profile
+    from sage_npu.npu_eval.cost_model import estimate
+    from sage_npu.npu_eval.costs import default_costs
+    from sage_npu.npu_eval.evaluate import Evaluator
+
+    settings = load_settings(args.config, _overrides(args))
+    chip = chip_profile(settings.eval.chip)
+    try:
+        rows = read_measurements(args.measurements)
+    except CalibrationError as e:
+        print(f"sage-npu: {e}", file=sys.stderr)
+        return 2
+    samples = []
+    with Evaluator(settings.eval.model_copy(update={"trials": 1})) as ev:
+        for m in rows:
+            report = ev.evaluate(m.task)
+            if ev.last_trace is None:
+                print(f"sage-npu: {m.task}: no trace ({report.status}); fix the task first", file=sys.stderr)
+                return 1
+            trace, block_dim = ev.last_trace
+            samples.append(Sample(trace, block_dim, m.measured_us, m.task.name))
+    base = default_costs(chip.family)
+    before = loss(samples, chip, base)
+    table, factors, after = fit(samples, chip, base)
+    path = save_user_costs(settings.eval.resolved_profile_dir(), chip.name, table)
+    rows_out = [{"task": s.name, "measured_us": s.measured_us,
+                 "estimated_us": estimate(s.trace, chip, table, s.block_dim).estimated_us} for s in samples]
+    if args.json:
+        print(json.dumps({"chip": chip.name, "factors": factors, "loss_before": before, "loss_after": after,
+                          "profile": str(path), "tasks": rows_out}, indent=2))
+    else:
+        print(f"calibrated {chip.name} on {len(samples)} measurements: mean squared log error "
+              f"{before:.4f} -> {after:.4f}")
+        print("factors: " + ", ".join(f"{k} x{v:.3g}" for k, v in factors.items()))
+        for r in rows_out:
+            print(f"  {r['task']:<24} measured {r['measured_us']:9.2f} us  estimated {r['estimated_us']:9.2f} us")
+        print(f"saved {path}; eval on {chip.name} uses it from now on")
+    return 0
 
 
 def format_profile(report) -> str:

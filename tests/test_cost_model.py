@@ -14,92 +14,6 @@ from sage_npu.npu_eval.cost_model import estimate
 from sage_npu.npu_eval.costs import default_costs
 from sage_npu.npu_eval.trace import Rec, Trace
 
-KERNEL = """\
-#include "kernel_operator.h"
-// A memory-bound elementwise add whose buffer count, tile and compute style come from defines.
-struct VaddTiling {
-    uint32_t blockLength;
-    uint32_t tileLength;
-};
-
-class Vadd {
-public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, VaddTiling t)
-    {
-        n = t.blockLength;
-        tile = t.tileLength;
-        uint64_t off = uint64_t(n) * AscendC::GetBlockIdx();
-        xg.SetGlobalBuffer((__gm__ float*)x + off, n);
-        yg.SetGlobalBuffer((__gm__ float*)y + off, n);
-        zg.SetGlobalBuffer((__gm__ float*)z + off, n);
-        pipe.InitBuffer(qx, BUFFER_NUM, tile * sizeof(float));
-        pipe.InitBuffer(qy, BUFFER_NUM, tile * sizeof(float));
-        pipe.InitBuffer(qz, BUFFER_NUM, tile * sizeof(float));
-    }
-    __aicore__ inline void Process()
-    {
-        for (uint32_t i = 0; i < n / tile; ++i) {
-            AscendC::LocalTensor<float> a = qx.AllocTensor<float>();
-            AscendC::LocalTensor<float> b = qy.AllocTensor<float>();
-            AscendC::DataCopy(a, xg[i * tile], tile);
-            AscendC::DataCopy(b, yg[i * tile], tile);
-            qx.EnQue(a);
-            qy.EnQue(b);
-            a = qx.DeQue<float>();
-            b = qy.DeQue<float>();
-            AscendC::LocalTensor<float> c = qz.AllocTensor<float>();
-#if SCALAR
-            for (uint32_t k = 0; k < tile; ++k) c.SetValue(k, a.GetValue(k) + b.GetValue(k));
-#else
-            AscendC::Add(c, a, b, tile);
-#endif
-            qz.EnQue(c);
-            qx.FreeTensor(a);
-            qy.FreeTensor(b);
-            c = qz.DeQue<float>();
-            AscendC::DataCopy(zg[i * tile], c, tile);
-            qz.FreeTensor(c);
-        }
-    }
-
-private:
-    AscendC::TPipe pipe;
-    AscendC::TQue<AscendC::QuePosition::VECIN, BUFFER_NUM> qx, qy;
-    AscendC::TQue<AscendC::QuePosition::VECOUT, BUFFER_NUM> qz;
-    AscendC::GlobalTensor<float> xg, yg, zg;
-    uint32_t n, tile;
-};
-
-extern "C" __global__ __aicore__ void vadd(GM_ADDR x, GM_ADDR y, GM_ADDR z, VaddTiling t)
-{
-    Vadd op;
-    op.Init(x, y, z, t);
-    op.Process();
-}
-"""
-
-REFERENCE = """\
-import torch
-
-class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return x + y
-
-def get_inputs():
-    return [torch.randn({n}), torch.randn({n})]
-"""
-
-HOST = """\
-import torch
-from sage_npu.npu_eval import Launch, Tiling
-
-def launch(x, y):
-    z = torch.empty_like(x)
-    per = x.numel() // {blocks}
-    return Launch(kernel="vadd", block_dim={blocks}, args=[x, y, z, Tiling(blockLength=per, tileLength={tile})],
-                  outputs=[z], defines={{"BUFFER_NUM": {buffers}, "SCALAR": {scalar}}})
-"""
-
 
 @pytest.fixture(scope="module")
 def ev(tmp_path_factory):
@@ -111,20 +25,20 @@ def ev(tmp_path_factory):
     e.close()
 
 
-def timing(ev, tmp_path: Path, *, blocks=8, tiles=16, tile=1024, buffers=2, scalar=0, chip="910B2"):
-    d = tmp_path / f"v_{blocks}_{tiles}_{tile}_{buffers}_{scalar}"
-    d.mkdir()
-    (d / "vadd.cpp").write_text(KERNEL)
-    (d / "reference.py").write_text(REFERENCE.format(n=blocks * tiles * tile))
-    (d / "host.py").write_text(HOST.format(blocks=blocks, tile=tile, buffers=buffers, scalar=scalar))
-    r = ev.evaluate(d)
-    assert r.status == "correct", r.diagnostics
-    assert r.timing is not None
-    assert r.timing.estimated_us >= r.timing.roofline_us  # never faster than the roofline
-    return r.timing
+@pytest.fixture
+def timing(vadd_task):
+    def measure(ev, tmp_path: Path, **kw):
+        r = ev.evaluate(vadd_task(tmp_path, **kw))
+        assert r.status == "correct", r.diagnostics
+        assert r.timing is not None
+        assert r.timing.estimated_us >= r.timing.roofline_us  # never faster than the roofline
+        return r.timing
+
+    return measure
 
 
-def test_double_buffering_pays_with_many_tiles_not_with_one(ev, tmp_path):
+
+def test_double_buffering_pays_with_many_tiles_not_with_one(ev, tmp_path, timing):
     many1 = timing(ev, tmp_path, tiles=16, buffers=1).estimated_us
     many2 = timing(ev, tmp_path, tiles=16, buffers=2).estimated_us
     assert many1 / many2 >= 1.3
@@ -133,39 +47,34 @@ def test_double_buffering_pays_with_many_tiles_not_with_one(ev, tmp_path):
     assert abs(one1 / one2 - 1) < 0.1
 
 
-def test_doubling_blocks_halves_time_until_bandwidth_saturates(ev, tmp_path):
+def test_doubling_blocks_halves_time_until_bandwidth_saturates(ev, tmp_path, timing):
     total_tiles = 48 * 4
     t = {b: timing(ev, tmp_path, blocks=b, tiles=total_tiles // b, tile=2048).estimated_us for b in (2, 4, 24, 48)}
     assert 1.6 <= t[2] / t[4] <= 2.2
     assert t[24] / t[48] < 1.25  # HBM is shared: more cores stop helping
 
 
-def test_scalar_loop_is_far_slower_than_vector_ops(ev, tmp_path):
+def test_scalar_loop_is_far_slower_than_vector_ops(ev, tmp_path, timing):
     vec = timing(ev, tmp_path, blocks=2, tiles=2, tile=512).estimated_us
     scalar = timing(ev, tmp_path, blocks=2, tiles=2, tile=512, scalar=1).estimated_us
     assert scalar / vec > 10
 
 
-def test_bigger_tiles_cut_overhead_until_the_ub_limit(ev, tmp_path):
+def test_bigger_tiles_cut_overhead_until_the_ub_limit(ev, tmp_path, timing, vadd_task):
     total = 8 * 16384
     est = [timing(ev, tmp_path, tiles=total // 8 // tile, tile=tile).estimated_us for tile in (256, 1024, 4096)]
     assert est[0] > est[1] > est[2]
-    d = tmp_path / "too_big"
-    d.mkdir()
-    (d / "vadd.cpp").write_text(KERNEL)
-    (d / "reference.py").write_text(REFERENCE.format(n=8 * 16384))
-    (d / "host.py").write_text(HOST.format(blocks=8, tile=16384, buffers=2, scalar=0))
-    r = ev.evaluate(d)
+    r = ev.evaluate(vadd_task(tmp_path, tiles=1, tile=16384))
     assert r.status == "runtime_error" and any(x.code == "ub-overflow" for x in r.diagnostics)
 
 
-def test_chrome_trace_has_a_process_per_block_and_a_lane_per_pipe(ev, tmp_path):
+def test_chrome_trace_has_a_process_per_block_and_a_lane_per_pipe(ev, tmp_path, timing):
     from sage_npu.npu_eval.evaluate import Evaluator
 
     timing(ev, tmp_path, blocks=4, tiles=2, tile=1024)
     out = tmp_path / "trace.json"
     with Evaluator(ev.settings) as e2:
-        r = e2.evaluate(tmp_path / "v_4_2_1024_2_0", trace_out=out)
+        r = e2.evaluate(tmp_path / "vadd_4_2_1024_2_0", trace_out=out)
     assert r.status == "correct"
     events = json.loads(out.read_text())["traceEvents"]
     procs = {e["args"]["name"] for e in events if e.get("name") == "process_name"}

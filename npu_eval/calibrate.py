@@ -1,0 +1,145 @@
+"""`sage-npu calibrate`: fit the cost model's constants to measured kernel times.
+
+Input: a CSV with a header and columns `task,measured_us` (device time of one launch of the
+task's first trial, e.g. from msprof or a torch_npu profiler export; `chip` optional). Each
+task is evaluated once to get its trace; then a few multiplicative factors on the cost table
+(vector cycles, MTE bandwidth, MTE setup and latency, issue) are fitted by coordinate search
+in log space to minimise the mean squared log error. The fitted table is saved as a user chip
+profile, which later evaluations on that chip use.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.cost_model import estimate
+from sage_npu.npu_eval.costs import CostTable
+from sage_npu.npu_eval.trace import Trace
+
+
+class CalibrationError(ValueError):
+    pass
+
+
+@dataclass
+class Measurement:
+    task: Path
+    measured_us: float
+
+
+@dataclass
+class Sample:
+    trace: Trace
+    block_dim: int
+    measured_us: float
+    name: str
+
+
+def read_measurements(path: Path) -> list[Measurement]:
+    try:
+        rows = list(csv.DictReader(Path(path).read_text().splitlines()))
+    except OSError as e:
+        raise CalibrationError(f"cannot read {path}: {e.strerror}") from e
+    if not rows or not {"task", "measured_us"} <= set(rows[0]):
+        raise CalibrationError(f"{path}: expected a header with the columns task,measured_us")
+    out = []
+    for i, row in enumerate(rows, 2):
+        try:
+            us = float(row["measured_us"])
+        except (TypeError, ValueError):
+            raise CalibrationError(f"{path}:{i}: measured_us {row['measured_us']!r} is not a number") from None
+        if us <= 0:
+            raise CalibrationError(f"{path}:{i}: measured_us must be positive")
+        task = Path(row["task"])
+        if not task.is_absolute():
+            task = Path(path).resolve().parent / task
+        out.append(Measurement(task, us))
+    return out
+
+
+# The factors fitted: each scales fields of the cost table.
+FACTORS: dict[str, Callable[[CostTable, float], None]] = {
+    "vector": lambda t, f: _scale_vec(t, f),
+    "bandwidth": lambda t, f: setattr(t, "mte_core_bytes_per_cycle", t.mte_core_bytes_per_cycle * f),
+    "setup": lambda t, f: setattr(t, "mte_setup_cycles", t.mte_setup_cycles * f),
+    "latency": lambda t, f: (setattr(t, "mte2_latency_cycles", t.mte2_latency_cycles * f),
+                             setattr(t, "mte3_latency_cycles", t.mte3_latency_cycles * f)),
+    "issue": lambda t, f: setattr(t, "issue_cycles", t.issue_cycles * f),
+}
+
+
+def _scale_vec(t: CostTable, f: float) -> None:
+    t.vec_cycles_per_repeat = {k: v * f for k, v in t.vec_cycles_per_repeat.items()}
+    t.vec_startup_cycles *= f
+
+
+def apply_factors(base: CostTable, factors: dict[str, float]) -> CostTable:
+    t = base.model_copy(deep=True)
+    for name, f in factors.items():
+        FACTORS[name](t, f)
+    return t
+
+
+def loss(samples: list[Sample], chip: ChipProfile, table: CostTable) -> float:
+    err = 0.0
+    for s in samples:
+        est = estimate(s.trace, chip, table, s.block_dim).estimated_us
+        err += (math.log(est) - math.log(s.measured_us)) ** 2
+    return err / len(samples)
+
+
+def fit(samples: list[Sample], chip: ChipProfile, base: CostTable, rounds: int = 4) -> tuple[CostTable, dict, float]:
+    """Coordinate search over log-factors; returns (table, factors, final loss)."""
+    if not samples:
+        raise CalibrationError("no measurements to fit")
+    factors = {name: 1.0 for name in FACTORS}
+    best = loss(samples, chip, base)
+    step = math.log(4.0)
+    for _ in range(rounds):
+        for name in FACTORS:
+            improved = True
+            while improved:
+                improved = False
+                for direction in (1, -1):
+                    trial = dict(factors)
+                    trial[name] = factors[name] * math.exp(direction * step)
+                    if not 1 / 64 <= trial[name] <= 64:
+                        continue
+                    val = loss(samples, chip, apply_factors(base, trial))
+                    if val < best - 1e-12:
+                        best, factors, improved = val, trial, True
+                        break
+        step /= 2
+    table = apply_factors(base, factors)
+    table.sources = {**base.sources, "calibrated": f"fitted to {len(samples)} measurements, factors "
+                     + ", ".join(f"{k}={v:.3g}" for k, v in factors.items())}
+    return table, factors, best
+
+
+def user_profile_path(profile_dir: Path, chip: str) -> Path:
+    return Path(profile_dir) / f"{chip}.costs.json"
+
+
+def save_user_costs(profile_dir: Path, chip: str, table: CostTable) -> Path:
+    path = user_profile_path(profile_dir, chip)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(table.model_dump_json(indent=2))
+    return path
+
+
+def load_user_costs(profile_dir: Path | None, chip: str) -> CostTable | None:
+    if profile_dir is None:
+        return None
+    path = user_profile_path(profile_dir, chip)
+    if not path.is_file():
+        return None
+    try:
+        return CostTable.model_validate(json.loads(path.read_text()))
+    except (OSError, ValueError) as e:
+        raise CalibrationError(f"the calibrated profile {path} is unreadable ({e}); recalibrate or delete it") from e
