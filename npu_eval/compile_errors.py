@@ -33,6 +33,18 @@ def _condense(msg: str) -> str:
     return msg if len(msg) <= 240 else msg[:237] + "..."
 
 
+def _char_column(path: str, line: int, byte_col: int) -> int:
+    """The compiler counts bytes (-fdiagnostics-column-unit=byte); reports count characters."""
+    try:
+        with open(path, "rb") as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    return len(text[: byte_col - 1].decode("utf-8", errors="ignore")) + 1
+    except OSError:
+        pass
+    return byte_col
+
+
 def parse(output: str, user_files: set[str], fallback: tuple[str, int]) -> list[CompileDiagnostic]:
     """`user_files` are resolved paths the user owns (kernel, its headers, host.py); errors
     elsewhere move to the nearest user frame of their context, or to `fallback`."""
@@ -89,5 +101,6 @@ def parse(output: str, user_files: set[str], fallback: tuple[str, int]) -> list[
         if key in seen:
             continue
         seen.add(key)
-        diags.append(CompileDiagnostic(where[0], where[1], where[2], "error", code, msg))
+        diags.append(CompileDiagnostic(where[0], where[1], _char_column(where[0], where[1], where[2]), "error",
+                                       code, msg))
     return diags

@@ -17,7 +17,7 @@ from sage_npu.npu_eval.signature import parse
 @dataclass
 class Finding:
     line: int  # 1-based
-    column: int
+    column: int  # 1-based, in characters
     end_line: int
     end_column: int
     severity: str
@@ -69,8 +69,16 @@ def _is_gm_pointer(src: bytes, n: ts.Node, names: set[str]) -> bool:
     return False
 
 
+def char_column(lines: list[bytes], row: int, byte_col: int) -> int:
+    """1-based character column of a 0-based (row, byte column) point: reports count characters."""
+    if row >= len(lines):
+        return byte_col + 1
+    return len(lines[row][:byte_col].decode("utf-8", errors="ignore")) + 1
+
+
 def raw_gm_accesses(src: bytes) -> list[Finding]:
     tree = parse(src)
+    lines = src.split(b"\n")
     names = _gm_pointer_names(src, tree.root_node)
     findings: list[Finding] = []
     seen_lines: set[int] = set()
@@ -94,7 +102,8 @@ def raw_gm_accesses(src: bytes) -> list[Finding]:
         seen_lines.add(line)
         expr = " ".join(_text(src, n).split())
         findings.append(Finding(
-            line=line, column=n.start_point[1] + 1, end_line=n.end_point[0] + 1, end_column=n.end_point[1] + 1,
+            line=line, column=char_column(lines, n.start_point[0], n.start_point[1]), end_line=n.end_point[0] + 1,
+            end_column=char_column(lines, n.end_point[0], n.end_point[1]),
             severity="warning", code="raw-gm-access",
             message=f"`{expr}` accesses global memory through a raw pointer: on the device each access is a "
                     "slow scalar load/store outside the copy engines. Use a GlobalTensor with DataCopy (or "

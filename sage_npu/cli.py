@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us.")
     cal.add_argument("measurements", type=Path)
     cal.set_defaults(func=cmd_calibrate)
+    srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
+    srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    srv.set_defaults(func=cmd_serve)
     return parser
 
 
@@ -116,6 +119,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from sage_npu.server.server import EditorSettings, serve
+
+    settings = load_settings(args.config, _overrides(args))
+    tcp = None
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            print("sage-npu: --tcp wants HOST:PORT, e.g. 127.0.0.1:2087", file=sys.stderr)
+            return 2
+        tcp = (host or "127.0.0.1", int(port))
+    serve(EditorSettings(eval=settings.eval), tcp=tcp)
+    return 0
+
+
 def format_profile(report) -> str:
     t = report.timing
     if t is None:
@@ -140,7 +158,7 @@ def format_report(report) -> str:
     """Human output: compiler-style diagnostics (clickable in terminals and editors), then a summary."""
     lines = []
     for d in report.diagnostics:
-        block = f" (block {d.block})" if d.block is not None else ""
+        block = f" (block {d.block})" if d.block is not None and f"block {d.block}" not in d.message else ""
         lines.append(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}{block} [{d.code}]")
     c = report.correctness
     summary = f"{report.status}"

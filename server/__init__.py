@@ -1,1 +1,1 @@
-"""The pygls language server: DESIGN section 7. Not built yet (issue 6)."""
+"""The language server (DESIGN section 7): Ascend C diagnostics on open, change and save."""

@@ -1,0 +1,55 @@
+"""Code lenses: the evaluation summary on the kernel entry (status, estimated time,
+bottleneck, change since the last run) and the estimated cost on hot lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.signature import find_entries
+from sage_npu.server.features.base import Feature
+
+
+def summary(report: Report, previous: Report | None) -> str:
+    parts = [report.status.replace("_", " ")]
+    c = report.correctness
+    if c is not None and report.status in ("correct", "mismatch"):
+        parts[0] += f" {c.passed}/{c.trials}"
+    t = report.timing
+    if t is not None:
+        parts.append(f"est. {t.estimated_us:.2f} us (CPU model)")
+        parts.append(f"bottleneck {t.bottleneck}")
+        p = previous.timing if previous is not None else None
+        if p is not None and p.estimated_us > 0:
+            ratio = p.estimated_us / t.estimated_us
+            if abs(ratio - 1) >= 0.005:
+                parts.append(f"{ratio:.2f}x vs last run")
+    return "SAGE: " + " | ".join(parts)
+
+
+class CodeLenses(Feature):
+    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        if not self.server.settings.server.code_lens:
+            return []
+        path = Path(to_fs_path(params.text_document.uri) or "").resolve()
+        ev = self.server.evaluation
+        match = [(root, r) for root, r in ev.reports.items() if Path(r.kernel).resolve() == path]
+        if not match:
+            return []
+        root, report = match[0]
+        doc = self.server.workspace.get_text_document(params.text_document.uri)
+        entries = find_entries(doc.source.encode("utf-8"))
+        line = (entries[0].line - 1) if entries else 0
+        lenses = [types.CodeLens(range=types.Range(start=types.Position(line=line, character=0),
+                                                   end=types.Position(line=line, character=0)),
+                                 command=types.Command(title=summary(report, ev.previous.get(root)), command=""))]
+        if report.timing is not None:
+            for h in report.timing.hot_lines:
+                if Path(h.file).resolve() == path:
+                    pos = types.Position(line=h.line - 1, character=0)
+                    lenses.append(types.CodeLens(range=types.Range(start=pos, end=pos), command=types.Command(
+                        title=f"~{h.us:.3f} us on the slowest core (estimate)", command="")))
+        return lenses

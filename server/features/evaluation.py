@@ -1,0 +1,142 @@
+"""Evaluate on save: the kernel's task is compiled, run against its reference and estimated in
+the background (debounced; a newer save supersedes an older run), with $/progress, and every
+report diagnostic is published on its file and line."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from sage_npu.npu_eval.evaluate import BackendUnavailable, Evaluator
+from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
+from sage_npu.server.debounce import Debouncer
+from sage_npu.server.features.base import Feature
+
+log = logging.getLogger("sage_npu.server.evaluation")
+
+
+class Evaluation(Feature):
+    SOURCE = "eval"
+
+    def __init__(self, server) -> None:
+        super().__init__(server)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-eval")
+        self._evaluator: Evaluator | None = None
+        self._lock = threading.Lock()
+        self._debouncer: Debouncer | None = None
+        self._generation: dict[Path, int] = {}
+        self.reports: dict[Path, Report] = {}          # task root -> latest report
+        self.previous: dict[Path, Report] = {}         # the report before it (for "change since last run")
+        self._published: dict[Path, set[str]] = {}     # task root -> uris we put diagnostics on
+
+    # The Evaluator (and its plan worker process) is created on first use and rebuilt when
+    # the evaluation settings change.
+    def settings_changed(self) -> None:
+        with self._lock:
+            if self._evaluator is not None and self._evaluator.settings != self.server.settings.eval:
+                self._evaluator.close()
+                self._evaluator = None
+
+    def _get_evaluator(self) -> Evaluator:
+        with self._lock:
+            if self._evaluator is None:
+                self._evaluator = Evaluator(self.server.settings.eval)
+            return self._evaluator
+
+    def close(self) -> None:
+        with self._lock:
+            if self._evaluator is not None:
+                self._evaluator.close()
+                self._evaluator = None
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def task_for(self, uri: str) -> Task | None:
+        path = Path(to_fs_path(uri) or "")
+        try:
+            if path.suffix in KERNEL_SUFFIXES:
+                if not self.server.is_ascendc(uri):
+                    return None
+                return load_task(path)
+            if path.name in ("host.py", "reference.py"):
+                return load_task(path.parent)
+        except TaskError:
+            return None
+        return None
+
+    def document_save(self, params: types.DidSaveTextDocumentParams) -> None:
+        task = self.task_for(params.text_document.uri)
+        if task is None:
+            return
+        if self._debouncer is None:
+            self._debouncer = Debouncer(self.server.settings.server.debounce_s)
+        self._debouncer.delay_s = self.server.settings.server.debounce_s
+        gen = self._generation.get(task.root, 0) + 1
+        self._generation[task.root] = gen
+        self._debouncer.schedule(task.root, lambda: self._evaluate(task, gen))
+
+    async def _evaluate(self, task: Task, gen: int) -> None:
+        token = str(uuid.uuid4())
+        progress = self._supports_progress()
+        if progress:
+            try:
+                await self.server.work_done_progress.create_async(token)
+                self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                    title="SAGE", message=f"evaluating {task.kernel.name}", cancellable=False))
+            except Exception:  # noqa: BLE001 - a client that refuses progress still gets results
+                progress = False
+        try:
+            loop = asyncio.get_running_loop()
+            report = await loop.run_in_executor(self._executor, self._run, task)
+        finally:
+            if progress:
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        if self._generation.get(task.root) != gen:
+            return  # a newer save superseded this run
+        if task.root in self.reports:
+            self.previous[task.root] = self.reports[task.root]
+        self.reports[task.root] = report
+        self.publish(task, report)
+        self.server.refresh_code_lenses()
+
+    def _run(self, task: Task) -> Report:
+        try:
+            return self._get_evaluator().evaluate(task)
+        except BackendUnavailable as e:
+            return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
+                          diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
+                                        "end_column": 1, "severity": "error", "code": "task-error",
+                                        "message": str(e)}])
+        except Exception as e:  # noqa: BLE001 - the server never dies of a user's file
+            log.exception("evaluation of %s failed", task.root)
+            return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
+                          diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
+                                        "end_column": 1, "severity": "error", "code": "task-error",
+                                        "message": f"sage-npu could not evaluate this task: {e}"}])
+
+    def _supports_progress(self) -> bool:
+        caps = self.server.client_capabilities
+        return bool(caps and caps.window and caps.window.work_done_progress)
+
+    def publish(self, task: Task, report: Report) -> None:
+        by_uri: dict[str, list[types.Diagnostic]] = {}
+        for d in report.diagnostics:
+            uri = Path(d.file).resolve().as_uri()
+            lines = self.server.lines_of(d.file)
+            named = d.block is None or f"block {d.block}" in d.message
+            msg = d.message if named else f"{d.message} (block {d.block})"
+            by_uri.setdefault(uri, []).append(self.server.lsp_diagnostic(
+                lines, d.line, d.column, d.end_line, d.end_column, d.severity, d.code, msg))
+        # Files of the task always get a publish, so fixed problems disappear.
+        uris = set(by_uri) | self._published.get(task.root, set())
+        uris |= {p.resolve().as_uri() for p in (task.kernel, task.host, task.reference) if p is not None}
+        for uri in uris:
+            self.server.set_diagnostics(uri, self.SOURCE, by_uri.get(uri, []))
+        self._published[task.root] = set(by_uri)

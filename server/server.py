@@ -1,0 +1,199 @@
+"""The language server: pygls 2, one registration site, features behind it.
+
+The event loop only routes messages: evaluation (plan worker with torch, compiler, sandboxed
+kernel runs) happens in worker processes driven from a thread, so hovers and code lenses
+answer while a kernel is being evaluated. Each feature hook is contained: a failing feature
+is logged and the others, and the server, go on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pydantic import BaseModel, Field, ValidationError
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.server.positions import to_range
+from sage_npu.server.settings import ServerSettings
+
+log = logging.getLogger("sage_npu.server")
+
+_ASCENDC_MARK = re.compile(r"kernel_operator\.h|__aicore__|__global__")
+_SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+             "info": types.DiagnosticSeverity.Information}
+
+
+class EditorSettings(BaseModel):
+    """What the editor may set under `sage.*` (camelCase accepted on the wire)."""
+
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+
+def _snake(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake(v) for k, v in d.items()}
+    return d
+
+
+class SageServer(LanguageServer):
+    def __init__(self, settings: EditorSettings | None = None) -> None:
+        from sage_npu import __version__
+
+        super().__init__("sage-npu", __version__)
+        self.defaults = settings or EditorSettings()
+        self.settings = self.defaults
+        self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
+        from sage_npu.server.features.code_lens import CodeLenses
+        from sage_npu.server.features.evaluation import Evaluation
+        from sage_npu.server.features.static_checks import StaticChecks
+
+        self.evaluation = Evaluation(self)
+        self.features = [StaticChecks(self), self.evaluation, CodeLenses(self)]
+
+    # ---- settings ----
+
+    def apply_settings(self, raw: Any) -> None:
+        """Editor settings over the server's defaults; a bad value gets a message and the default."""
+        if not isinstance(raw, dict):
+            return
+        raw = raw.get("sage", raw)
+        merged = self.defaults.model_dump()
+        problems = []
+        for part, values in _snake(raw).items():
+            if part not in merged or not isinstance(values, dict):
+                problems.append(f"sage.{part}: unknown setting")
+                continue
+            for key, value in values.items():
+                trial = {**merged[part], key: value}
+                try:
+                    EditorSettings.model_validate({**merged, part: trial})
+                    merged[part] = trial
+                except ValidationError as e:
+                    problems.append(f"sage.{part}.{key}={value!r}: {e.errors()[0]['msg']}; using the default")
+        self.settings = EditorSettings.model_validate(merged)
+        self.evaluation.settings_changed()
+        for p in problems:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=p))
+
+    # ---- documents ----
+
+    def is_ascendc(self, uri: str) -> bool:
+        path = to_fs_path(uri) or ""
+        if path.endswith(".asc"):
+            return True
+        if not path.endswith((".cpp", ".h", ".hpp", ".cc", ".cce")):
+            return False
+        try:
+            text = self.workspace.get_text_document(uri).source
+        except Exception:  # noqa: BLE001 - a document we cannot read is not ours
+            return False
+        return bool(_ASCENDC_MARK.search(text))
+
+    def lines_of(self, path: str) -> list[str]:
+        uri = Path(path).resolve().as_uri()
+        doc = self.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source.splitlines()
+        try:
+            return Path(path).read_text(errors="replace").splitlines()
+        except OSError:
+            return []
+
+    def lsp_diagnostic(self, lines: list[str], line: int, column: int, end_line: int, end_column: int,
+                       severity: str, code: str, message: str) -> types.Diagnostic:
+        enc = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return types.Diagnostic(range=to_range(lines, line, column, end_line, end_column, enc), message=message,
+                                severity=_SEVERITY.get(severity, types.DiagnosticSeverity.Error), code=code,
+                                source="sage")
+
+    def set_diagnostics(self, uri: str, source: str, diags: list[types.Diagnostic]) -> None:
+        """Diagnostics come from several features (static checks, evaluation); publish their union."""
+        per = self._diagnostics.setdefault(uri, {})
+        per[source] = diags
+        everything = [d for ds in per.values() for d in ds]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=everything))
+
+    def refresh_code_lenses(self) -> None:
+        caps = self.client_capabilities
+        ws = caps.workspace if caps else None
+        if ws and ws.code_lens and ws.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
+
+    # ---- fan-out ----
+
+    async def dispatch(self, hook: str, params: Any) -> list:
+        results = []
+        for f in self.features:
+            try:
+                out = getattr(f, hook)(params)
+                if inspect.isawaitable(out):
+                    out = await out
+                if out:
+                    results.extend(out)
+            except Exception:  # noqa: BLE001 - one feature's bug must not take the server down
+                log.exception("feature %s failed in %s", type(f).__name__, hook)
+        return results
+
+
+def create_server(settings: EditorSettings | None = None) -> SageServer:
+    server = SageServer(settings)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: SageServer, params: types.InitializedParams) -> None:
+        pass
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: SageServer, params: types.DidOpenTextDocumentParams) -> None:
+        await ls.dispatch("document_open", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: SageServer, params: types.DidChangeTextDocumentParams) -> None:
+        await ls.dispatch("document_change", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: SageServer, params: types.DidSaveTextDocumentParams) -> None:
+        await ls.dispatch("document_save", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: SageServer, params: types.DidCloseTextDocumentParams) -> None:
+        await ls.dispatch("document_close", params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    async def code_lens(ls: SageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return await ls.dispatch("code_lens", params)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: SageServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.apply_settings(params.settings)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: SageServer, params: Any) -> None:
+        ls.evaluation.close()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: SageServer, params: types.InitializeParams) -> None:
+        ls.apply_settings(params.initialization_options or {})
+
+    return server
+
+
+def serve(settings: EditorSettings | None = None, tcp: tuple[str, int] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # its INFO level logs every message
+    server = create_server(settings)
+    if tcp:
+        server.start_tcp(*tcp)
+    else:
+        server.start_io()
+
+
+if __name__ == "__main__":
+    serve()

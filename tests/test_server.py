@@ -1,0 +1,142 @@
+"""The language server over stdio, as an editor drives it (pytest-lsp), with the recorded
+capabilities of VS Code and Neovim: static findings on open, evaluation on save with
+diagnostics on their lines and a summary code lens, bad settings answered with a message."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+ADD = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "add_custom"
+
+
+@pytest_lsp.fixture(
+    params=["visual-studio-code", "neovim"],
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "sage_npu.cli", "serve"]),
+)
+async def client(request, lsp_client: LanguageClient, tmp_path_factory):
+    cache = tmp_path_factory.getbasetemp() / "server-build-cache"
+    refreshes = []
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params):  # the editor would re-request lenses now
+        refreshes.append(params)
+
+    lsp_client.code_lens_refreshes = refreshes
+    caps = client_capabilities(request.param)
+    lsp_client.wants_lens_refresh = bool(caps.workspace and caps.workspace.code_lens
+                                         and caps.workspace.code_lens.refresh_support)
+    params = types.InitializeParams(
+        capabilities=client_capabilities(request.param),
+        initialization_options={"sage": {"eval": {"trials": 2, "cacheDir": str(cache)},
+                                         "server": {"debounceS": 0.05}}},
+    )
+    result = await lsp_client.initialize_session(params)
+    lsp_client.position_encoding = result.capabilities.position_encoding or "utf-16"
+    yield
+    await lsp_client.shutdown_session()
+
+
+def copy_task(tmp_path: Path) -> Path:
+    d = tmp_path / "add"
+    shutil.copytree(ADD, d)
+    return d
+
+
+async def open_doc(client: LanguageClient, path: Path) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="cpp", version=1, text=path.read_text())))
+    return uri
+
+
+async def save_and_wait(client: LanguageClient, uri: str, want) -> list[types.Diagnostic]:
+    """Save, then wait until the published diagnostics for `uri` satisfy `want`."""
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri)))
+    for _ in range(40):
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if want(client.diagnostics.get(uri, [])):
+            return list(client.diagnostics[uri])
+    raise AssertionError(f"diagnostics never matched: {client.diagnostics.get(uri)}")
+
+
+@pytest.mark.asyncio
+async def test_save_of_a_correct_kernel_shows_a_summary_lens(client: LanguageClient, tmp_path):
+    task = copy_task(tmp_path)
+    uri = await open_doc(client, task / "add_custom.cpp")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri)))
+    title = ""
+    for _ in range(60):
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri)))
+        if lenses:
+            title = lenses[0].command.title
+            break
+    assert title.startswith("SAGE: correct 2/2") and "est." in title and "(CPU model)" in title
+    # The server asks an editor that supports it to redraw its lenses.
+    assert bool(client.code_lens_refreshes) == client.wants_lens_refresh
+    assert [d for d in client.diagnostics.get(uri, []) if d.severity == types.DiagnosticSeverity.Error] == []
+
+
+@pytest.mark.asyncio
+async def test_fault_is_shown_on_its_line_and_cleared_after_the_fix(client: LanguageClient, tmp_path):
+    task = copy_task(tmp_path)
+    kernel = task / "add_custom.cpp"
+    good = kernel.read_text()
+    bad = good.replace("inQueueX.FreeTensor(xLocal);", "")  # the next AllocTensor deadlocks
+    kernel.write_text(bad)
+    uri = await open_doc(client, kernel)
+    diags = await save_and_wait(client, uri, lambda ds: any(d.code == "queue-deadlock" for d in ds))
+    d = next(d for d in diags if d.code == "queue-deadlock")
+    alloc_line = next(i for i, ln in enumerate(bad.splitlines()) if "inQueueX.AllocTensor" in ln)
+    assert d.range.start.line == alloc_line and d.source == "sage"
+    assert d.severity == types.DiagnosticSeverity.Error
+    kernel.write_text(good)
+    await save_and_wait(client, uri, lambda ds: not any(d.code == "queue-deadlock" for d in ds))
+
+
+@pytest.mark.asyncio
+async def test_compile_error_lands_in_host_py_when_host_names_a_wrong_field(client: LanguageClient, tmp_path):
+    task = copy_task(tmp_path)
+    host = task / "host.py"
+    host.write_text(host.read_text().replace("tileNum=8", "tileCount=8"))
+    uri = await open_doc(client, host)
+    diags = await save_and_wait(client, uri, lambda ds: any(d.code == "compile-error" for d in ds))
+    line = next(i for i, ln in enumerate(host.read_text().splitlines()) if "tileCount" in ln)
+    assert any(d.range.start.line == line and "tileCount" in d.message for d in diags)
+
+
+@pytest.mark.asyncio
+async def test_static_finding_on_open_counts_utf16_columns(client: LanguageClient, tmp_path):
+    task = copy_task(tmp_path)
+    kernel = task / "add_custom.cpp"
+    src = kernel.read_text().replace(
+        "    op.Process();", "    /* 检查 */ half v = ((__gm__ half*)z)[0]; op.Process();")
+    kernel.write_text(src)
+    uri = await open_doc(client, kernel)
+    for _ in range(10):
+        if any(d.code == "raw-gm-access" for d in client.diagnostics.get(uri, [])):
+            break
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    d = next(d for d in client.diagnostics[uri] if d.code == "raw-gm-access")
+    line = src.splitlines()[d.range.start.line]
+    # Two CJK characters before the finding: 6 bytes in UTF-8, 2 units in UTF-16.
+    prefix = line[: line.index("((__gm__ half*)z)[0]")]
+    codec = {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[client.position_encoding]
+    unit = {"utf-8": 1, "utf-16": 2, "utf-32": 4}[client.position_encoding]
+    assert d.range.start.character == len(prefix.encode(codec)) // unit
+
+
+@pytest.mark.asyncio
+async def test_bad_setting_gets_a_message_and_the_default(client: LanguageClient):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"sage": {"eval": {"chip": "H100", "trials": 3}}}))
+    msg = await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+    assert "sage.eval.chip" in msg.message and "default" in msg.message
