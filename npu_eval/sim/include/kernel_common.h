@@ -7,6 +7,31 @@
 #include "kernel_macros.h"
 #include "sage_sim/runtime.h"
 
+enum pipe_t : uint8_t {
+    PIPE_S = 0,
+    PIPE_V,
+    PIPE_M,
+    PIPE_MTE1,
+    PIPE_MTE2,
+    PIPE_MTE3,
+    PIPE_ALL,
+    PIPE_MTE4,
+    PIPE_MTE5,
+    PIPE_V2,
+    PIPE_FIX,
+};
+
+enum event_t : uint8_t {
+    EVENT_ID0 = 0,
+    EVENT_ID1,
+    EVENT_ID2,
+    EVENT_ID3,
+    EVENT_ID4,
+    EVENT_ID5,
+    EVENT_ID6,
+    EVENT_ID7,
+};
+
 namespace AscendC {
 
 enum class TPosition : uint8_t {
@@ -65,33 +90,37 @@ enum class HardEvent : uint8_t {
     FIX_S,
     M_S,
     FIX_MTE3,
+    MTE1_FIX,
+    FIX_MTE1,
+    FIX_FIX,
     MAX,
 };
 
-enum pipe_t : uint8_t {
-    PIPE_S = 0,
-    PIPE_V,
-    PIPE_M,
-    PIPE_MTE1,
-    PIPE_MTE2,
-    PIPE_MTE3,
-    PIPE_ALL,
-    PIPE_MTE4,
-    PIPE_MTE5,
-    PIPE_V2,
-    PIPE_FIX,
-};
+// pipe_t and event_t are compiler builtins on the device, at global scope: kernels write
+// PipeBarrier<PIPE_V>() and SetFlag<...>(EVENT_ID0) unqualified, and some qualify them.
+using ::pipe_t;
+using ::PIPE_S;
+using ::PIPE_V;
+using ::PIPE_M;
+using ::PIPE_MTE1;
+using ::PIPE_MTE2;
+using ::PIPE_MTE3;
+using ::PIPE_ALL;
+using ::PIPE_MTE4;
+using ::PIPE_MTE5;
+using ::PIPE_V2;
+using ::PIPE_FIX;
+using ::event_t;
+using ::EVENT_ID0;
+using ::EVENT_ID1;
+using ::EVENT_ID2;
+using ::EVENT_ID3;
+using ::EVENT_ID4;
+using ::EVENT_ID5;
+using ::EVENT_ID6;
+using ::EVENT_ID7;
 
-enum event_t : uint8_t {
-    EVENT_ID0 = 0,
-    EVENT_ID1,
-    EVENT_ID2,
-    EVENT_ID3,
-    EVENT_ID4,
-    EVENT_ID5,
-    EVENT_ID6,
-    EVENT_ID7,
-};
+
 using TEventID = int8_t;
 
 enum class RoundMode : uint8_t {
@@ -183,7 +212,10 @@ constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;
 constexpr uint32_t DEFAULT_BLK_NUM = 8;
 constexpr uint32_t DEFAULT_REPEAT_STRIDE = 8;
 constexpr uint32_t MAX_REPEAT_TIMES = 255;
+// The UB a kernel may plan its tiles with: the chip's usable size (the reserved top 8 KB
+// excluded), the bound TPipe::InitBuffer enforces.
 constexpr int32_t TOTAL_UB_SIZE = SAGE_CHIP_UB_BYTES;
+constexpr int32_t TOTAL_VEC_LOCAL_SIZE = SAGE_CHIP_UB_BYTES;
 
 __aicore__ inline int64_t GetBlockIdx() { return sage::sim::blk().idx; }
 __aicore__ inline int64_t GetBlockNum() { return sage::sim::blk().num; }

@@ -19,35 +19,55 @@ template <typename T>
 inline uint64_t whole_blocks(uint32_t count, const char* dir, SrcLoc loc) {
     uint64_t bytes = uint64_t(count) * sizeof(T);
     if (bytes % 32 != 0) {
+        constexpr uint64_t per = 32 / sizeof(T);
         sage::sim::report("unaligned-copy", sage::sim::Severity::Error, loc,
-                          "DataCopy %s of %u elements = %llu bytes, not a multiple of 32: the device copies "
-                          "only %llu bytes. Round the count up to %llu elements, or use DataCopyPad",
-                          dir, count, (unsigned long long)bytes, (unsigned long long)(bytes / 32 * 32),
-                          (unsigned long long)((bytes + 31) / 32 * 32 / sizeof(T)));
+                          "DataCopy %s of %u %s elements = %llu bytes, not a multiple of 32, in block %d: the "
+                          "count form moves whole 32-byte blocks, so the device copies only %llu elements and "
+                          "drops the last %llu. Make the count a multiple of %llu (e.g. %llu), or use "
+                          "DataCopyPad with a byte length",
+                          dir, count, sage::sim::dtype_name<T>(), (unsigned long long)bytes, sage::sim::blk().idx,
+                          (unsigned long long)(bytes / 32 * 32 / sizeof(T)),
+                          (unsigned long long)(count - bytes / 32 * 32 / sizeof(T)), (unsigned long long)per,
+                          (unsigned long long)((count + per - 1) / per * per));
     }
     return bytes / 32 * 32;
 }
 
+// GM -> UB: `bytes` from `src` + gm_off (bytes) into dst + ub_off (bytes).
 template <typename T>
-inline void gm_to_ub(const LocalTensor<T>& dst, const T* src, uint64_t bytes, uint32_t ub_off, const char* api,
-                     SrcLoc loc) {
+inline void gm_to_ub(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint64_t gm_off, uint64_t bytes,
+                     uint32_t ub_off, const char* api, SrcLoc loc) {
     if (!bytes) return;
-    sage::sim::gm_check(src, bytes, loc, false);
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + gm_off;
+    sage::sim::gm_check(g, bytes, loc, false, api, sizeof(T), src.gm_);
     UbRange w{dst.addr_ + ub_off, uint32_t(bytes)};
-    memcpy(sage::sim::blk().ub + w.addr, src, bytes);
+    memcpy(sage::sim::blk().ub + w.addr, g, bytes);
     sage::sim::ub_mark(w);
-    (void)api;
 }
 
+// UB -> GM: `bytes` from src + ub_off (bytes) to `dst` + gm_off (bytes); accumulates under
+// SetAtomicAdd.
 template <typename T>
-inline void ub_to_gm(T* dst, const LocalTensor<T>& src, uint64_t bytes, uint32_t ub_off, const char* api,
-                     SrcLoc loc) {
+inline void ub_to_gm(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint64_t gm_off, uint64_t bytes,
+                     uint32_t ub_off, const char* api, SrcLoc loc) {
     if (!bytes) return;
-    auto* b = sage::sim::gm_check(dst, bytes, loc, true);
+    uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_) + gm_off;
+    auto* b = sage::sim::gm_check(g, bytes, loc, true, api, sizeof(T), dst.gm_);
     UbRange r{src.addr_ + ub_off, uint32_t(bytes)};
     sage::sim::ub_check_init(r, api, loc);
-    memcpy(dst, sage::sim::blk().ub + r.addr, bytes);
-    sage::sim::gm_wrote(b, dst, bytes, loc);
+    const uint8_t* u = sage::sim::blk().ub + r.addr;
+    if (sage::sim::blk().atomic_add) {
+        for (uint64_t i = 0; i + sizeof(T) <= bytes; i += sizeof(T)) {
+            T a, v;
+            memcpy(&a, g + i, sizeof(T));
+            memcpy(&v, u + i, sizeof(T));
+            a = T(a + v);
+            memcpy(g + i, &a, sizeof(T));
+        }
+    } else {
+        memcpy(g, u, bytes);
+    }
+    sage::sim::gm_wrote(b, g, bytes, loc, api, sizeof(T));
 }
 
 }  // namespace detail
@@ -59,7 +79,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     sage::sim::touch(loc);
     uint64_t bytes = detail::whole_blocks<T>(count, "GM->UB", loc);
     dst.check("DataCopy", bytes / sizeof(T), loc);
-    detail::gm_to_ub(dst, src.addr_, bytes, 0, "DataCopy", loc);
+    detail::gm_to_ub(dst, src, 0, bytes, 0, "DataCopy", loc);
     sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc,
                            dst.range(bytes / sizeof(T)));
 }
@@ -71,7 +91,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     sage::sim::touch(loc);
     uint64_t bytes = detail::whole_blocks<T>(count, "UB->GM", loc);
     src.check("DataCopy", bytes / sizeof(T), loc);
-    detail::ub_to_gm(dst.addr_, src, bytes, 0, "DataCopy", loc);
+    detail::ub_to_gm(dst, src, 0, bytes, 0, "DataCopy", loc);
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc, {},
                            src.range(bytes / sizeof(T)));
 }
@@ -101,9 +121,8 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * (burst + p.dstStride * 32ull) + burst : 0;
     dst.check("DataCopy", ub_span / sizeof(T), loc);
     for (uint16_t i = 0; i < p.blockCount; ++i) {
-        const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + i * (burst + p.srcStride * 32ull);
-        detail::gm_to_ub(dst, reinterpret_cast<const T*>(g), burst, uint32_t(i * (burst + p.dstStride * 32ull)),
-                         "DataCopy", loc);
+        detail::gm_to_ub(dst, src, i * (burst + p.srcStride * 32ull), burst,
+                         uint32_t(i * (burst + p.dstStride * 32ull)), "DataCopy", loc);
     }
     sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(),
                            uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc,
@@ -118,9 +137,8 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * (burst + p.srcStride * 32ull) + burst : 0;
     src.check("DataCopy", ub_span / sizeof(T), loc);
     for (uint16_t i = 0; i < p.blockCount; ++i) {
-        uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_) + i * (burst + p.dstStride * 32ull);
-        detail::ub_to_gm(reinterpret_cast<T*>(g), src, burst, uint32_t(i * (burst + p.srcStride * 32ull)),
-                         "DataCopy", loc);
+        detail::ub_to_gm(dst, src, i * (burst + p.dstStride * 32ull), burst,
+                         uint32_t(i * (burst + p.srcStride * 32ull)), "DataCopy", loc);
     }
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(),
                            uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc, {},
@@ -147,26 +165,34 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
 }
 
 // DataCopyPad GM -> UB: blockCount bursts of blockLen bytes; each burst lands at a 32-byte
-// boundary in UB, padded (with paddingValue when isPad) up to the next boundary.
+// boundary in UB, after leftPadding elements and before rightPadding ones, and the unit writes
+// whole 32-byte blocks: with isPad the padding holds paddingValue; without it and without
+// left/right padding the alignment fill repeats the burst's first element (the DataCopyPad doc,
+// as summarised in research/ascendc-api.md 6.2), so a vector op over the whole last block reads
+// written data; left/right padding without isPad is undefined, left unwritten here.
 template <typename T>
 __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                                    const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad, SAGE_LOC) {
     sage::sim::touch(loc);
-    uint64_t ub_burst = (uint64_t(p.blockLen) + pad.leftPadding * sizeof(T) + pad.rightPadding * sizeof(T) + 31) /
-                        32 * 32;
+    uint64_t data_at = pad.leftPadding * sizeof(T);
+    uint64_t ub_burst = (uint64_t(p.blockLen) + data_at + pad.rightPadding * sizeof(T) + 31) / 32 * 32;
     uint64_t ub_step = ub_burst + uint64_t(p.dstStride) * 32;
     uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + ub_burst : 0;
     dst.check("DataCopyPad", ub_span / sizeof(T), loc);
+    bool fill_first = !pad.isPad && !pad.leftPadding && !pad.rightPadding && p.blockLen >= sizeof(T);
     for (uint16_t i = 0; i < p.blockCount; ++i) {
-        const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + i * (uint64_t(p.blockLen) + p.srcStride);
         uint32_t at = uint32_t(i * ub_step);
+        T* row = reinterpret_cast<T*>(sage::sim::blk().ub + dst.addr_ + at);
         if (pad.isPad) {
-            T* row = reinterpret_cast<T*>(sage::sim::blk().ub + dst.addr_ + at);
             for (uint64_t k = 0; k < ub_burst / sizeof(T); ++k) row[k] = pad.paddingValue;
             sage::sim::ub_mark({dst.addr_ + at, uint32_t(ub_burst)});
         }
-        detail::gm_to_ub(dst, reinterpret_cast<const T*>(g), p.blockLen,
-                         at + uint32_t(pad.leftPadding * sizeof(T)), "DataCopyPad", loc);
+        detail::gm_to_ub(dst, src, i * (uint64_t(p.blockLen) + p.srcStride), p.blockLen,
+                         at + uint32_t(data_at), "DataCopyPad", loc);
+        if (fill_first && ub_burst > p.blockLen) {
+            for (uint64_t k = (p.blockLen + sizeof(T) - 1) / sizeof(T); k < ub_burst / sizeof(T); ++k) row[k] = row[0];
+            sage::sim::ub_mark({dst.addr_ + at + p.blockLen, uint32_t(ub_burst - p.blockLen)});
+        }
     }
     sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopyPad", sage::sim::dtype_name<T>(),
                            uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
@@ -182,8 +208,8 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
     uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + p.blockLen : 0;
     src.check("DataCopyPad", (ub_span + sizeof(T) - 1) / sizeof(T), loc);
     for (uint16_t i = 0; i < p.blockCount; ++i) {
-        uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_) + i * (uint64_t(p.blockLen) + p.dstStride);
-        detail::ub_to_gm(reinterpret_cast<T*>(g), src, p.blockLen, uint32_t(i * ub_step), "DataCopyPad", loc);
+        detail::ub_to_gm(dst, src, i * (uint64_t(p.blockLen) + p.dstStride), p.blockLen, uint32_t(i * ub_step),
+                         "DataCopyPad", loc);
     }
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopyPad", sage::sim::dtype_name<T>(),
                            uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
@@ -201,6 +227,18 @@ template <typename T>
 __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
                                    SAGE_LOC) {
     DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0), loc);
+}
+
+// Atomic accumulation of UB->GM copies, per core until SetAtomicNone: blocks adding into the
+// same output do not race.
+template <typename T>
+__aicore__ inline void SetAtomicAdd(SAGE_LOC) {
+    sage::sim::touch(loc);
+    sage::sim::blk().atomic_add = true;
+}
+__aicore__ inline void SetAtomicNone(SAGE_LOC) {
+    sage::sim::touch(loc);
+    sage::sim::blk().atomic_add = false;
 }
 
 }  // namespace AscendC

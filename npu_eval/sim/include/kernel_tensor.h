@@ -17,11 +17,13 @@ public:
         sage::sim::touch(loc);
         addr_ = buffer;
         size_ = bufferSize;
+        gm_ = sage::sim::gm_home(buffer);
     }
     __aicore__ inline void SetGlobalBuffer(__gm__ T* buffer, SAGE_LOC) {
         sage::sim::touch(loc);
         addr_ = buffer;
         size_ = 0;
+        gm_ = sage::sim::gm_home(buffer);
     }
     __aicore__ inline GlobalTensor operator[](uint64_t offset) const {
         GlobalTensor t = *this;
@@ -31,18 +33,18 @@ public:
     }
     __aicore__ inline T GetValue(uint64_t offset, SAGE_LOC) const {
         sage::sim::touch(loc);
-        sage::sim::gm_check(addr_ + offset, sizeof(T), loc, false);
+        sage::sim::gm_check(addr_ + offset, sizeof(T), loc, false, "GetValue", sizeof(T), gm_);
         sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::GetValue", sage::sim::dtype_name<T>(), 1,
                                sizeof(T), loc);
         return addr_[offset];
     }
     __aicore__ inline void SetValue(uint64_t offset, T value, SAGE_LOC) {
         sage::sim::touch(loc);
-        auto* b = sage::sim::gm_check(addr_ + offset, sizeof(T), loc, true);
+        auto* b = sage::sim::gm_check(addr_ + offset, sizeof(T), loc, true, "SetValue", sizeof(T), gm_);
         sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::SetValue", sage::sim::dtype_name<T>(), 1,
                                sizeof(T), loc);
         addr_[offset] = value;
-        sage::sim::gm_wrote(b, addr_ + offset, sizeof(T), loc);
+        sage::sim::gm_wrote(b, addr_ + offset, sizeof(T), loc, "SetValue", sizeof(T));
     }
     __aicore__ inline __gm__ T* GetPhyAddr() const { return addr_; }
     __aicore__ inline __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
@@ -53,6 +55,7 @@ public:
     // Emulator internals (public so the API families can reach them).
     T* addr_ = nullptr;
     uint64_t size_ = 0;
+    int gm_ = -1;  // the host buffer addr_ points into (sage::sim::gm_home), -1 if unknown
 };
 
 template <typename T>
@@ -61,14 +64,13 @@ public:
     using PrimType = T;
     __aicore__ LocalTensor() = default;
 
+    // A view `offset` elements in. operator[] cannot take the caller's line, so a view past
+    // the end is not reported here but by the API call that uses it, at that call's line.
     __aicore__ inline LocalTensor operator[](uint32_t offset) const {
         LocalTensor t = *this;
-        if (slot_ && offset > size_) {
-            sage::sim::fail("ub-out-of-bounds", sage::sim::rt().last,
-                            "tensor[%u] starts past the end of a %u-element tensor", offset, size_);
-        }
-        t.addr_ = addr_ + offset * uint32_t(sizeof(T));
-        t.size_ = size_ - offset;
+        uint64_t at = uint64_t(addr_) + uint64_t(offset) * sizeof(T);
+        t.addr_ = at > UINT32_MAX ? UINT32_MAX : uint32_t(at);
+        t.size_ = offset <= size_ ? size_ - offset : 0;
         return t;
     }
     __aicore__ inline T GetValue(uint32_t index, SAGE_LOC) const {
@@ -113,33 +115,77 @@ public:
         return sage::sim::UbRange{addr_, uint32_t(elems * sizeof(T))};
     }
     // The checks every operand goes through: the tensor has a live buffer, the access stays
-    // inside it, and (for vector and copy units) starts 32-byte aligned.
+    // inside it, and (for vector and copy units) starts 32-byte aligned. Runs for every operand
+    // of every op: the passing path is a few compares.
     void check(const char* api, uint64_t elems, sage::sim::SrcLoc loc, bool aligned = true) const {
         using namespace sage::sim;
-        if (!slot_) fail("ub-out-of-bounds", loc, "%s uses a LocalTensor that no AllocTensor, DeQue or Get produced", api);
-        if (slot_->gen != gen_) {
-            fail("use-after-free", loc,
-                 "%s uses a LocalTensor after FreeTensor released its buffer (queue %d); DeQue or "
-                 "AllocTensor a fresh one",
-                 api, slot_->owner);
-        }
-        uint64_t end = uint64_t(addr_) + elems * sizeof(T);
-        if (end > uint64_t(slot_->addr) + slot_->bytes) {
+        if (!slot_) {
             fail("ub-out-of-bounds", loc,
-                 "%s touches %llu elements (%llu bytes) from byte %u of a %u-byte buffer: %llu bytes "
-                 "past its end",
-                 api, (unsigned long long)elems, (unsigned long long)(elems * sizeof(T)), addr_ - slot_->addr,
-                 slot_->bytes, (unsigned long long)(end - slot_->addr - slot_->bytes));
+                 "%s uses a LocalTensor that no AllocTensor, DeQue or TBuf::Get produced (a default-constructed "
+                 "tensor has no buffer): take it from its queue or buffer first",
+                 api);
         }
+        if (slot_->gen != gen_) use_after_free(api, loc);
+        uint64_t room = uint64_t(slot_->addr) + slot_->bytes;
+        room = addr_ < room ? room - addr_ : 0;  // bytes from this view to the end of its buffer
+        if (elems > room / sizeof(T)) out_of_bounds(api, elems, loc);
         if (aligned && addr_ % 32 != 0) {
             report("unaligned-copy", Severity::Error, loc,
-                   "%s on a UB address %u bytes past a 32-byte boundary (offset %u elements into its "
-                   "buffer); UB operands must start 32-byte aligned",
-                   api, addr_ % 32, uint32_t((addr_ - slot_->addr) / sizeof(T)));
+                   "%s on a UB operand that starts %u bytes past a 32-byte boundary (element %u of %s), in "
+                   "block %d: vector and DataCopy operands must start 32-byte aligned. Offset views by "
+                   "multiples of %u elements, or load the shifted data into its own buffer (GM addresses need "
+                   "only element alignment)",
+                   api, addr_ % 32, uint32_t((addr_ - slot_->addr) / sizeof(T)),
+                   slot_origin(*slot_, loc).c_str(), blk().idx, uint32_t(32 / sizeof(T)));
         }
     }
+    [[noreturn]] void use_after_free(const char* api, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        std::string now = slot_->state == SlotState::Free
+                              ? std::string("")
+                              : format(", and the queue has since handed the buffer out again (%s at %s)",
+                                       slot_->state == SlotState::Queued ? "EnQue" : "AllocTensor/DeQue",
+                                       line_ref(slot_->held, loc).c_str());
+        fail("use-after-free", loc,
+             "%s uses a LocalTensor whose buffer FreeTensor at %s gave back to %s%s, in block %d: on the device "
+             "another tile may already be in it. Use the tensor before its FreeTensor, or take a fresh one "
+             "with AllocTensor/DeQue",
+             api, line_ref(slot_->freed, loc).c_str(), slot_origin(*slot_, loc).c_str(), now.c_str(), blk().idx);
+    }
+    [[noreturn]] void out_of_bounds(const char* api, uint64_t elems, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        uint64_t start = addr_ >= slot_->addr ? (uint64_t(addr_) - slot_->addr) / sizeof(T) : 0;
+        uint64_t cap = slot_->bytes / sizeof(T);
+        if (start >= cap) {
+            fail("ub-out-of-bounds", loc,
+                 "%s uses tensor[%llu], which starts past the end of %s, which holds %llu elements of %u bytes "
+                 "(block %d): the index must stay below the buffer's element count",
+                 api, (unsigned long long)start, slot_origin(*slot_, loc).c_str(), (unsigned long long)cap,
+                 uint32_t(sizeof(T)), blk().idx);
+        }
+        if (elems >= (uint64_t(1) << 31)) {
+            fail("ub-out-of-bounds", loc, "%s with a count of %llu elements (a negative count converted?), on %s "
+                 "(block %d)", api, (unsigned long long)elems, slot_origin(*slot_, loc).c_str(), blk().idx);
+        }
+        fail("ub-out-of-bounds", loc,
+             "%s touches %llu elements from element %llu of %s, which holds %llu elements of %u bytes: %llu "
+             "elements past its end, in block %d. The count must fit the tensor: at most %llu elements from "
+             "here (a count meant for the whole block or the total length?)",
+             api, (unsigned long long)elems, (unsigned long long)start, slot_origin(*slot_, loc).c_str(),
+             (unsigned long long)cap, uint32_t(sizeof(T)), (unsigned long long)(start + elems - cap), blk().idx,
+             (unsigned long long)(cap - start));
+    }
     void check_scalar(const char* api, uint32_t index, sage::sim::SrcLoc loc) const {
-        check(api, uint64_t(index) + 1, loc, false);
+        using namespace sage::sim;
+        check(api, 0, loc, false);
+        uint64_t room = uint64_t(slot_->addr) + slot_->bytes;
+        room = addr_ < room ? (room - addr_) / sizeof(T) : 0;
+        if (index >= room) {
+            fail("ub-out-of-bounds", loc,
+                 "%s(%u) on a tensor with room for %llu elements before the end of %s, in block %d: the index "
+                 "must stay below that",
+                 api, index, (unsigned long long)room, slot_origin(*slot_, loc).c_str(), blk().idx);
+        }
     }
 
     uint32_t addr_ = 0;  // byte offset in the block's UB

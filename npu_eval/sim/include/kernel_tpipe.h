@@ -17,14 +17,30 @@ inline sage::sim::Pipe producer_pipe(TPosition pos) {
 inline sage::sim::Pipe consumer_pipe(TPosition pos) {
     return pos == TPosition::VECOUT ? sage::sim::Pipe::MTE3 : sage::sim::Pipe::V;
 }
-inline const char* position_name(TPosition pos) {
+inline const char* queue_kind(TPosition pos) {
     switch (pos) {
-        case TPosition::VECIN: return "VECIN";
-        case TPosition::VECOUT: return "VECOUT";
-        case TPosition::VECCALC: return "VECCALC";
-        case TPosition::GM: return "GM";
-        default: return "other";
+        case TPosition::VECIN: return "VECIN queue";
+        case TPosition::VECOUT: return "VECOUT queue";
+        case TPosition::VECCALC: return "VECCALC queue";
+        default: return "queue";
     }
+}
+// What each buffer of a queue is doing, for a deadlock message: "buffer 0 AllocTensor'd at
+// line 41 and not yet EnQue'd; buffer 1 ...".
+inline std::string holders(const std::vector<sage::sim::Slot*>& slots, sage::sim::SrcLoc from) {
+    using namespace sage::sim;
+    std::string out;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const Slot& s = *slots[i];
+        const char* what = s.state == SlotState::Free       ? "free"
+                           : s.state == SlotState::Queued   ? "in the queue since EnQue at"
+                           : s.held.line == s.alloc.line && s.held.file == s.alloc.file
+                               ? "taken by AllocTensor at"
+                               : "taken by DeQue at";
+        out += format("%sbuffer %zu %s", i ? "; " : "", i, what);
+        if (s.state != SlotState::Free) out += " " + line_ref(s.held, from);
+    }
+    return out;
 }
 }  // namespace detail
 
@@ -41,24 +57,31 @@ public:
         touch(loc);
         if (slots_.empty()) {
             fail("queue-deadlock", loc,
-                 "AllocTensor on %s queue %d, which has no buffers: call pipe.InitBuffer(queue, num, "
-                 "bytes) first",
-                 detail::position_name(src), id_);
+                 "AllocTensor on a %s that has no buffers, in block %d: give it memory with "
+                 "pipe.InitBuffer(queue, num, bytes) before the first AllocTensor",
+                 detail::queue_kind(src), blk().idx);
         }
-        for (Slot* s : slots_) {
+        // The device hands out a queue's buffers in a ring, so with BUFFER_NUM 2 consecutive
+        // tiles land in different buffers (that is what lets the pipes overlap).
+        for (size_t k = 0; k < slots_.size(); ++k) {
+            size_t i = (next_alloc_ + k) % slots_.size();
+            Slot* s = slots_[i];
             if (s->state == SlotState::Free) {
                 s->state = SlotState::Allocated;
                 ++s->gen;
+                next_alloc_ = i + 1;
+                s->alloc = s->held = loc;
                 ub_clear({s->addr, s->bytes});
-                trace_event(TraceKind::Alloc, detail::producer_pipe(src), "AllocTensor", loc, id_,
-                            int32_t(s - slots_[0]), {s->addr, s->bytes});
+                trace_event(TraceKind::Alloc, detail::producer_pipe(src), "AllocTensor", loc, id_, int32_t(i),
+                            {s->addr, s->bytes});
                 return tensor_of<T>(s);
             }
         }
         fail("queue-deadlock", loc,
-             "AllocTensor on %s queue %d with all %zu buffers in use: the device waits here forever "
-             "(a FreeTensor missing, or more tensors alive at once than InitBuffer gave it)",
-             detail::position_name(src), id_, slots_.size());
+             "AllocTensor on %s, but all %zu of its buffers are in use (%s), in block %d: the device waits "
+             "here forever. FreeTensor each tensor once done with it (a FreeTensor is missing?), or give the "
+             "queue more buffers in InitBuffer",
+             slot_origin(*slots_[0], loc).c_str(), slots_.size(), detail::holders(slots_, loc).c_str(), blk().idx);
     }
 
     template <typename T>
@@ -66,7 +89,14 @@ public:
         using namespace sage::sim;
         touch(loc);
         Slot* s = own(tensor, "EnQue", loc);
+        if (s->state == SlotState::Queued) {
+            fail("queue-deadlock", loc,
+                 "EnQue of a tensor that is already in %s (EnQue at %s), in block %d: each AllocTensor is "
+                 "EnQue'd once, then DeQue'd",
+                 slot_origin(*s, loc).c_str(), line_ref(s->held, loc).c_str(), blk().idx);
+        }
         s->state = SlotState::Queued;
+        s->held = loc;
         fifo_.push_back(s);
         trace_event(TraceKind::EnQue, detail::producer_pipe(src), "EnQue", loc, id_, index_of(s));
         return true;
@@ -77,14 +107,25 @@ public:
         using namespace sage::sim;
         touch(loc);
         if (fifo_.empty()) {
+            const Slot* pending = nullptr;
+            for (Slot* s : slots_)
+                if (s->state == SlotState::Allocated && s->held.line == s->alloc.line && s->held.file == s->alloc.file)
+                    pending = s;
+            std::string hint = pending
+                ? format("the tensor from AllocTensor at %s was never EnQue'd: EnQue it once it is filled",
+                         line_ref(pending->alloc, loc).c_str())
+                : std::string("an EnQue is missing, or this is one DeQue too many");
+            if (slots_.empty()) hint = "it has no buffers either: InitBuffer it, then AllocTensor, fill and EnQue";
             fail("queue-deadlock", loc,
-                 "DeQue on %s queue %d, which holds no tensor: the device waits here forever (an EnQue "
-                 "missing, or one DeQue too many)",
-                 detail::position_name(src), id_);
+                 "DeQue on %s%s, which holds no tensor, in block %d: the device waits here forever; %s",
+                 slots_.empty() ? "a " : "",
+                 slots_.empty() ? detail::queue_kind(src) : slot_origin(*slots_[0], loc).c_str(), blk().idx,
+                 hint.c_str());
         }
         Slot* s = fifo_.front();
         fifo_.pop_front();
         s->state = SlotState::Allocated;
+        s->held = loc;
         trace_event(TraceKind::DeQue, detail::consumer_pipe(dst), "DeQue", loc, id_, index_of(s));
         return tensor_of<T>(s);
     }
@@ -109,6 +150,7 @@ public:
             }
         }
         s->state = SlotState::Free;
+        s->freed = loc;
         ++s->gen;
         trace_event(TraceKind::Free, detail::consumer_pipe(dst), "FreeTensor", loc, id_, index_of(s));
     }
@@ -129,6 +171,7 @@ public:
     std::vector<sage::sim::Slot*> slots_;
     std::deque<sage::sim::Slot*> fifo_;
     int id_;
+    size_t next_alloc_ = 0;
 
 private:
     template <typename T>
@@ -148,12 +191,25 @@ private:
     template <typename T>
     sage::sim::Slot* own(const LocalTensor<T>& t, const char* api, sage::sim::SrcLoc loc) const {
         using namespace sage::sim;
-        if (!t.slot_ || index_of(t.slot_) < 0) {
-            fail("queue-deadlock", loc, "%s on queue %d with a tensor that belongs to another queue or buffer",
-                 api, id_);
+        if (!t.slot_) {
+            fail("queue-deadlock", loc,
+                 "%s on %s%s with a LocalTensor that no AllocTensor or DeQue produced, in block %d",
+                 api, slots_.empty() ? "a " : "",
+                 slots_.empty() ? detail::queue_kind(src) : slot_origin(*slots_[0], loc).c_str(), blk().idx);
+        }
+        if (index_of(t.slot_) < 0) {
+            fail("queue-deadlock", loc,
+                 "%s on %s%s with a tensor of %s, in block %d: EnQue, DeQue and FreeTensor a tensor on the queue "
+                 "that allocated it",
+                 api, slots_.empty() ? "a " : "",
+                 slots_.empty() ? detail::queue_kind(src) : slot_origin(*slots_[0], loc).c_str(),
+                 slot_origin(*t.slot_, loc).c_str(), blk().idx);
         }
         if (t.slot_->gen != t.gen_ || t.slot_->state == SlotState::Free) {
-            fail("use-after-free", loc, "%s of a tensor whose buffer was already freed (queue %d)", api, id_);
+            fail("use-after-free", loc,
+                 "%s of a tensor whose buffer FreeTensor at %s already gave back to %s, in block %d: free each "
+                 "tensor once, and take a fresh one with AllocTensor/DeQue",
+                 api, line_ref(t.slot_->freed, loc).c_str(), slot_origin(*t.slot_, loc).c_str(), blk().idx);
         }
         return t.slot_;
     }
@@ -175,10 +231,17 @@ public:
     __aicore__ inline LocalTensor<T> Get(uint32_t len, SAGE_LOC) {
         using namespace sage::sim;
         touch(loc);
-        if (!slot_) fail("ub-out-of-bounds", loc, "TBuf::Get before pipe.InitBuffer(buf, bytes) gave the buffer memory");
+        if (!slot_) {
+            fail("ub-out-of-bounds", loc,
+                 "TBuf::Get before pipe.InitBuffer(buf, bytes) gave the buffer memory, in block %d", blk().idx);
+        }
         if (uint64_t(len) * sizeof(T) > slot_->bytes) {
-            fail("ub-out-of-bounds", loc, "TBuf::Get(%u) asks for %llu bytes of a %u-byte buffer", len,
-                 (unsigned long long)(uint64_t(len) * sizeof(T)), slot_->bytes);
+            fail("ub-out-of-bounds", loc,
+                 "TBuf::Get(%u) asks for %u elements of %u bytes = %llu bytes, but %s holds %u bytes (%u such "
+                 "elements), in block %d. InitBuffer takes a length in bytes (elements * sizeof(T)), Get a "
+                 "count of elements",
+                 len, len, uint32_t(sizeof(T)), (unsigned long long)(uint64_t(len) * sizeof(T)),
+                 slot_origin(*slot_, loc).c_str(), slot_->bytes, uint32_t(slot_->bytes / sizeof(T)), blk().idx);
         }
         LocalTensor<T> t;
         t.addr_ = slot_->addr;
@@ -190,9 +253,10 @@ public:
     template <typename T>
     __aicore__ inline LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, SAGE_LOC) {
         LocalTensor<T> t = Get<T>(loc);
-        t.addr_ += bufOffset;
+        uint64_t at = uint64_t(t.addr_) + bufOffset;
+        t.addr_ = at > UINT32_MAX ? UINT32_MAX : uint32_t(at);
         t.size_ = size;
-        t.check("GetWithOffset", size, loc, false);
+        t.check("TBuf::GetWithOffset", size, loc, false);
         return t;
     }
 
@@ -203,20 +267,28 @@ public:
 class TPipe {
 public:
     __aicore__ TPipe() { sage::sim::blk().tpipe = this; }
+    // As on the device, a TPipe going out of scope gives its Unified Buffer back (Destroy), so
+    // a kernel that runs phases with a TPipe each does not add them up.
     __aicore__ ~TPipe() {
-        if (sage::sim::blk().tpipe == this) sage::sim::blk().tpipe = nullptr;
+        if (sage::sim::blk().tpipe == this) {
+            sage::sim::blk().tpipe = nullptr;
+            sage::sim::blk().ub_used = 0;
+        }
     }
 
     template <TPosition src, TPosition dst, int32_t depth, auto mask>
     __aicore__ inline bool InitBuffer(TQueBind<src, dst, depth, mask>& que, uint8_t num, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);
-        for (uint8_t i = 0; i < num; ++i) que.slots_.push_back(carve(len, que.id_, num, loc));
+        reserve(num, len, loc);
+        for (uint8_t i = 0; i < num; ++i)
+            que.slots_.push_back(carve(len, que.id_, detail::queue_kind(src), i, num, loc));
         return true;
     }
     template <TPosition pos>
     __aicore__ inline bool InitBuffer(TBuf<pos>& buf, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);
-        buf.slot_ = carve(len, buf.id_, 1, loc);
+        reserve(1, len, loc);
+        buf.slot_ = carve(len, buf.id_, "TBuf", 0, 1, loc);
         buf.slot_->state = sage::sim::SlotState::Scratch;
         return true;
     }
@@ -238,20 +310,42 @@ public:
     __aicore__ inline void ReleaseEventID(TEventID) {}
 
 private:
-    sage::sim::Slot* carve(uint32_t len, int owner, int num, sage::sim::SrcLoc loc) {
+    static uint64_t rounded(uint32_t len) { return (uint64_t(len) + 31u) / 32u * 32u; }
+
+    // The whole InitBuffer call must fit: `num` buffers of `len` bytes, each rounded up to a
+    // 32-byte block, on top of what earlier InitBuffer calls took.
+    void reserve(int num, uint32_t len, sage::sim::SrcLoc loc) {
         using namespace sage::sim;
         auto& b = blk();
-        uint32_t bytes = (len + 31u) / 32u * 32u;
-        uint64_t end = uint64_t(b.ub_used) + bytes;
-        if (end > rt().ub_bytes) {
-            fail("ub-overflow", loc,
-                 "this InitBuffer brings the Unified Buffer to %llu bytes (%d x %u), past the %zu bytes "
-                 "usable on %s: shrink the tile or the buffer count",
-                 (unsigned long long)(uint64_t(b.ub_used) + uint64_t(bytes) * num), num, bytes, rt().ub_bytes,
-                 chip_name());
+        uint64_t need = uint64_t(num) * rounded(len);
+        if (uint64_t(b.ub_used) + need <= rt().ub_bytes) return;
+        std::string earlier;
+        int shown = 0;
+        for (const Slot& s : b.slots) {
+            if (s.index != 0 || s.addr + s.bytes > b.ub_used) continue;  // one entry per InitBuffer call
+            if (shown++ == 4) {
+                earlier += ", ...";
+                break;
+            }
+            earlier += format("%s%d x %u at %s", shown > 1 ? ", " : "", s.count, s.bytes,
+                              line_ref(s.init, loc).c_str());
         }
-        b.slots.push_back(Slot{b.ub_used, bytes, 0, SlotState::Free, owner});
-        b.ub_used = uint32_t(end);
+        fail("ub-overflow", loc,
+             "InitBuffer of %d x %u bytes%s needs %llu bytes of Unified Buffer, but earlier InitBuffer calls "
+             "already hold %u (%s): %llu in all, past the %zu bytes (%zu KB) usable on %s by %llu bytes, in block "
+             "%d. Shrink the tile (more tiles per block), use fewer buffers, or spread the data over more blocks",
+             num, len, rounded(len) != len ? format(" (%llu each, rounded to 32-byte blocks)",
+                                                   (unsigned long long)rounded(len)).c_str() : "",
+             (unsigned long long)need, b.ub_used, earlier.empty() ? "none" : earlier.c_str(),
+             (unsigned long long)(b.ub_used + need), rt().ub_bytes, rt().ub_bytes / 1024, chip_name(),
+             (unsigned long long)(b.ub_used + need - rt().ub_bytes), blk().idx);
+    }
+    sage::sim::Slot* carve(uint32_t len, int owner, const char* kind, int index, int count, sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        auto& b = blk();
+        uint32_t bytes = uint32_t(rounded(len));
+        b.slots.push_back(Slot{b.ub_used, bytes, 0, SlotState::Free, owner, kind, loc, index, count});
+        b.ub_used += bytes;
         ub_clear({b.slots.back().addr, bytes});
         return &b.slots.back();
     }

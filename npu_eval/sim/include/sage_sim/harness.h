@@ -4,14 +4,19 @@
 // catches faults, and writes outputs, faults, writers and the trace for the Python side.
 #pragma once
 
-#include <csignal>
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
+#include <new>
 #include <string>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <tuple>
 #include <unistd.h>
 #include <vector>
@@ -218,49 +223,84 @@ inline void write_all(int fd, const char* s, size_t n) {
     }
 }
 
+// The crash line names the last Ascend C call the kernel made (the signal gives no user line
+// of its own) and, for a bad access, what the address was: next to a GM buffer, or null.
 inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
     int fd = rt().fault_fd;
     if (fd >= 0) {
         char msg[1024];
-        const char* what = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
-                         : sig == SIGBUS  ? "SIGBUS (misaligned or unmapped access)"
-                         : sig == SIGFPE  ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
-                         : sig == SIGILL  ? "SIGILL (illegal instruction)"
-                         : sig == SIGABRT ? "SIGABRT (abort)"
-                         : sig == SIGTERM ? "stopped at its time limit"
-                                          : "a fatal signal";
-        const char* code = sig == SIGTERM ? "timeout" : "crash";
-        char where[256] = "";
-        if (sig == SIGSEGV || sig == SIGBUS) {
-            long long off = 0;
-            GmBuffer* b = gm_nearest(info->si_addr, &off);
-            if (b && off >= -4096 && off < (long long)b->bytes + 65536) {
-                std::snprintf(where, sizeof where, ": a raw access %lld bytes %s GM buffer '%s' (%zu bytes)",
-                              off < 0 ? -off : off - (long long)b->bytes, off < 0 ? "before" : "past the end of",
-                              b->name.c_str(), b->bytes);
-            } else {
-                std::snprintf(where, sizeof where, " at address %p", info->si_addr);
-            }
-        }
-        int n = std::snprintf(msg, sizeof msg, "%s\terror\t%s\t%d\t%d\t1\tthe kernel %s%s in block %d; the last "
-                              "Ascend C call before it was here\n",
-                              code, rt().last.file, rt().last.line, blk().idx,
-                              sig == SIGTERM ? "was" : "died of", sig == SIGTERM ? "" : what, blk().idx);
+        int n;
         if (sig == SIGTERM) {
             n = std::snprintf(msg, sizeof msg, "timeout\terror\t%s\t%d\t%d\t1\tthe kernel ran past its time limit "
                               "in block %d; the last Ascend C call it made was here (an endless loop, or a "
                               "loop bound read from a wrong tiling field?)\n",
                               rt().last.file, rt().last.line, blk().idx, blk().idx);
+        } else {
+            const char* what = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
+                             : sig == SIGBUS  ? "SIGBUS (misaligned or unmapped access)"
+                             : sig == SIGFPE  ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
+                             : sig == SIGILL  ? "SIGILL (illegal instruction)"
+                             : sig == SIGABRT ? "SIGABRT (abort)"
+                                              : "a fatal signal";
+            char where[256] = "";
+            if (sig == SIGSEGV || sig == SIGBUS) {
+                long long off = 0;
+                GmBuffer* b = gm_nearest(info->si_addr, &off);
+                if (b && off >= -4096 && off < (long long)b->bytes + 65536) {
+                    std::snprintf(where, sizeof where, ": a raw access %lld bytes %s GM buffer '%s' (%zu bytes)",
+                                  off < 0 ? -off : off - (long long)b->bytes, off < 0 ? "before" : "past the end of",
+                                  b->name.c_str(), b->bytes);
+                } else if (reinterpret_cast<uintptr_t>(info->si_addr) < 65536) {
+                    std::snprintf(where, sizeof where, ": a null pointer access (address 0x%lx)",
+                                  (unsigned long)reinterpret_cast<uintptr_t>(info->si_addr));
+                } else {
+                    std::snprintf(where, sizeof where, " at address %p", info->si_addr);
+                }
+            }
+            n = std::snprintf(msg, sizeof msg, "crash\terror\t%s\t%d\t%d\t1\tthe kernel died of %s%s in block %d; "
+                              "the last Ascend C call before it was here\n",
+                              rt().last.file, rt().last.line, blk().idx, what, where, blk().idx);
         }
-        (void)code;
-        (void)where;
-        write_all(fd, msg, size_t(n));
+        if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
     }
     _exit(sig == SIGTERM ? 124 : 128 + sig);
 }
 
+// An exception the kernel let escape (std::bad_alloc from a huge new, std::out_of_range from
+// .at()) would end in a bare abort; name it instead. Runs once, on the way out.
+inline void on_terminate() {
+    int fd = rt().fault_fd;
+    if (fd >= 0) {
+        char what[512] = "an exception of unknown type";
+        try {
+            if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+            std::snprintf(what, sizeof what, "std::terminate (no exception)");
+        } catch (const std::bad_alloc&) {
+            rlimit lim{};
+            getrlimit(RLIMIT_AS, &lim);
+            if (lim.rlim_cur != RLIM_INFINITY)
+                std::snprintf(what, sizeof what, "std::bad_alloc: the kernel asked for more memory than the "
+                              "run's %llu MiB limit (the memory_limit_mb setting)",
+                              (unsigned long long)(lim.rlim_cur >> 20));
+            else
+                std::snprintf(what, sizeof what, "std::bad_alloc: the kernel ran out of memory");
+        } catch (const std::exception& x) {
+            std::snprintf(what, sizeof what, "an uncaught C++ exception: %s", x.what());
+        } catch (...) {
+        }
+        for (char* c = what; *c; ++c)
+            if (*c == '\n' || *c == '\t') *c = ' ';  // what() is free text; the line must stay one TSV row
+        char msg[1024];
+        int n = std::snprintf(msg, sizeof msg, "crash\terror\t%s\t%d\t%d\t1\tthe kernel died of %s in block %d; the "
+                              "last Ascend C call before it was here\n",
+                              rt().last.file, rt().last.line, blk().idx, what, blk().idx);
+        if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
+    }
+    _exit(128 + SIGABRT);
+}
+
 inline void install_signal_handlers(const Manifest& m) {
-    rt().fault_fd = ::open(out_path(m, "crash.tsv").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    rt().fault_fd = ::open(out_path(m, "crash.tsv").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     static char altstack[64 * 1024];
     stack_t ss{};
     ss.ss_sp = altstack;
@@ -269,8 +309,11 @@ inline void install_signal_handlers(const Manifest& m) {
     struct sigaction sa {};
     sa.sa_sigaction = on_fatal_signal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    // This process may be PID 1 of its own PID namespace, where a signal without a handler
+    // is dropped (SIGKILL aside): every signal that should end the run has one.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM}) sigaction(sig, &sa, nullptr);
     signal(SIGXFSZ, SIG_IGN);  // an oversized output fails its write instead of killing us
+    std::set_terminate(on_terminate);
 }
 
 using BlockFn = void (*)(Manifest&);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -62,14 +63,21 @@ struct FaultRecord {
 };
 
 // A buffer slot in the Unified Buffer: a queue buffer or a TBuf. Tensors refer to their slot
-// and remember its generation, so a tensor used after FreeTensor is detected.
+// and remember its generation, so a tensor used after FreeTensor is detected. The locations
+// let a fault name the buffer the way the user wrote it: by its InitBuffer line.
 enum class SlotState : uint8_t { Free, Allocated, Queued, Scratch };
 struct Slot {
-    uint32_t addr;   // byte offset in UB
-    uint32_t bytes;  // capacity
+    uint32_t addr;       // byte offset in UB
+    uint32_t bytes;      // capacity
     uint32_t gen;
     SlotState state;
-    int owner;       // queue id (TQue/TBuf), for messages and the trace
+    int owner;           // queue id (TQue/TBuf), for the trace
+    const char* kind;    // "VECIN queue", "TBuf", ...
+    SrcLoc init;         // the InitBuffer that carved it
+    int index, count;    // which of the `count` buffers that InitBuffer gave
+    SrcLoc alloc{"", 0}; // the last AllocTensor of it
+    SrcLoc held{"", 0};  // the AllocTensor, EnQue or DeQue that last moved it
+    SrcLoc freed{"", 0}; // the last FreeTensor of it
 };
 
 // One record per API call, for the cost model (DESIGN section 4) and the missing-sync check.
@@ -104,9 +112,10 @@ struct BlockState {
     uint32_t ub_used = 0;      // bytes handed out by TPipe::InitBuffer
     std::deque<Slot> slots;    // stable addresses for the block's lifetime
     int next_queue_id = 0;
-    int flags_set[8][8] = {};  // pending SetFlag count per HardEvent kind and event id
+    int flags_set[64][8] = {}; // pending SetFlag count per HardEvent (< 64) and event id
     int next_event_id[8] = {};
     void* tpipe = nullptr;     // GetTPipePtr()
+    bool atomic_add = false;   // SetAtomicAdd: UB->GM copies accumulate (per core, as on the device)
     std::vector<TraceRec> trace;
 };
 
@@ -117,7 +126,6 @@ struct Runtime {
     std::vector<std::pair<std::string, int>> locs;  // interned (file, line); id = index + 1
     SrcLoc last{"", 0};         // the last user location an API call saw
     bool tracing = true;
-    bool atomic_add = false;
     size_t ub_bytes = SAGE_CHIP_UB_BYTES;
     int fault_fd = -1;          // written by the crash handler
 };
@@ -142,28 +150,43 @@ inline uint32_t intern(SrcLoc loc) {
 }
 
 inline std::string vformat(const char* fmt, va_list ap) {
-    char buf[1024];
+    char buf[1536];
     vsnprintf(buf, sizeof buf, fmt, ap);
     return buf;
 }
+inline std::string format(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::string s = vformat(fmt, ap);
+    va_end(ap);
+    return s;
+}
 
-inline void record_fault(const char* code, Severity sev, SrcLoc loc, const std::string& msg) {
+// A fault already reported at this line only counts again: a check inside a loop must not
+// format its message on every iteration.
+inline bool already_reported(const char* code, SrcLoc loc) {
     for (auto& f : rt().faults) {
-        if (f.code == code && f.line == loc.line && f.file == loc.file) {
+        if (f.line == loc.line && f.code == code && f.file == loc.file) {
             ++f.count;
-            return;
+            return true;
         }
     }
+    return false;
+}
+
+inline void record_fault(const char* code, Severity sev, SrcLoc loc, const std::string& msg) {
+    if (already_reported(code, loc)) return;
     rt().faults.push_back(FaultRecord{code, loc.file, msg, loc.line, blk().idx, sev, 1});
 }
 
 // A finding after which the kernel can go on (the device would compute garbage or race).
 inline void report(const char* code, Severity sev, SrcLoc loc, const char* fmt, ...) {
+    if (already_reported(code, loc)) return;
     va_list ap;
     va_start(ap, fmt);
     std::string msg = vformat(fmt, ap);
     va_end(ap);
-    record_fault(code, sev, loc, msg);
+    rt().faults.push_back(FaultRecord{code, loc.file, msg, loc.line, blk().idx, sev, 1});
 }
 
 // A fault that stops the block: recorded, then the block unwinds to the harness.
@@ -174,6 +197,30 @@ inline void report(const char* code, Severity sev, SrcLoc loc, const char* fmt, 
     va_end(ap);
     record_fault(code, Severity::Error, loc, msg);
     throw KernelAbort{code};
+}
+
+// "line 23" when `at` is in the file of the fault being reported, else "name.h:23".
+inline std::string line_ref(SrcLoc at, SrcLoc from) {
+    if (!at.line) return "an unknown line";
+    if (from.file && at.file && std::strcmp(at.file, from.file) == 0) return format("line %d", at.line);
+    const char* base = std::strrchr(at.file, '/');
+    return format("%s:%d", base ? base + 1 : at.file, at.line);
+}
+
+// "the VECIN queue from InitBuffer at line 24 (2 buffers of 256 bytes)"
+inline std::string slot_origin(const Slot& s, SrcLoc from) {
+    if (s.count > 1)
+        return format("the %s from InitBuffer at %s (%d buffers of %u bytes)", s.kind, line_ref(s.init, from).c_str(),
+                      s.count, s.bytes);
+    return format("the %s from InitBuffer at %s (%u bytes)", s.kind, line_ref(s.init, from).c_str(), s.bytes);
+}
+
+inline Slot* slot_at(uint32_t addr) {
+    Slot* found = nullptr;
+    for (auto& s : blk().slots) {
+        if (addr >= s.addr && addr < s.addr + s.bytes) found = &s;  // the latest carve wins after a Reset
+    }
+    return found;
 }
 
 inline void trace(TraceRec r) {
@@ -213,47 +260,102 @@ inline GmBuffer* gm_nearest(const void* p, long long* offset) {
     return best;
 }
 
-// Checks that [p, p+bytes) lies inside one buffer the host passed.
-inline GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write) {
-    GmBuffer* b = gm_find(p);
-    if (b && static_cast<const uint8_t*>(p) + bytes <= b->base + b->bytes) return b;
-    long long off = 0;
-    GmBuffer* n = gm_nearest(p, &off);
-    if (n) {
-        fail("gm-out-of-bounds", loc,
-             "%s %llu bytes at byte offset %lld of GM buffer '%s' (%zu bytes), %s by %lld bytes "
-             "(block %d)",
-             write ? "writes" : "reads", (unsigned long long)bytes, off, n->name.c_str(),
-             n->bytes, off < 0 ? "before its start" : "past its end",
-             off < 0 ? -off : off + (long long)bytes - (long long)n->bytes, blk().idx);
+// The GM buffer a pointer was derived from: the one holding it, else the nearest one that
+// starts below it (kernels offset a buffer's base upwards, by block and tile). -1 if none.
+// GlobalTensor::SetGlobalBuffer remembers it, so an access that runs off its buffer into a
+// neighbouring one is still caught.
+inline int gm_home(const void* p) {
+    auto* q = static_cast<const uint8_t*>(p);
+    int below = -1;
+    for (size_t i = 0; i < rt().gm.size(); ++i) {
+        const GmBuffer& b = rt().gm[i];
+        if (q >= b.base && q < b.base + b.bytes) return int(i);
+        if (q >= b.base && (below < 0 || b.base > rt().gm[size_t(below)].base)) below = int(i);
     }
-    fail("gm-out-of-bounds", loc, "%s %llu bytes at an address outside every GM buffer",
-         write ? "writes" : "reads", (unsigned long long)bytes);
+    return below;
+}
+
+[[noreturn]] inline void gm_out_of_bounds(const GmBuffer* b, const uint8_t* q, uint64_t bytes, SrcLoc loc,
+                                          bool write, const char* api, uint32_t elem) {
+    const char* verb = write ? "writes" : "reads";
+    if (!api) api = write ? "a GM write" : "a GM read";
+    if (!b) {
+        fail("gm-out-of-bounds", loc, "%s %s %llu bytes at an address outside every GM buffer the host passed "
+             "(block %d): the GlobalTensor was never bound with SetGlobalBuffer, or its pointer is wrong",
+             api, verb, (unsigned long long)bytes, blk().idx);
+    }
+    if (elem == 0) elem = 1;
+    long long off = q - b->base;
+    bool before = off < 0;
+    long long over = before ? -off : off + (long long)bytes - (long long)b->bytes;
+    const char* unit = elem == 1 ? "bytes" : "elements";
+    long long e_off = off / (long long)elem, e_over = (over + elem - 1) / elem;
+    unsigned long long e_n = bytes / elem, e_len = b->bytes / elem;
+    fail("gm-out-of-bounds", loc,
+         "%s %s %llu %s at %s %lld of GM buffer '%s', which holds %llu %s (%zu bytes): %lld %s %s, in block %d. %s",
+         api, verb, e_n, unit, elem == 1 ? "byte" : "element", e_off, b->name.c_str(), e_len, unit, b->bytes, e_over,
+         unit, before ? "before its start" : "past its end", blk().idx,
+         before ? "Check the offset given to SetGlobalBuffer and the index into the GlobalTensor."
+                : "A block's last tile must move only the elements left (clamp the count, and use DataCopyPad "
+                  "for a length that is not whole 32-byte blocks); check that the tiling gives no block more "
+                  "than the buffer holds.");
+}
+
+// Checks that [p, p+bytes) lies inside one buffer the host passed: `home` (an index into
+// rt().gm from gm_home) when the caller knows which buffer the pointer came from.
+inline GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
+                          uint32_t elem = 1, int home = -1) {
+    auto* q = static_cast<const uint8_t*>(p);
+    GmBuffer* b = home >= 0 ? &rt().gm[size_t(home)] : gm_find(p);
+    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) return b;
+    if (!b) {
+        long long off = 0;
+        b = gm_nearest(p, &off);
+    }
+    gm_out_of_bounds(b, q, bytes, loc, write, api, elem);
+}
+
+inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first, uint64_t bytes, SrcLoc loc,
+                    const char* api, uint32_t elem) {
+    if (already_reported("gm-race", loc)) return;
+    int other = int(prev & 0xFFF) - 1;
+    uint32_t id = prev >> 12;
+    SrcLoc where{"", 0};
+    if (id && id <= rt().locs.size()) where = SrcLoc{rt().locs[id - 1].first.c_str(), rt().locs[id - 1].second};
+    if (elem == 0) elem = 1;
+    const char* name = b->name.c_str();
+    report("gm-race", Severity::Error, loc,
+           "block %d writes %s[%zu..%zu] with %s, but block %d already wrote %s[%zu] (at %s): on the device the "
+           "blocks run at "
+           "the same time, so which value lands is a race. Give each block its own slice of the output (check "
+           "the offset given to SetGlobalBuffer and the tile index), or accumulate with SetAtomicAdd",
+           blk().idx, name, first / elem, (first + bytes) / elem - 1, api ? api : "a store", other, name,
+           byte / elem, line_ref(where, loc).c_str());
 }
 
 // Records who wrote GM bytes (for a mismatch's source line) and flags two blocks writing
-// the same bytes, which race on the device.
-inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc) {
-    if (!b->writer) return;
-    uint32_t me = (intern(loc) << 12) | uint32_t((blk().idx + 1) & 0xFFF);
-    size_t off = static_cast<const uint8_t*>(p) - b->base;
+// the same bytes, which race on the device. On the hot path of every UB->GM copy, so one pass
+// over the writer array, memory-bound (four writer bytes per output byte): the race test is
+// a compare that a correct kernel never takes.
+inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
+                     uint32_t elem = 1) {
+    if (!b->writer || !bytes) return;
+    const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
+    const uint32_t me = (intern(loc) << 12) | mine;
+    size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
     uint32_t* w = b->writer + off;
-    bool raced = false;
-    int other = -1;
+    if (blk().atomic_add) {
+        std::fill(w, w + bytes, me);
+        return;
+    }
+    uint64_t hit = bytes;
+    uint32_t hit_prev = 0;
     for (uint64_t i = 0; i < bytes; ++i) {
         uint32_t prev = w[i];
-        if (prev && (prev & 0xFFF) != (me & 0xFFF) && !rt().atomic_add && !raced) {
-            raced = true;
-            other = int(prev & 0xFFF) - 1;
-        }
+        if (__builtin_expect(prev != 0 && (prev & 0xFFF) != mine, 0) && hit == bytes) hit = i, hit_prev = prev;
         w[i] = me;
     }
-    if (raced) {
-        report("gm-race", Severity::Error, loc,
-               "block %d writes bytes of GM buffer '%s' that block %d also writes (from byte "
-               "offset %zu); on the device the blocks run at the same time and race",
-               blk().idx, b->name.c_str(), other, off);
-    }
+    if (hit != bytes) gm_race(b, off + hit, hit_prev, off, bytes, loc, api, elem);
 }
 
 // ---- Unified Buffer ----
@@ -268,12 +370,20 @@ inline void ub_clear(UbRange r) {
 inline void ub_check_init(UbRange r, const char* api, SrcLoc loc) {
     if (!r.bytes) return;
     const void* z = memchr(blk().ub_init + r.addr, 0, r.bytes);
-    if (!z) return;
+    if (!z || already_reported("uninitialized-read", loc)) return;
     size_t at = static_cast<const uint8_t*>(z) - (blk().ub_init + r.addr);
+    const Slot* s = slot_at(r.addr);
+    std::string since = "its buffer was set up";
+    std::string what = "a UB buffer";
+    if (s) {
+        what = slot_origin(*s, loc);
+        if (s->state == SlotState::Scratch) since = format("InitBuffer at %s", line_ref(s->init, loc).c_str());
+        else if (s->alloc.line) since = format("AllocTensor at %s", line_ref(s->alloc, loc).c_str());
+    }
     report("uninitialized-read", Severity::Warning, loc,
-           "%s reads UB bytes %zu.. of a %u-byte operand that nothing wrote since the buffer "
-           "was allocated (block %d)",
-           api, at, r.bytes, blk().idx);
+           "%s reads bytes %zu..%u of an operand that nothing wrote since %s (a tensor of %s), in block %d: it "
+           "holds stale data. Fill it first (DataCopy in, Duplicate, or the op meant to produce it)",
+           api, at, r.bytes - 1, since.c_str(), what.c_str(), blk().idx);
 }
 
 inline const char* chip_name() { return SAGE_CHIP_NAME; }
