@@ -25,7 +25,7 @@ class CompileDiagnostic:
 
 
 def _condense(msg: str) -> str:
-    msg = msg.replace("AscendC::", "").replace("sage::sim::", "")
+    msg = msg.replace("sage::sim::", "")
     msg = re.sub(r"\s+", " ", msg).strip()
     # Shorten deeply nested template argument lists: keep the outer name.
     for _ in range(3):

@@ -354,3 +354,6 @@ private:
 __aicore__ inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(sage::sim::blk().tpipe); }
 
 }  // namespace AscendC
+
+// CANN declares it at global scope; official samples call GetTPipePtr() unqualified.
+using AscendC::GetTPipePtr;

@@ -273,4 +273,12 @@ __aicore__ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src
 #undef SAGE_AXPY_OK
 #undef SAGE_AXPY_LIST
 
+// CANN 9 kernels start with InitSocState(): the core's mask and compare registers return to
+// their reset state (the emulator also resets them at every block's start).
+__aicore__ inline void InitSocState(SAGE_LOC) {
+    sage::sim::touch(loc);
+    sage::sim::vregs() = sage::sim::VecRegs{};
+    sage::sim::vregs().block = sage::sim::blk().idx;
+}
+
 }  // namespace AscendC
