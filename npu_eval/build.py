@@ -56,8 +56,8 @@ def _cpu_flags() -> list[str]:
 
 def compile_flags(chip: ChipProfile, opt_level: str, defines: dict[str, str]) -> list[str]:
     flags = ["-std=c++17", opt_level, "-g0", "-fno-strict-aliasing", "-fdiagnostics-color=never",
-             "-fno-diagnostics-show-caret", "-fdiagnostics-column-unit=byte", "-ftemplate-backtrace-limit=4", *_cpu_flags(),
-             "-I", str(SIM_INCLUDE)]
+             "-fno-diagnostics-show-caret", "-fdiagnostics-column-unit=byte", "-ftemplate-backtrace-limit=4",
+             *_cpu_flags(), "-I", str(SIM_INCLUDE)]
     for k, v in {**chip.compile_defines(), **defines}.items():
         flags.append(f"-D{k}={v}")
     return flags

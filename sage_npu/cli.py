@@ -41,6 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us.")
     cal.add_argument("measurements", type=Path)
     cal.set_defaults(func=cmd_calibrate)
+    opt = sub.add_parser("optimize", parents=[g], help="search for a faster correct kernel (offline optimizer)",
+                         description="Optimize a task: every candidate is compiled, checked on every trial and "
+                         "estimated; the best correct one is written to <task>/.sage/suggestion/.")
+    opt.add_argument("path", type=Path, help="task folder")
+    opt.add_argument("--turns", type=int, default=30, help="candidates to evaluate at most (default 30)")
+    opt.add_argument("--apply", action="store_true", help="replace kernel and host.py with a correct improvement")
+    opt.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
+    opt.set_defaults(func=cmd_optimize)
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
     srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     srv.set_defaults(func=cmd_serve)
@@ -116,6 +124,54 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         for r in rows_out:
             print(f"  {r['task']:<24} measured {r['measured_us']:9.2f} us  estimated {r['estimated_us']:9.2f} us")
         print(f"saved {path}; eval on {chip.name} uses it from now on")
+    return 0
+
+
+def cmd_optimize(args: argparse.Namespace) -> int:
+    from sage_npu.agent.offline import apply_suggestion, optimize_offline, write_suggestion
+    from sage_npu.npu_eval.evaluate import BackendUnavailable, Evaluator
+    from sage_npu.npu_eval.task import TaskError
+
+    settings = load_settings(args.config, _overrides(args))
+    label = "measured" if settings.eval.backend == "ascend" else "est. (CPU model)"
+
+    def progress(a) -> None:
+        if args.json:
+            return
+        t = f"{a.estimated_us:9.3f} us" if a.estimated_us is not None else " " * 12
+        mark = "better" if a.improves else ""
+        print(f"turn {a.turn:>3}  {a.transform:<18} {a.status:<14} {t}  {mark:<6} {a.description}", flush=True)
+
+    try:
+        with Evaluator(settings.eval) as ev:
+            result = optimize_offline(args.path, ev, turns=args.turns, on_attempt=progress)
+    except (BackendUnavailable, TaskError) as e:
+        print(f"sage-npu: {e}", file=sys.stderr)
+        return 2
+    applied = []
+    if result.status == "improved":
+        where = write_suggestion(result)
+        if args.apply:
+            applied = apply_suggestion(result)
+    if args.json:
+        print(json.dumps(result.to_json() | {"applied_files": applied}, indent=2))
+        return 0 if result.status != "seed_not_correct" else 1
+    if result.status == "seed_not_correct":
+        print(format_report(result.seed))
+        print("the kernel is not correct yet: fix it first (sage-npu eval shows why)")
+        return 1
+    seed_t = result.seed.timing.estimated_us
+    if result.status == "no_improvement":
+        print(f"no faster correct candidate in {result.turns} turns; the kernel stays at {seed_t:.3f} us ({label})")
+        return 0
+    best_t = result.best.timing.estimated_us
+    print(f"\nbest: {seed_t:.3f} us -> {best_t:.3f} us, {label} {result.speedup:.2f}x, correct on "
+          f"{result.best.correctness.passed}/{result.best.correctness.trials} trials, after {result.turns} turns")
+    for step in result.applied:
+        print(f"  - {step}")
+    print(result.diff.rstrip())
+    print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
+                                                "; --apply replaces the task's files with it"))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -132,7 +133,7 @@ def test_escape_attempts_from_the_kernel_are_refused(ev):
                  "connect: -1 (Operation not permitted)", "ptrace: -1 (Operation not permitted)",
                  "kill self: 0 (ok)", "kill other: -1 (Operation not permitted)"):
         assert line in r.stdout, r.stdout
-    assert "system: 0 " not in r.stdout and not marker.exists(), "system() ran a shell"
+    assert "system: status 0\n" not in r.stdout and not marker.exists(), "system() ran a shell"
     assert r.status == "correct", r.diagnostics
 
 
@@ -268,6 +269,46 @@ def test_sweep_spares_processes_of_other_runs_and_users(scratch):
     finally:
         other.kill()
         other.wait()
+
+
+FILTER_PROBE = r"""
+#include "sage_sim/sandbox.h"
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+    sage::sim::sandbox_enter_kernel();
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);  // the harness writes its outputs after
+    long wrote = write(fd, "out", 3);
+    std::printf("write %ld\n", wrote);
+    pid_t p = fork();
+    std::printf("fork %d %s\n", int(p), p < 0 ? std::strerror(errno) : "");
+    std::printf("kill self %d\n", kill(getpid(), 0));
+    std::fflush(stdout);
+#if defined(__x86_64__)
+    if (argc > 2) syscall(0x40000000 | __NR_getpid);  // the x32 ABI, numbered past the list
+#endif
+    return 0;
+}
+"""
+
+
+def test_seccomp_filter_denies_and_allows_what_it_should(tmp_path):
+    src, exe = tmp_path / "probe.cpp", tmp_path / "probe"
+    src.write_text(FILTER_PROBE)
+    include = Path(sandbox.__file__).parent / "sim" / "include"
+    subprocess.run(["g++", "-std=c++17", f"-I{include}", str(src), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe), str(tmp_path / "out.txt")], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 0 and out.stderr == "", out
+    assert out.stdout.splitlines() == ["write 3", "fork -1 Operation not permitted", "kill self 0"]
+    assert (tmp_path / "out.txt").read_text() == "out"
+    if os.uname().machine == "x86_64":
+        x32 = subprocess.run([str(exe), str(tmp_path / "out.txt"), "x32"], capture_output=True, timeout=10)
+        assert x32.returncode == -signal.SIGSYS  # another ABI ends the process
 
 
 def test_time_limit_kills_a_child_that_ignores_sigterm(scratch):

@@ -1,7 +1,6 @@
 // Never finishes: the run must end at its time limit with a timeout at the loop's last call.
 #include "kernel_operator.h"
 
-
 extern "C" __global__ __aicore__ void endless_loop(GM_ADDR x, GM_ADDR z, uint32_t n)
 {
     AscendC::TPipe pipe;

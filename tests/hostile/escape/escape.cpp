@@ -10,6 +10,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
 static void say(const char* what, long rc) {
     std::printf("%s: %ld (%s)\n", what, rc, rc < 0 ? std::strerror(errno) : "ok");
 }
@@ -24,9 +25,8 @@ extern "C" __global__ __aicore__ void escape(GM_ADDR x, GM_ADDR z, uint32_t n)
     xGm.SetGlobalBuffer((__gm__ float *)x, n);
     zGm.SetGlobalBuffer((__gm__ float *)z, n);
     AscendC::DataCopy(t, xGm, n);
-    say("system", std::system("touch /tmp/sage-hostile-escape"));
+    std::printf("system: status %d\n", std::system("touch /tmp/sage-hostile-escape"));
     char* const argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"), const_cast<char*>("true"), nullptr};
-    errno = 0;
     say("execv", execv("/bin/sh", argv));
     int s = socket(AF_INET, SOCK_STREAM, 0);
     say("socket", s);
@@ -35,10 +35,10 @@ extern "C" __global__ __aicore__ void escape(GM_ADDR x, GM_ADDR z, uint32_t n)
     addr.sin_port = htons(80);
     addr.sin_addr.s_addr = htonl(0x01010101);
     say("connect", connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr));
-    say("ptrace", ptrace(PTRACE_ATTACH, 1, nullptr, nullptr));
-    say("kill self", kill(getpid(), 0));
-    // A PID that does not exist: ESRCH if the call were let through, EPERM when it is denied.
+    // A PID that does not exist: ESRCH if a call were let through, EPERM when it is denied.
+    say("ptrace", ptrace(PTRACE_ATTACH, 4194000, nullptr, nullptr));
     say("kill other", kill(4194000, 0));
+    say("kill self", kill(getpid(), 0));
     AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(0);
     AscendC::DataCopy(zGm, t, n);

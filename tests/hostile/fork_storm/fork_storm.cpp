@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
+
 // A global constructor runs before the harness's main: fork, leave the session, fork again
 // so the daemon is orphaned, and sleep forever.
 static int g_daemon = [] {

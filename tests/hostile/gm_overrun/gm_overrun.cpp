@@ -1,7 +1,6 @@
 // Writes through the raw output pointer past the end of its buffer.
 #include "kernel_operator.h"
 
-
 extern "C" __global__ __aicore__ void gm_overrun(GM_ADDR x, GM_ADDR z, uint32_t n)
 {
     AscendC::TPipe pipe;

@@ -1,7 +1,6 @@
 // A plain copy; the hostile part of this task is host.py.
 #include "kernel_operator.h"
 
-
 extern "C" __global__ __aicore__ void host_secret(GM_ADDR x, GM_ADDR z, uint32_t n)
 {
     AscendC::TPipe pipe;

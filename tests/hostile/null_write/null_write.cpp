@@ -1,7 +1,6 @@
 // Writes through a null pointer: a crash report at the last Ascend C call before it.
 #include "kernel_operator.h"
 
-
 extern "C" __global__ __aicore__ void null_write(GM_ADDR x, GM_ADDR z, uint32_t n)
 {
     AscendC::TPipe pipe;

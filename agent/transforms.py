@@ -1,0 +1,190 @@
+"""The offline optimizer's catalog: known Ascend C transforms, each located in the source
+(tree-sitter for the kernel, Python's own parser for host.py) and applied as a text edit.
+
+A transform proposes candidates; it never decides they are good. Every candidate is
+evaluated (compiled, checked on every trial, estimated) before it can win.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.signature import parse
+
+
+@dataclass
+class Candidate:
+    transform: str                 # the catalog name, e.g. "double-buffering"
+    description: str               # what changed, for people
+    files: dict[str, str]          # file name -> new text (kernel and/or host.py)
+    tags: tuple[str, ...] = field(default_factory=tuple)  # what memory items about it are tagged
+
+
+@dataclass
+class Sources:
+    kernel_name: str
+    kernel: str
+    host: str
+
+
+def _replace(text: str, start: int, end: int, new: str) -> str:
+    return text[:start] + new + text[end:]
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """Character offset of a 1-based line and 0-based UTF-8 byte column (as ast reports)."""
+    lines = text.splitlines(keepends=True)
+    head = "".join(lines[: line - 1])
+    return len(head) + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+
+def _const_int(node: ast.AST) -> int | None:
+    """The value of an int literal or a product/sum of them (`16 * 1024`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add, ast.FloorDiv)):
+        a, b = _const_int(node.left), _const_int(node.right)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.Add):
+            return a + b
+        return a // b if b else None
+    return None
+
+
+def _host_constants(host: str) -> list[tuple[str, int, ast.AST]]:
+    """Module-level `NAME = <int expression>` assignments of host.py."""
+    try:
+        tree = ast.parse(host)
+    except SyntaxError:
+        return []
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            v = _const_int(stmt.value)
+            if v is not None:
+                out.append((stmt.targets[0].id, v, stmt.value))
+    return out
+
+
+def _block_dim_literals(host: str) -> list[ast.Constant]:
+    """Int literals passed straight as Launch(block_dim=...)."""
+    try:
+        tree = ast.parse(host)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "block_dim" and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, int):
+            found.append(node.value)
+    return found
+
+
+def _edit_host(host: str, node: ast.AST, value: int) -> str:
+    start = _offset(host, node.lineno, node.col_offset)
+    end = _offset(host, node.end_lineno, node.end_col_offset)
+    return _replace(host, start, end, str(value))
+
+
+# ---- the transforms ----
+
+_BUFFER_NUM = re.compile(rb"\bBUFFER_NUM\b")
+
+
+def double_buffering(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    """One buffer per queue serialises load, compute and store; two let them overlap."""
+    text = src.kernel.encode("utf-8")
+    tree = parse(text)
+    out = []
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.children)
+        # constexpr int32_t BUFFER_NUM = 1;  /  const int BUFFER_NUM = 1;
+        if n.type == "init_declarator":
+            name = n.child_by_field_name("declarator")
+            value = n.child_by_field_name("value")
+            if name is not None and value is not None and _BUFFER_NUM.fullmatch(text[name.start_byte:name.end_byte]) \
+                    and text[value.start_byte:value.end_byte].strip() == b"1":
+                new = (text[:value.start_byte] + b"2" + text[value.end_byte:]).decode("utf-8")
+                out.append(Candidate("double-buffering", "BUFFER_NUM 1 -> 2: load, compute and store overlap",
+                                     {src.kernel_name: new}, ("double-buffering", "pipeline")))
+    # #define BUFFER_NUM 1
+    m = re.search(r"(?m)^(\s*#\s*define\s+BUFFER_NUM\s+)1\b", src.kernel)
+    if m:
+        new = src.kernel[: m.end(1)] + "2" + src.kernel[m.end(1) + 1:]
+        out.append(Candidate("double-buffering", "#define BUFFER_NUM 1 -> 2", {src.kernel_name: new},
+                             ("double-buffering", "pipeline")))
+    return out
+
+
+def all_vector_cores(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    """Use every vector core: raise the block count the host launches with."""
+    out = []
+    for name, value, node in _host_constants(src.host):
+        if re.search(r"CORE|BLOCK_DIM|NUM_BLOCKS", name) and 0 < value < chip.vector_cores:
+            out.append(Candidate("all-vector-cores", f"{name} {value} -> {chip.vector_cores} ({chip.name}'s "
+                                 "vector cores)", {"host.py": _edit_host(src.host, node, chip.vector_cores)},
+                                 ("multi-core", "block-dim")))
+    for lit in _block_dim_literals(src.host):
+        if 0 < lit.value < chip.vector_cores:
+            out.append(Candidate("all-vector-cores", f"block_dim {lit.value} -> {chip.vector_cores}",
+                                 {"host.py": _edit_host(src.host, lit, chip.vector_cores)},
+                                 ("multi-core", "block-dim")))
+    return out
+
+
+def bigger_tiles(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    """Bigger tiles amortise each instruction's fixed cost, as long as they fit the UB."""
+    out = []
+    for name, value, node in _host_constants(src.host):
+        if "TILE" in name and value > 0:
+            for factor in (2, 4):
+                out.append(Candidate("bigger-tiles", f"{name} {value} -> {value * factor}",
+                                     {"host.py": _edit_host(src.host, node, value * factor)},
+                                     ("tiling", "ub-budget")))
+    text = src.kernel
+    for m in re.finditer(r"(?m)^(\s*(?:static\s+)?constexpr\s+\w+\s+(\w*TILE\w*)\s*=\s*)(\d+)(\s*;)", text):
+        value = int(m.group(3))
+        for factor in (2, 4):
+            new = text[: m.start(3)] + str(value * factor) + text[m.end(3):]
+            out.append(Candidate("bigger-tiles", f"{m.group(2)} {value} -> {value * factor}", {src.kernel_name: new},
+                                 ("tiling", "ub-budget")))
+    return out
+
+
+def fewer_tile_splits(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    """Tiling(tileNum=N) literal: fewer, bigger tiles per core."""
+    try:
+        tree = ast.parse(src.host)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg and re.fullmatch(r"tile(Num|Count|s)", node.arg) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int) and node.value.value > 1:
+            v = node.value.value
+            out.append(Candidate("bigger-tiles", f"{node.arg} {v} -> {v // 2}",
+                                 {"host.py": _edit_host(src.host, node.value, v // 2)}, ("tiling", "ub-budget")))
+    return out
+
+
+CATALOG = {
+    "double-buffering": double_buffering,
+    "all-vector-cores": all_vector_cores,
+    "bigger-tiles": bigger_tiles,
+    "fewer-tile-splits": fewer_tile_splits,
+}
+
+
+def propose(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    out: list[Candidate] = []
+    for fn in CATALOG.values():
+        out.extend(fn(src, chip))
+    return out

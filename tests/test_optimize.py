@@ -1,0 +1,76 @@
+"""The offline optimizer end to end: it finds a correct, faster kernel for a draft, writes
+the suggestion next to the task, applies it only on request, and leaves an optimal or
+incorrect kernel alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sage_npu.agent.offline import optimize_offline
+from sage_npu.agent.transforms import Sources, propose
+from sage_npu.cli import main
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.settings import EvalSettings
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
+
+
+@pytest.fixture(scope="module")
+def ev(tmp_path_factory):
+    e = Evaluator(EvalSettings(trials=2, cache_dir=tmp_path_factory.getbasetemp() / "opt-cache"))
+    yield e
+    e.close()
+
+
+def test_catalog_locates_each_transform_in_the_source():
+    d = EXAMPLES / "vadd_naive"
+    cands = propose(Sources("vadd_naive.cpp", (d / "vadd_naive.cpp").read_text(), (d / "host.py").read_text()),
+                    chip_profile("910B2"))
+    kinds = {c.transform for c in cands}
+    assert {"double-buffering", "all-vector-cores", "bigger-tiles"} <= kinds
+    db = next(c for c in cands if c.transform == "double-buffering")
+    assert "constexpr int32_t BUFFER_NUM = 2;" in db.files["vadd_naive.cpp"]
+    cores = next(c for c in cands if c.transform == "all-vector-cores")
+    assert "MAX_CORES = 48" in cores.files["host.py"]
+
+
+def test_optimizer_speeds_up_a_draft_and_every_step_is_correct(ev, tmp_path):
+    task = tmp_path / "vadd"
+    shutil.copytree(EXAMPLES / "vadd_naive", task)
+    seen = []
+    r = optimize_offline(task, ev, turns=8, on_attempt=seen.append)
+    assert r.status == "improved" and r.speedup > 2
+    assert r.best.status == "correct" and r.best.correctness.passed == r.best.correctness.trials
+    assert r.best.timing.estimated_us < r.seed.timing.estimated_us
+    assert len(seen) == r.turns <= 8
+    assert any(a.chosen for a in seen) and all(a.status == "correct" or not a.improves for a in seen)
+    assert "BUFFER_NUM = 2" in r.diff or "MAX_CORES = 48" in r.diff
+
+
+def test_cli_writes_a_suggestion_and_applies_only_when_asked(tmp_path, capsys):
+    task = tmp_path / "vadd"
+    shutil.copytree(EXAMPLES / "vadd_naive", task)
+    before = (task / "host.py").read_text()
+    assert main(["optimize", str(task), "--turns", "3", "--json", "--trials", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"task", "status", "seed", "best", "speedup", "turns", "episode_id"} <= set(out)
+    assert out["status"] == "improved" and out["speedup"] > 1
+    assert (task / ".sage" / "suggestion" / "suggestion.diff").read_text() == out["diff"]
+    assert (task / "host.py").read_text() == before  # nothing applied without --apply
+    assert main(["optimize", str(task), "--turns", "3", "--apply", "--trials", "2"]) == 0
+    assert "applied to" in capsys.readouterr().out
+    assert (task / "host.py").read_text() != before or "BUFFER_NUM = 2" in (task / "vadd_naive.cpp").read_text()
+
+
+def test_incorrect_kernel_is_not_optimized(ev, tmp_path):
+    task = tmp_path / "bad"
+    shutil.copytree(EXAMPLES / "vadd_naive", task)
+    k = task / "vadd_naive.cpp"
+    k.write_text(k.read_text().replace("AscendC::Add(", "AscendC::Sub("))
+    r = optimize_offline(task, ev, turns=5)
+    assert r.status == "seed_not_correct" and r.turns == 0 and not (task / ".sage").exists()
