@@ -293,6 +293,10 @@ class Evaluator:
                 f"flag or barrier ordering them: the device runs the pipes in parallel and may reorder them. Add "
                 f"SetFlag/WaitFlag<HardEvent::{h.other_pipe}_{h.pipe}> between them, or pass the tensor through a "
                 "TQue", block=h.block)
+        if trace.truncated:
+            diags[("trace-truncated",)] = diagnostic(
+                str(trial.get("launch_file") or ""), trial.get("launch_line") or 1, "info", "trace-truncated",
+                "the trace stopped at its record limit: the estimate covers only the start of the kernel")
         if trace_out is not None:
             write_chrome_trace(trace_out, est, trace, chip)
         hot = []

@@ -11,6 +11,9 @@ import numpy as np
 
 from sage_npu.npu_eval.sandbox import SandboxLimits, SandboxResult, prepare_scratch, run_sandboxed
 
+# writer_<arg>.bin: runs of bytes with the same last writer, (location id << 12) | (block + 1).
+WRITER_RUN = np.dtype([("start", "<u8"), ("length", "<u8"), ("writer", "<u4"), ("pad", "<u4")])
+
 
 @dataclass
 class Fault:
@@ -38,10 +41,11 @@ class TrialRun:
     def writer(self, arg: int, byte: int) -> tuple[int | None, str | None, int | None]:
         """(block, file, line) of the last write to a byte of an output buffer."""
         path = self.outdir / f"writer_{arg}.bin"
-        try:
-            w = int(np.fromfile(path, dtype=np.uint32, count=1, offset=byte * 4)[0])
-        except (OSError, IndexError, ValueError):
+        runs = np.fromfile(path, dtype=WRITER_RUN) if path.exists() else np.zeros(0, dtype=WRITER_RUN)
+        k = int(np.searchsorted(runs["start"], byte, side="right")) - 1
+        if k < 0 or byte >= runs["start"][k] + runs["length"][k]:
             return None, None, None
+        w = int(runs["writer"][k])
         if not w:
             return None, None, None
         file, line = self.locs.get(w >> 12, (None, None))

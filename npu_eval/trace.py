@@ -33,6 +33,7 @@ class Rec:
 class Trace:
     blocks: dict[int, list[Rec]]
     locs: dict[int, tuple[str, int]]  # id -> (file, line)
+    truncated: bool = False           # the harness stopped recording (record cap per block)
 
     def where(self, loc: int) -> tuple[str, int]:
         return self.locs.get(loc, ("", 0))
@@ -46,9 +47,13 @@ def read_trace(trace_path: Path, locs_path: Path) -> Trace:
             locs[int(parts[0])] = (parts[2], int(parts[1]))
     blocks: dict[int, list[Rec]] = {}
     cur: list[Rec] | None = None
+    truncated = False
     with open(trace_path, errors="replace") as f:
         for ln in f:
             p = ln.rstrip("\n").split("\t")
+            if p[0] == "truncated":
+                truncated = True
+                continue
             if p[0] == "B":
                 cur = blocks.setdefault(int(p[1]), [])
                 continue
@@ -56,4 +61,4 @@ def read_trace(trace_path: Path, locs_path: Path) -> Trace:
                 continue
             cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
                            (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14]))))
-    return Trace(blocks, locs)
+    return Trace(blocks, locs, truncated)

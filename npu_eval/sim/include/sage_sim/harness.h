@@ -178,6 +178,23 @@ inline void write_file(const std::string& path, const void* data, size_t bytes) 
     std::fclose(f);
 }
 
+// Who wrote each output byte, as runs (first byte, length, writer): a DataCopy writes one run,
+// so this stays small where a word per byte would be four times the output.
+inline void write_writers(const std::string& path, const uint32_t* w, size_t bytes) {
+    struct Run {
+        uint64_t start, length;
+        uint32_t writer, pad;
+    };
+    std::vector<Run> runs;
+    for (size_t i = 0; i < bytes;) {
+        size_t j = i + 1;
+        while (j < bytes && w[j] == w[i]) ++j;
+        runs.push_back(Run{i, j - i, w[i], 0});
+        i = j;
+    }
+    write_file(path, runs.data(), runs.size() * sizeof(Run));
+}
+
 inline void escape_into(std::string& out, const std::string& s) {
     for (char c : s) out += (c == '\t' || c == '\n') ? ' ' : c;
 }
@@ -204,6 +221,7 @@ inline void write_faults(const Manifest& m) {
 
 inline void append_trace(FILE* f, const BlockState& b) {
     static const char* kinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier"};
+    if (trace_truncated()) std::fprintf(f, "truncated\t%d\n", b.idx);
     std::fprintf(f, "B\t%d\n", b.idx);
     for (auto& r : b.trace) {
         std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\n", kinds[int(r.kind)],
@@ -352,7 +370,7 @@ inline int harness_main(int argc, char** argv, BlockFn run_block) {
         for (auto& b : m.buffers) {
             if (b.arg != g.arg || b.role == "in") continue;
             write_file(out_path(m, "out_" + std::to_string(b.arg) + ".bin"), g.base, g.bytes);
-            write_file(out_path(m, "writer_" + std::to_string(b.arg) + ".bin"), g.writer, g.bytes * 4);
+            write_writers(out_path(m, "writer_" + std::to_string(b.arg) + ".bin"), g.writer, g.bytes);
         }
     }
     write_faults(m);

@@ -223,8 +223,20 @@ inline Slot* slot_at(uint32_t addr) {
     return found;
 }
 
+// A kernel looping forever would grow the trace without bound (about 90 MB/s); past this many
+// records per block the trace stops and says so, and the run's other checks go on.
+constexpr size_t kMaxTraceRecords = 2u << 20;
+inline bool& trace_truncated() {
+    static bool t = false;
+    return t;
+}
 inline void trace(TraceRec r) {
-    if (rt().tracing) rt().block.trace.push_back(r);
+    if (!rt().tracing) return;
+    if (rt().block.trace.size() >= kMaxTraceRecords) {
+        trace_truncated() = true;
+        return;
+    }
+    rt().block.trace.push_back(r);
 }
 inline void trace_instr(Pipe pipe, const char* api, const char* dtype, uint32_t elems,
                         uint64_t bytes, SrcLoc loc, UbRange w = {}, UbRange r0 = {},
