@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,10 @@ from sage_npu.npu_eval.trace import Trace, read_trace
 
 class BackendUnavailable(Exception):
     """The requested backend cannot run here (e.g. `ascend` without CANN)."""
+
+
+class Cancelled(Exception):
+    """cancel() was called while this evaluation ran (a newer request supersedes it)."""
 
 
 @dataclass
@@ -75,6 +80,16 @@ class Evaluator:
         self._worker: PlanWorker | None = None
         self.last_stages = Stages()
         self.last_trace: tuple[Trace, int] | None = None  # trial 0's trace and block_dim (for calibrate)
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the evaluation in progress at its next stage boundary (between trials at the
+        latest); it raises Cancelled. Safe to call from another thread."""
+        self._cancel.set()
+
+    def _check_cancel(self) -> None:
+        if self._cancel.is_set():
+            raise Cancelled()
 
     def close(self) -> None:
         if self._worker:
@@ -96,6 +111,7 @@ class Evaluator:
     def evaluate(self, task_path: str | Path | Task, trace_out: Path | None = None) -> Report:
         s = self.settings
         self.last_trace = None
+        self._cancel.clear()
         if s.backend == "ascend":
             raise BackendUnavailable(
                 "the ascend backend needs CANN (the bisheng compiler and torch_npu) and an NPU; it is "
@@ -160,6 +176,7 @@ class Evaluator:
         base["chip"] = chip.name
 
         # build
+        self._check_cancel()
         kernel_call = plan["signature"]["kernel"]
         entry = match_entry(entries, kernel_call)
         if entry is None:
@@ -222,6 +239,7 @@ class Evaluator:
         timing = None
         ran = 0
         for i, trial in enumerate(trials):
+            self._check_cancel()
             run = run_trial(binary, trial, rundir, i, ub_bytes, trace=(i == 0 and s.estimate), limits=limits,
                             stdout_limit=s.stdout_limit)
             ran += 1

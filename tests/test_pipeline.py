@@ -320,3 +320,18 @@ def test_kernel_printf_is_captured(evaluator, tmp_path):
     r = evaluator.evaluate(d)
     assert r.status == "correct", r.diagnostics
     assert "block 0 done" in r.stdout and "block 7 done" in r.stdout
+
+
+def test_cancel_stops_an_evaluation_between_stages(evaluator, tmp_path):
+    import threading
+
+    from sage_npu.npu_eval.evaluate import Cancelled
+
+    d = make_task(tmp_path, kernel=(ADD / "add_custom.cpp").read_text().replace(
+        "    op.Process();", "    op.Process();\n    for (volatile int i = 0; i < 200000000; ++i) {}"))
+    timer = threading.Timer(1.0, evaluator.cancel)
+    timer.start()
+    with pytest.raises(Cancelled):
+        evaluator.evaluate(d)
+    timer.cancel()
+    assert evaluator.evaluate(ADD).status == "correct"  # the next evaluation is not affected

@@ -14,7 +14,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from sage_npu.npu_eval.evaluate import BackendUnavailable, Evaluator
+from sage_npu.npu_eval.evaluate import BackendUnavailable, Cancelled, Evaluator
 from sage_npu.npu_eval.report import Report
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
@@ -36,6 +36,7 @@ class Evaluation(Feature):
         self.reports: dict[Path, Report] = {}          # task root -> latest report
         self.previous: dict[Path, Report] = {}         # the report before it (for "change since last run")
         self._published: dict[Path, set[str]] = {}     # task root -> uris we put diagnostics on
+        self._running: Path | None = None               # the task being evaluated now
 
     # The Evaluator (and its plan worker process) is created on first use and rebuilt when
     # the evaluation settings change.
@@ -80,6 +81,8 @@ class Evaluation(Feature):
         self._debouncer.delay_s = self.server.settings.server.debounce_s
         gen = self._generation.get(task.root, 0) + 1
         self._generation[task.root] = gen
+        if self._running == task.root and self._evaluator is not None:
+            self._evaluator.cancel()  # the run in progress is for an older save of this task
         self._debouncer.schedule(task.root, lambda: self._evaluate(task, gen))
 
     async def _evaluate(self, task: Task, gen: int) -> None:
@@ -98,7 +101,7 @@ class Evaluation(Feature):
         finally:
             if progress:
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-        if self._generation.get(task.root) != gen:
+        if report is None or self._generation.get(task.root) != gen:
             return  # a newer save superseded this run
         if task.root in self.reports:
             self.previous[task.root] = self.reports[task.root]
@@ -106,9 +109,12 @@ class Evaluation(Feature):
         self.publish(task, report)
         self.server.refresh_code_lenses()
 
-    def _run(self, task: Task) -> Report:
+    def _run(self, task: Task) -> Report | None:
+        self._running = task.root
         try:
             return self._get_evaluator().evaluate(task)
+        except Cancelled:
+            return None
         except BackendUnavailable as e:
             return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
                           diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
@@ -120,6 +126,8 @@ class Evaluation(Feature):
                           diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
                                         "end_column": 1, "severity": "error", "code": "task-error",
                                         "message": f"sage-npu could not evaluate this task: {e}"}])
+        finally:
+            self._running = None
 
     def _supports_progress(self) -> bool:
         caps = self.server.client_capabilities
