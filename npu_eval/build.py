@@ -163,3 +163,23 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
         deps = [d for d in deps if not d.startswith(tmp)]
         binary = cache.store(key, out, deps)
         return BuildResult(True, binary, False, time.monotonic() - start, [], text)
+
+
+def syntax_check(kernel: Path, flags: list[str], cxx: str, user_files: set[str], fallback: tuple[str, int],
+                 timeout_s: float) -> list[compile_errors.CompileDiagnostic]:
+    """Compile a kernel alone, without a harness (a kernel with no host.py/reference.py yet):
+    its compile errors, condensed, and nothing else."""
+    with tempfile.TemporaryDirectory(prefix="sage-check-") as tmp:
+        src = Path(tmp) / "check.cpp"
+        src.write_text(f'#include "sage_sim/harness.h"\n#include {json.dumps(str(kernel))}\n')
+        try:
+            proc = subprocess.run([cxx, *flags, "-fsyntax-only", str(src)], capture_output=True, text=True,
+                                  timeout=timeout_s, cwd=tmp)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return [compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
+                                                     f"the compiler did not finish: {e}")]
+        if proc.returncode == 0:
+            return []
+        return compile_errors.parse(proc.stderr + proc.stdout, user_files, fallback) or [
+            compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
+                                             "the compiler failed: " + proc.stderr.strip()[-300:])]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import harness as harness_mod
-from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
+from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir, syntax_check
 from sage_npu.npu_eval.calibrate import load_user_costs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
@@ -147,9 +147,14 @@ class Evaluator:
         if not task.runnable:
             missing = " and ".join(n for n, p in (("reference.py", task.reference), ("host.py", task.host))
                                    if p is None)
-            return Report(**base, status="harness_error", diagnostics=[diagnostic(
-                kernel, entries[0].line, "info", "task-error",
-                f"no {missing} beside the kernel: add them (DESIGN section 3) to run and check it")])
+            chip = chip_profile(s.chip)
+            errors = syntax_check(task.kernel, compile_flags(chip, s.opt_level, {}), s.cxx, self._user_files(task),
+                                  (kernel, entries[0].line), s.compile_timeout_s)
+            diags = [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column) for d in errors]
+            diags.append(diagnostic(kernel, entries[0].line, "info", "task-error",
+                                    f"no {missing} beside the kernel: add them (DESIGN section 3) to run and "
+                                    "check it; until then it is only compiled"))
+            return Report(**base, status="compile_error" if errors else "harness_error", diagnostics=diags)
 
         # plan
         t0 = time.monotonic()
@@ -201,10 +206,8 @@ class Evaluator:
                 e.file or first["launch_file"], e.line or first["launch_line"], "error", "host-error", e.message)])
         flags = compile_flags(chip, s.opt_level, plan["signature"]["defines"])
         cache = BuildCache(s.cache_dir or default_cache_dir())
-        user_files = {str(Path(p).resolve()) for p in (task.kernel, task.host, task.reference)}
-        user_files |= {str(p.resolve()) for p in task.root.glob("*.h")} | {
-            str(p.resolve()) for p in task.root.glob("*.hpp")}
-        built = build(source.text, flags, s.cxx, cache, user_files, (kernel, entry.line), s.compile_timeout_s)
+        built = build(source.text, flags, s.cxx, cache, self._user_files(task), (kernel, entry.line),
+                      s.compile_timeout_s)
         stages.build_s, stages.build_cached = built.seconds, built.cached
         if not built.ok:
             return Report(**base, status="compile_error", diagnostics=[
@@ -223,6 +226,12 @@ class Evaluator:
         report = self._run_and_compare(base, trials, binary, rundir, chip, limits, entry, trace_out)
         stages.run_s = time.monotonic() - t0
         return report
+
+    @staticmethod
+    def _user_files(task: Task) -> set[str]:
+        """Files whose lines diagnostics may name: the task's own, and headers beside the kernel."""
+        files = {str(Path(p).resolve()) for p in (task.kernel, task.host, task.reference) if p is not None}
+        return files | {str(p.resolve()) for pat in ("*.h", "*.hpp") for p in task.root.glob(pat)}
 
     def _run_and_compare(self, base: dict, trials: list[dict], binary: Path, rundir: Path, chip: ChipProfile,
                          limits: SandboxLimits, entry, trace_out: Path | None) -> Report:

@@ -226,6 +226,13 @@ def test_kernel_without_host_and_reference_says_what_to_add(evaluator, tmp_path)
     r = evaluator.evaluate(d / "add_custom.cpp")
     assert r.status == "harness_error"
     assert "reference.py and host.py" in diag(r, "task-error").message
+    # ... and is still compiled: an error shows at its line.
+    k = d / "add_custom.cpp"
+    k.write_text(k.read_text().replace("AscendC::Add(zLocal, xLocal, yLocal, tileLength);",
+                                       "AscendC::Add(zLocal, xLocal, yLocal, tileLength, 7, 8);"))
+    r = evaluator.evaluate(k)
+    assert r.status == "compile_error"
+    assert diag(r, "compile-error").line == line_of(k, "AscendC::Add(")
 
 
 def test_missing_path_is_a_clear_error(evaluator, tmp_path):
