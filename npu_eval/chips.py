@@ -15,35 +15,39 @@ class ChipProfile(BaseModel):
     cube_cores: int
     clock_ghz: float
     hbm_gbps: float
-    ub_bytes: int  # usable by TPipe::InitBuffer
+    ub_bytes: int  # usable by TPipe::InitBuffer: past it is an ub-overflow error
+    ub_reserved_bytes: int = 0  # the top of ub_bytes that is risky: reaching into it is a warning
     sources: dict[str, str] = {}
 
     def compile_defines(self) -> dict[str, str]:
         return {
             "SAGE_CHIP_NAME": f'"{self.name}"',
             "SAGE_CHIP_UB_BYTES": str(self.ub_bytes),
+            "SAGE_CHIP_UB_RESERVED_BYTES": str(self.ub_reserved_bytes),
             "SAGE_CHIP_FAMILY": str(self.family),
         }
 
 
 _A2_SOURCE = "Ascend 910B public specs; shared/ascendc-notes.md hardware table"
-_UB_910B = ("UB 192 KB per vector core (ascendc-notes.md), the top 8 KB reserved: data placed above "
-            "184 KB is silently corrupted (hw-native-sys/pto-isa issue 170); DESIGN: 192 KB less the reserved area")
+_UB_910B = ("UB 192 KB per vector core (ascendc-notes.md). The top 8 KB are reserved on some CANN versions: "
+            "data placed above 184 KB was seen silently corrupted (hw-native-sys/pto-isa issue 170), while a "
+            "MultiKernelBench kernel using all 192 KB passes on hardware; so past 192 KB is an error, past 184 KB "
+            "a warning")
 
 CHIPS: dict[str, ChipProfile] = {
     p.name: p
     for p in [
         ChipProfile(name="910B1", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.85,
-                    hbm_gbps=1600, ub_bytes=184 * 1024,
+                    hbm_gbps=1600, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="910B2", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.8,
-                    hbm_gbps=1600, ub_bytes=184 * 1024,
+                    hbm_gbps=1600, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="910B3", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.8,
-                    hbm_gbps=1600, ub_bytes=184 * 1024,
+                    hbm_gbps=1600, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="910B4", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.5,
-                    hbm_gbps=800, ub_bytes=184 * 1024,
+                    hbm_gbps=800, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
                     sources={"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B}),
         ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
                     hbm_gbps=200, ub_bytes=248 * 1024,

@@ -235,7 +235,7 @@ class Evaluator:
 
     def _run_and_compare(self, base: dict, trials: list[dict], binary: Path, rundir: Path, chip: ChipProfile,
                          limits: SandboxLimits, entry, trace_out: Path | None) -> Report:
-        ub_bytes = chip.ub_bytes
+        ub = (chip.ub_bytes, chip.ub_reserved_bytes)
         s = self.settings
         kernel = base["kernel"]
         diags: dict[tuple, Diagnostic] = {}
@@ -249,7 +249,7 @@ class Evaluator:
         ran = 0
         for i, trial in enumerate(trials):
             self._check_cancel()
-            run = run_trial(binary, trial, rundir, i, ub_bytes, trace=(i == 0 and s.estimate), limits=limits,
+            run = run_trial(binary, trial, rundir, i, ub, trace=(i == 0 and s.estimate), limits=limits,
                             stdout_limit=s.stdout_limit)
             ran += 1
             if i == 0:

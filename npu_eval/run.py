@@ -52,9 +52,9 @@ class TrialRun:
         return (w & 0xFFF) - 1, file, line
 
 
-def write_manifest(path: Path, trial: dict, outdir: Path, ub_bytes: int, trace: bool, arrays: Path) -> None:
+def write_manifest(path: Path, trial: dict, outdir: Path, ub: tuple[int, int], trace: bool, arrays: Path) -> None:
     rows = [f"block_dim\t{trial['block_dim']}", f"trace\t{1 if trace else 0}", f"outdir\t{outdir}",
-            f"ub_bytes\t{ub_bytes}"]
+            f"ub_bytes\t{ub[0]}", f"ub_reserved\t{ub[1]}"]
     for i, a in enumerate(trial["args"]):
         if a["kind"] == "tensor":
             name = a.get("name") or f"arg{i}"
@@ -73,7 +73,7 @@ def _read_tsv(path: Path) -> list[list[str]]:
         return []
 
 
-def run_trial(binary: Path, trial: dict, scratch: Path, index: int, ub_bytes: int, trace: bool,
+def run_trial(binary: Path, trial: dict, scratch: Path, index: int, ub: tuple[int, int], trace: bool,
               limits: SandboxLimits, stdout_limit: int) -> TrialRun:
     """Run one trial. `scratch` is this evaluation's sandbox root (already prepared)."""
     tdir = scratch / f"t{index}"
@@ -85,7 +85,7 @@ def run_trial(binary: Path, trial: dict, scratch: Path, index: int, ub_bytes: in
     for a in trial["args"]:
         if a["kind"] == "tensor":
             shutil.copyfile(a["path"], arrays / Path(a["path"]).name)
-    write_manifest(tdir / "manifest.tsv", trial, tdir, ub_bytes, trace, arrays)
+    write_manifest(tdir / "manifest.tsv", trial, tdir, ub, trace, arrays)
     prepare_scratch(tdir)
     res = run_sandboxed([str(binary), str(tdir / "manifest.tsv")], tdir, limits, stdout_limit)
     faults = [Fault(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), r[6])

@@ -342,3 +342,13 @@ def test_cancel_stops_an_evaluation_between_stages(evaluator, tmp_path):
         evaluator.evaluate(d)
     timer.cancel()
     assert evaluator.evaluate(ADD).status == "correct"  # the next evaluation is not affected
+
+
+def test_ub_top_reserve_is_a_warning_and_past_the_end_an_error(evaluator, tmp_path, vadd_task):
+    # 6 buffers of 8000 floats = 192000 bytes: over 184 KB, under 192 KB.
+    r = evaluator.evaluate(vadd_task(tmp_path, blocks=1, tiles=1, tile=8000))
+    assert r.status == "correct"
+    w = diag(r, "ub-overflow")
+    assert w.severity == "warning" and "reserve" in w.message
+    r = evaluator.evaluate(vadd_task(tmp_path, blocks=1, tiles=1, tile=8200))
+    assert r.status == "runtime_error" and diag(r, "ub-overflow").severity == "error"

@@ -318,7 +318,17 @@ private:
         using namespace sage::sim;
         auto& b = blk();
         uint64_t need = uint64_t(num) * rounded(len);
-        if (uint64_t(b.ub_used) + need <= rt().ub_bytes) return;
+        uint64_t safe = rt().ub_bytes - rt().ub_reserved_bytes;
+        if (uint64_t(b.ub_used) + need <= safe) return;
+        if (uint64_t(b.ub_used) + need <= rt().ub_bytes) {
+            report("ub-overflow", Severity::Warning, loc,
+                   "InitBuffer brings the Unified Buffer to %llu bytes, into the top %zu KB of the %zu KB on %s, "
+                   "which some CANN versions reserve (data placed there was seen corrupted). Staying under %llu "
+                   "bytes is safe",
+                   (unsigned long long)(b.ub_used + need), rt().ub_reserved_bytes / 1024, rt().ub_bytes / 1024,
+                   chip_name(), (unsigned long long)safe);
+            return;
+        }
         std::string earlier;
         int shown = 0;
         for (const Slot& s : b.slots) {

@@ -144,6 +144,7 @@ struct Manifest {
             else if (k == "trace") m.trace = cols.at(1) == "1";
             else if (k == "outdir") m.outdir = cols.at(1);
             else if (k == "ub_bytes") rt().ub_bytes = std::strtoull(cols.at(1).c_str(), nullptr, 10);
+            else if (k == "ub_reserved") rt().ub_reserved_bytes = std::strtoull(cols.at(1).c_str(), nullptr, 10);
             else if (k == "buffer")
                 m.buffers.push_back(Buffer{std::atoi(cols.at(1).c_str()), cols.at(2), cols.at(5), cols.at(4),
                                            std::strtoull(cols.at(3).c_str(), nullptr, 10)});

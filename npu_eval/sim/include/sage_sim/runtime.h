@@ -21,6 +21,9 @@
 #ifndef SAGE_CHIP_UB_BYTES
 #define SAGE_CHIP_UB_BYTES (192 * 1024)
 #endif
+#ifndef SAGE_CHIP_UB_RESERVED_BYTES
+#define SAGE_CHIP_UB_RESERVED_BYTES 0
+#endif
 #ifndef SAGE_CHIP_FAMILY
 #define SAGE_CHIP_FAMILY 910  // 910 (910B, "Atlas A2") or 310 (310P)
 #endif
@@ -127,6 +130,7 @@ struct Runtime {
     SrcLoc last{"", 0};         // the last user location an API call saw
     bool tracing = true;
     size_t ub_bytes = SAGE_CHIP_UB_BYTES;
+    size_t ub_reserved_bytes = SAGE_CHIP_UB_RESERVED_BYTES;  // the risky top of ub_bytes
     int fault_fd = -1;          // written by the crash handler
 };
 
