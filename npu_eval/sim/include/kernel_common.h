@@ -222,4 +222,14 @@ __aicore__ inline int64_t GetBlockNum() { return sage::sim::blk().num; }
 __aicore__ inline int64_t GetSubBlockIdx() { return 0; }
 __aicore__ inline int64_t GetTaskRation() { return 1; }
 
+// CANN 9's type selector (samples pick float or half with it).
+template <bool cond, typename A, typename B>
+struct Conditional {
+    using type = A;
+};
+template <typename A, typename B>
+struct Conditional<false, A, B> {
+    using type = B;
+};
+
 }  // namespace AscendC
