@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from sage_npu.npu_eval.sandbox import confine_python_worker
+
 # What the worker's environment keeps: enough to run Python and torch, no secrets.
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "TMPDIR",
              "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
@@ -33,8 +35,9 @@ def worker_env(home: Path) -> dict[str, str]:
 class PlanWorker:
     """A long-lived plan worker. Thread-safe: one request at a time."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, memory_limit_mb: int = 8192) -> None:
         self._home = home
+        self._memory_bytes = memory_limit_mb << 20
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self.stderr_tail = ""
@@ -45,6 +48,7 @@ class PlanWorker:
             [sys.executable, "-m", "sage_npu.npu_eval.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=worker_env(self._home), cwd=self._home, text=True, start_new_session=True,
+            preexec_fn=confine_python_worker(self._memory_bytes),
         )
         self._read(timeout)
 

@@ -402,3 +402,18 @@ def _signal_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def confine_python_worker(memory_bytes: int):
+    """A preexec hook for the plan worker (untrusted host.py and reference.py): an address-space
+    limit, no core dumps, and, as root, a network namespace of its own (no network at all).
+    It stays the calling user: it must read the task's files wherever they are."""
+    libc = _libc_handle() if namespaces_unavailable() is None else None
+
+    def apply() -> None:  # runs in the child between fork and exec
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if libc is not None:
+            libc.lib.unshare(_CLONE_NEWNET)  # best effort: without it the worker still runs
+
+    return apply

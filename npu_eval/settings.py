@@ -19,6 +19,7 @@ class EvalSettings(BaseModel):
     plan_timeout_s: float = Field(120.0, gt=0, description="limit for host.py and reference.py")
     compile_timeout_s: float = Field(120.0, gt=0, description="limit for one compile")
     memory_limit_mb: int = Field(4096, ge=256, description="address-space limit of a kernel run")
+    plan_memory_limit_mb: int = Field(8192, ge=1024, description="address-space limit of host.py and reference.py")
     stdout_limit: int = Field(64 * 1024, ge=0, description="bytes of kernel output kept in a report")
     estimate: bool = Field(True, description="record the trace and run the cost model (timing, missing-sync)")
     cxx: str = Field("g++", description="the C++ compiler")

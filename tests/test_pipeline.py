@@ -352,3 +352,43 @@ def test_ub_top_reserve_is_a_warning_and_past_the_end_an_error(evaluator, tmp_pa
     assert w.severity == "warning" and "reserve" in w.message
     r = evaluator.evaluate(vadd_task(tmp_path, blocks=1, tiles=1, tile=8200))
     assert r.status == "runtime_error" and diag(r, "ub-overflow").severity == "error"
+
+
+def test_reference_that_allocates_too_much_is_a_clear_error(evaluator, tmp_path):
+    d = make_task(tmp_path, reference="""\
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return x + y
+
+        def get_inputs():
+            hog = torch.empty(64 * 1024**3, dtype=torch.uint8)  # 64 GiB: past the worker's limit
+            return [hog, hog]
+
+        def get_init_inputs():
+            return []
+        """)
+    r = evaluator.evaluate(d)
+    assert r.status == "harness_error"
+    d0 = diag(r, "reference-error")
+    assert d0.line == 8 and ("memory" in d0.message.lower() or "alloc" in d0.message.lower())
+    assert evaluator.evaluate(ADD).status == "correct"  # the worker lives on
+
+
+def test_plan_worker_has_no_network(evaluator, tmp_path):
+    import os
+
+    d = make_task(tmp_path, host="""\
+        import socket
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(2)
+            s.connect(("127.0.0.1", 9))
+        """)
+    r = evaluator.evaluate(d)
+    msg = diag(r, "host-error").message
+    if os.geteuid() == 0:  # a network namespace of its own: not even loopback is up
+        assert "Network is unreachable" in msg or "Errno 101" in msg
