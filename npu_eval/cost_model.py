@@ -81,7 +81,7 @@ def instr_cycles(r: Rec, costs: CostTable, mte_bytes_per_cycle: float) -> float:
         if r.api == "DataCopy":
             return costs.vec_startup_cycles + r.bytes / costs.ub_copy_bytes_per_cycle
         repeats = max(1, -(-r.bytes // 256))
-        return costs.vec_startup_cycles + costs.vec_per_repeat(r.api) * repeats
+        return costs.vec_startup_cycles + costs.vec_per_repeat(r.api, r.dtype) * repeats
     if r.pipe in ("MTE2", "MTE3"):
         return costs.mte_setup_cycles + r.bytes / mte_bytes_per_cycle
     if r.pipe == "S":

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-# Vector instructions: cycles per 256-byte repeat, by API. Elementwise arithmetic retires one
-# repeat per cycle; transcendental and division ops take several.
+# Vector instructions: cycles per 256-byte repeat, by API (and "API.dtype" where a dtype differs:
+# a repeat holds 128 halves but only 64 floats, which the byte count already reflects; the
+# entries below are for ops whose per-repeat cost itself depends on the dtype). Elementwise
+# arithmetic retires one repeat per cycle; transcendental and division ops take several.
 _VEC_PER_REPEAT = {
     "default": 1.0,
     "Div": 4.0, "Exp": 4.0, "Ln": 4.0, "Sqrt": 4.0, "Rsqrt": 4.0, "Reciprocal": 4.0,
+    "Exp.float32": 6.0, "Ln.float32": 6.0, "Div.float32": 6.0,  # assumption: fp32 transcendentals iterate more
     "ReduceSum": 2.0, "ReduceMax": 2.0, "ReduceMin": 2.0,
     "Cast": 1.0, "Compare": 1.0, "CompareScalar": 1.0, "Compares": 1.0, "Select": 1.0,
 }
@@ -36,8 +39,10 @@ class CostTable(BaseModel):
     launch_overhead_us: float = Field(25.0, description="host launch to kernel start, reported apart")
     sources: dict[str, str] = Field(default_factory=dict)
 
-    def vec_per_repeat(self, api: str) -> float:
-        return self.vec_cycles_per_repeat.get(api, self.vec_cycles_per_repeat.get("default", 1.0))
+    def vec_per_repeat(self, api: str, dtype: str = "") -> float:
+        """k for an API on a dtype: "Exp.float32" if the table has it, else "Exp", else "default"."""
+        t = self.vec_cycles_per_repeat
+        return t.get(f"{api}.{dtype}", t.get(api, t.get("default", 1.0)))
 
 
 _SOURCES = {
