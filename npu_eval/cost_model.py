@@ -83,7 +83,9 @@ def instr_cycles(r: Rec, costs: CostTable, mte_bytes_per_cycle: float) -> float:
         repeats = max(1, -(-r.bytes // 256))
         return costs.vec_startup_cycles + costs.vec_per_repeat(r.api, r.dtype) * repeats
     if r.pipe in ("MTE2", "MTE3"):
-        return costs.mte_setup_cycles + r.bytes / mte_bytes_per_cycle
+        # a = the GM address's offset from a 512-byte boundary, b = bursts (set by the emulator)
+        stream = r.bytes / mte_bytes_per_cycle * (costs.mte_unaligned_factor if r.a else 1.0)
+        return costs.mte_setup_cycles + costs.mte_burst_cycles * max(r.b - 1, 0) + stream
     if r.pipe == "S":
         return costs.scalar_gm_cycles if r.api.startswith("GlobalTensor") else costs.scalar_ub_cycles
     return costs.vec_startup_cycles + r.bytes / 256.0

@@ -32,6 +32,9 @@ class CostTable(BaseModel):
                                        "until its data is visible to a waiting pipe")
     mte3_latency_cycles: float = Field(300.0, description="UB->GM: the same for writes")
     mte_core_bytes_per_cycle: float = Field(64.0, description="peak GM bandwidth one core's MTE reaches")
+    mte_burst_cycles: float = Field(8.0, description="extra cycles per burst of a strided (multi-burst) transfer")
+    mte_unaligned_factor: float = Field(1.25, description="slowdown of a transfer whose GM address is not "
+                                        "512-byte aligned")
     ub_copy_bytes_per_cycle: float = Field(256.0, description="UB->UB DataCopy rate")
     scalar_ub_cycles: float = Field(8.0, description="LocalTensor GetValue/SetValue")
     scalar_gm_cycles: float = Field(300.0, description="GlobalTensor GetValue/SetValue (a GM round trip)")
@@ -55,6 +58,9 @@ _SOURCES = {
     "mte3_latency_cycles": "as mte2_latency_cycles",
     "mte_core_bytes_per_cycle": "assumption: ~115 GB/s per core at 1.8 GHz, so ~14 cores saturate 1.6 TB/s HBM",
     "issue_cycles": "assumption, calibrate",
+    "mte_burst_cycles": "assumption, calibrate",
+    "mte_unaligned_factor": "ascendc-notes.md: full bandwidth wants 512-byte aligned GM addresses; the size of "
+                            "the loss is an assumption, calibrate",
     "scalar_ub_cycles": "assumption: scalar UB access costs a few cycles plus pipeline sync",
     "scalar_gm_cycles": "assumption: a GM round trip, same order as the MTE latency",
     "launch_overhead_us": "ascendc-notes.md: end-to-end launch overhead measured publicly about 20-30 us on 910B",

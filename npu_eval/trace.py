@@ -2,7 +2,8 @@
 
 One line per API call, tab-separated, blocks introduced by `B <idx>`:
 `kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes`
-kinds: I (an instruction on a pipe), alloc, free, enque, deque (a = queue id, b = slot),
+kinds: I (an instruction on a pipe; for GM transfers a = the GM address modulo 512 and
+b = the number of bursts), alloc, free, enque, deque (a = queue id, b = slot),
 setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t).
 `loc` is an id into locs.tsv (id, line, file).
 """

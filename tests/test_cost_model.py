@@ -178,3 +178,14 @@ def test_scheduling_is_fast_enough_for_large_traces():
     est = estimate(trace, chip_profile("910B2"), default_costs(910), 48)
     assert est.hazards == []
     assert est.estimated_us >= est.roofline_us > 0
+
+
+def test_unaligned_gm_and_many_bursts_cost_more():
+    from sage_npu.npu_eval.cost_model import instr_cycles
+
+    costs = default_costs(910)
+    base = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 0, 1, (0, 16384), (0, 0), (0, 0))
+    unaligned = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 64, 1, (0, 16384), (0, 0), (0, 0))
+    strided = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 0, 64, (0, 16384), (0, 0), (0, 0))
+    t = [instr_cycles(r, costs, 64.0) for r in (base, unaligned, strided)]
+    assert t[1] > t[0] and t[2] > t[0]

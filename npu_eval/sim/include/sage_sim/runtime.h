@@ -248,6 +248,14 @@ inline void trace_instr(Pipe pipe, const char* api, const char* dtype, uint32_t 
     if (!rt().tracing) return;
     trace(TraceRec{TraceKind::Instr, pipe, api, dtype, elems, bytes, intern(loc), 0, 0, w, r0, r1});
 }
+// A GM transfer's shape for the cost model: the GM address's offset from a 512-byte boundary
+// (full bandwidth wants 512-byte aligned addresses) and the number of bursts.
+inline void trace_gm_shape(const void* gm, uint32_t bursts) {
+    if (!rt().tracing || rt().block.trace.empty()) return;
+    TraceRec& r = rt().block.trace.back();
+    r.a = int32_t(reinterpret_cast<uintptr_t>(gm) % 512);
+    r.b = int32_t(bursts);
+}
 inline void trace_event(TraceKind kind, Pipe pipe, const char* api, SrcLoc loc, int32_t a,
                         int32_t b, UbRange w = {}) {
     if (!rt().tracing) return;
