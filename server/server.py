@@ -25,7 +25,7 @@ from sage_npu.server.settings import ServerSettings
 
 log = logging.getLogger("sage_npu.server")
 
-_ASCENDC_MARK = re.compile(r"kernel_operator\.h|__aicore__|__global__")
+_ASCENDC_MARK = re.compile(r"kernel_operator\.h|__aicore__")  # DESIGN section 7; CUDA has __global__ too
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
              "info": types.DiagnosticSeverity.Information}
 
@@ -51,12 +51,18 @@ class SageServer(LanguageServer):
         self.defaults = settings or EditorSettings()
         self.settings = self.defaults
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}
+        from sage_npu.server.features.clangd import ClangdConfig
+        from sage_npu.server.features.code_actions import QuickFixes
         from sage_npu.server.features.code_lens import CodeLenses
         from sage_npu.server.features.evaluation import Evaluation
+        from sage_npu.server.features.hover import Hovers
         from sage_npu.server.features.static_checks import StaticChecks
 
         self.evaluation = Evaluation(self)
-        self.features = [StaticChecks(self), self.evaluation, CodeLenses(self)]
+        self.static_checks = StaticChecks(self)
+        self.hovers = Hovers(self)
+        self.features = [self.static_checks, self.evaluation, CodeLenses(self), QuickFixes(self), self.hovers,
+                         ClangdConfig(self)]
 
     # ---- settings ----
 
@@ -80,6 +86,7 @@ class SageServer(LanguageServer):
                     problems.append(f"sage.{part}.{key}={value!r}: {e.errors()[0]['msg']}; using the default")
         self.settings = EditorSettings.model_validate(merged)
         self.evaluation.settings_changed()
+        self.static_checks.settings_changed()
         for p in problems:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=p))
 
@@ -147,8 +154,8 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
     server = SageServer(settings)
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: SageServer, params: types.InitializedParams) -> None:
-        pass
+    async def initialized(ls: SageServer, params: types.InitializedParams) -> None:
+        await ls.dispatch("initialized", params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: SageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -169,6 +176,16 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     async def code_lens(ls: SageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
         return await ls.dispatch("code_lens", params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    async def code_action(ls: SageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return await ls.dispatch("code_action", params) or None
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: SageServer, params: types.HoverParams) -> types.Hover | None:
+        hovers = await ls.dispatch("hover", params)
+        return hovers[0] if hovers else None
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: SageServer, params: types.DidChangeConfigurationParams) -> None:

@@ -15,6 +15,8 @@ class Feature:
     def __init__(self, server: SageServer) -> None:
         self.server = server
 
+    def initialized(self, params: types.InitializedParams) -> None: ...
+
     def document_open(self, params: types.DidOpenTextDocumentParams) -> None: ...
 
     def document_change(self, params: types.DidChangeTextDocumentParams) -> None: ...
@@ -24,4 +26,10 @@ class Feature:
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None: ...
 
     def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return []
+
+    def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return []
+
+    def hover(self, params: types.HoverParams) -> list[types.Hover]:
         return []

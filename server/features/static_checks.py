@@ -1,23 +1,54 @@
 """Fast findings from the tree-sitter parse of the open buffer, on open and on every change
-(no compile, no run): the diagnostics a person sees while typing."""
+(no compile, no run): the diagnostics a person sees while typing. The rules live in
+sage_npu.server.ascendc_checks; the quick fixes they carry are served by code_actions."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from sage_npu.npu_eval.static_checks import raw_gm_accesses
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.server.ascendc_checks import Chip, Finding, check_source
 from sage_npu.server.features.base import Feature
 
 
 class StaticChecks(Feature):
     SOURCE = "static"
 
+    def __init__(self, server) -> None:
+        super().__init__(server)
+        # uri -> (source, chip, findings): code actions ask on every cursor move, so the
+        # findings of an unchanged buffer are reused.
+        self._latest: dict[str, tuple[str, Chip, list[Finding]]] = {}
+
+    def chip(self) -> Chip:
+        p = chip_profile(self.server.settings.eval.chip)
+        return Chip(p.name, p.ub_bytes, p.family, getattr(p, "ub_reserved_bytes", 0))
+
+    def findings(self, uri: str) -> list[Finding]:
+        """The findings on the document's current text for the configured chip."""
+        if not self.server.is_ascendc(uri):
+            return []
+        source = self.server.workspace.get_text_document(uri).source
+        chip = self.chip()
+        cached = self._latest.get(uri)
+        if cached is not None and cached[0] == source and cached[1] == chip:
+            return cached[2]
+        found = check_source(source, chip)
+        self._latest[uri] = (source, chip, found)
+        return found
+
+    def settings_changed(self) -> None:
+        """The chip sets the UB budget and which fixes exist: re-check the open documents."""
+        for uri in list(self._latest):
+            self._check(uri)
+
     def _check(self, uri: str) -> None:
         if not self.server.is_ascendc(uri):
+            if self._latest.pop(uri, None) is not None:
+                self.server.set_diagnostics(uri, self.SOURCE, [])
             return
-        doc = self.server.workspace.get_text_document(uri)
-        findings = raw_gm_accesses(doc.source.encode("utf-8"))
-        lines = doc.source.splitlines()
+        findings = self.findings(uri)
+        lines = self.server.workspace.get_text_document(uri).source.splitlines()
         diags = [self.server.lsp_diagnostic(lines, f.line, f.column, f.end_line, f.end_column, f.severity,
                                             f.code, f.message)
                  for f in findings]
@@ -30,5 +61,5 @@ class StaticChecks(Feature):
         self._check(params.text_document.uri)
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._latest.pop(params.text_document.uri, None)
         self.server.set_diagnostics(params.text_document.uri, self.SOURCE, [])
-

@@ -1,0 +1,48 @@
+"""Hover on Ascend C API names: the signatures as the real headers spell them, the constraint
+that bites, and the resident rules of the experience memory that mention the API."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from lsprotocol import types
+from pygls.workspace.position_codec import ServerTextPosition
+
+from sage_npu.server import api_docs
+from sage_npu.server.features.base import Feature
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+class Hovers(Feature):
+    def __init__(self, server) -> None:
+        super().__init__(server)
+        # Where hover asks for the resident rules about an API. Memory is not wired in yet, so
+        # this returns []; the server replaces it with a ResidentRules lookup once it is.
+        self.rules_for: Callable[[str], list[str]] = api_docs.resident_rules
+
+    def hover(self, params: types.HoverParams) -> list[types.Hover]:
+        uri = params.text_document.uri
+        if not self.server.is_ascendc(uri):
+            return []
+        doc = self.server.workspace.get_text_document(uri)
+        if params.position.line >= len(doc.lines):
+            return []
+        pos = doc.position_from_client_units(params.position)
+        line = doc.lines[pos.line].rstrip("\r\n")
+        word = next((m for m in _WORD.finditer(line) if m.start() <= pos.character <= m.end()), None)
+        if word is None:
+            return []
+        entry = api_docs.lookup(word.group())
+        if entry is None:
+            return []
+        after_member = line[:word.start()].rstrip().endswith((".", "->"))
+        if entry.member != after_member:
+            return []  # `op.Add(...)` is the user's method, `AllocTensor` alone is not the queue's
+        start = doc.position_to_client_units(ServerTextPosition(line=pos.line, character=word.start()))
+        end = doc.position_to_client_units(ServerTextPosition(line=pos.line, character=word.end()))
+        return [types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                         value=api_docs.markdown(entry, self.rules_for(entry.name))),
+            range=types.Range(start=start, end=end))]
