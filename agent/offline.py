@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.transforms import Candidate, Sources, propose
+from sage_npu.memory.episodes import CreditResult
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator
 from sage_npu.npu_eval.report import Report
@@ -33,6 +35,7 @@ class Attempt:
     improves: bool               # correct and faster than the base it was applied to
     tags: tuple[str, ...] = ()
     chosen: bool = False         # the round's best, kept as the next base
+    attempt_id: str = ""         # its id in the memory's attempts table
 
 
 @dataclass
@@ -48,12 +51,16 @@ class OptimizeResult:
     applied: list[str] = field(default_factory=list)     # descriptions of the accepted transforms
     best_files: dict[str, str] = field(default_factory=dict)
     diff: str = ""
+    memory: CreditResult | None = None          # the episode's ATU credit, when a memory is used
+    new_experiences: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"task": self.task, "status": self.status, "seed": self.seed.model_dump(mode="json"),
                 "best": self.best.model_dump(mode="json"), "speedup": self.speedup, "turns": self.turns,
                 "episode_id": self.episode_id, "applied": self.applied,
-                "attempts": [a.__dict__ | {"tags": list(a.tags)} for a in self.attempts], "diff": self.diff}
+                "attempts": [a.__dict__ | {"tags": list(a.tags)} for a in self.attempts], "diff": self.diff,
+                "memory": self.memory.model_dump(mode="json") if self.memory else None,
+                "new_experiences": self.new_experiences}
 
 
 def _time(r: Report) -> float | None:
@@ -69,9 +76,13 @@ def _digest(files: dict[str, str]) -> str:
 
 
 def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 30,
-                     on_attempt: Callable[[Attempt], None] | None = None) -> OptimizeResult:
+                     on_attempt: Callable[[Attempt], None] | None = None,
+                     recorder: EpisodeRecorder | None = None) -> OptimizeResult:
+    """Search the catalog for `turns` evaluations at most. With a recorder, each turn is
+    shown the memory's items for this operator and declares which it followed; the episode is
+    credited (ATU) and what proved itself is written back as new experiences."""
     task = load_task(task_path)
-    episode = uuid.uuid4().hex
+    episode = recorder.episode_id if recorder is not None else uuid.uuid4().hex
     chip = chip_profile(evaluator.settings.chip)
     files = {task.kernel.name: task.kernel.read_text()}
     if task.host is not None:
@@ -79,13 +90,20 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
     seed = evaluator.evaluate(task.root)
     result = OptimizeResult(task=str(task.root), status="seed_not_correct", seed=seed, best=seed, speedup=1.0,
                             turns=0, episode_id=episode, best_files=dict(files))
+    if recorder is not None:
+        recorder.attempt(0, seed.status, _time(seed), None)
     if not _acceptable(seed) or task.host is None:
+        if recorder is not None:
+            result.memory = recorder.credit(0)
         return result
     best_files, best, best_t = dict(files), seed, _time(seed)
     tried = {_digest(files)}
     used = 0
+    proofs: list[tuple[str, str, float, list[str]]] = []
     with tempfile.TemporaryDirectory(prefix="sage-opt-") as tmp:
         while used < turns:
+            if recorder is not None:
+                recorder.retrieve(best_files[task.kernel.name], [d.message for d in best.diagnostics])
             cands = [c for c in propose(Sources(task.kernel.name, best_files[task.kernel.name],
                                                 best_files["host.py"]), chip)
                      if _digest({**best_files, **c.files}) not in tried]
@@ -102,6 +120,8 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
                 t = _time(report)
                 ok = _acceptable(report) and t is not None and t < best_t * (1 - MIN_GAIN)
                 att = Attempt(used, cand.transform, cand.description, report.status, t, ok, cand.tags)
+                if recorder is not None:
+                    att.attempt_id = recorder.attempt(used, report.status, t, cand.transform)
                 if ok and (round_best is None or t < round_best[0]):
                     round_best = (t, cand, report, att)
                 result.attempts.append(att)
@@ -109,8 +129,10 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
                     on_attempt(att)
             if round_best is None:
                 break
+            prev_t = best_t
             best_t, cand, best, att = round_best
             att.chosen = True
+            proofs.append((att.attempt_id, cand.description, prev_t / best_t, list(cand.tags)))
             best_files = {**best_files, **cand.files}
             result.applied.append(cand.description)
     result.turns = used
@@ -121,6 +143,9 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
         result.diff = _diff(files, best_files)
     else:
         result.status = "no_improvement"
+    if recorder is not None:
+        result.memory = recorder.credit(used)
+        result.new_experiences = recorder.reflect(proofs) if result.status == "improved" else []
     return result
 
 

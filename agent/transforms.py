@@ -114,13 +114,13 @@ def double_buffering(src: Sources, chip: ChipProfile) -> list[Candidate]:
                     and text[value.start_byte:value.end_byte].strip() == b"1":
                 new = (text[:value.start_byte] + b"2" + text[value.end_byte:]).decode("utf-8")
                 out.append(Candidate("double-buffering", "BUFFER_NUM 1 -> 2: load, compute and store overlap",
-                                     {src.kernel_name: new}, ("double-buffering", "pipeline")))
+                                     {src.kernel_name: new}, ("BUFFER_NUM", "double-buffering")))
     # #define BUFFER_NUM 1
     m = re.search(r"(?m)^(\s*#\s*define\s+BUFFER_NUM\s+)1\b", src.kernel)
     if m:
         new = src.kernel[: m.end(1)] + "2" + src.kernel[m.end(1) + 1:]
         out.append(Candidate("double-buffering", "#define BUFFER_NUM 1 -> 2", {src.kernel_name: new},
-                             ("double-buffering", "pipeline")))
+                             ("BUFFER_NUM", "double-buffering")))
     return out
 
 
@@ -131,12 +131,12 @@ def all_vector_cores(src: Sources, chip: ChipProfile) -> list[Candidate]:
         if re.search(r"CORE|BLOCK_DIM|NUM_BLOCKS", name) and 0 < value < chip.vector_cores:
             out.append(Candidate("all-vector-cores", f"{name} {value} -> {chip.vector_cores} ({chip.name}'s "
                                  "vector cores)", {"host.py": _edit_host(src.host, node, chip.vector_cores)},
-                                 ("multi-core", "block-dim")))
+                                 ("multi-core", "block_dim")))
     for lit in _block_dim_literals(src.host):
         if 0 < lit.value < chip.vector_cores:
             out.append(Candidate("all-vector-cores", f"block_dim {lit.value} -> {chip.vector_cores}",
                                  {"host.py": _edit_host(src.host, lit, chip.vector_cores)},
-                                 ("multi-core", "block-dim")))
+                                 ("multi-core", "block_dim")))
     return out
 
 
@@ -148,14 +148,14 @@ def bigger_tiles(src: Sources, chip: ChipProfile) -> list[Candidate]:
             for factor in (2, 4):
                 out.append(Candidate("bigger-tiles", f"{name} {value} -> {value * factor}",
                                      {"host.py": _edit_host(src.host, node, value * factor)},
-                                     ("tiling", "ub-budget")))
+                                     ("tiling", "UB")))
     text = src.kernel
     for m in re.finditer(r"(?m)^(\s*(?:static\s+)?constexpr\s+\w+\s+(\w*TILE\w*)\s*=\s*)(\d+)(\s*;)", text):
         value = int(m.group(3))
         for factor in (2, 4):
             new = text[: m.start(3)] + str(value * factor) + text[m.end(3):]
             out.append(Candidate("bigger-tiles", f"{m.group(2)} {value} -> {value * factor}", {src.kernel_name: new},
-                                 ("tiling", "ub-budget")))
+                                 ("tiling", "UB")))
     return out
 
 
@@ -171,7 +171,7 @@ def fewer_tile_splits(src: Sources, chip: ChipProfile) -> list[Candidate]:
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int) and node.value.value > 1:
             v = node.value.value
             out.append(Candidate("bigger-tiles", f"{node.arg} {v} -> {v // 2}",
-                                 {"host.py": _edit_host(src.host, node.value, v // 2)}, ("tiling", "ub-budget")))
+                                 {"host.py": _edit_host(src.host, node.value, v // 2)}, ("tiling", "UB")))
     return out
 
 

@@ -1,1 +1,10 @@
-"""Experience memory (LanceDB, ATU, UGC): DESIGN section 5. Not built yet (issue 4)."""
+"""Experience memory (DESIGN section 5): a LanceDB store of experiences and rules, retrieval,
+adoption-traced utility (ATU) and utility-gated consolidation (UGC).
+
+Imports nothing else from sage_npu. Heavy dependencies (LanceDB, sentence-transformers) load on
+first use, not on `import sage_npu.memory`.
+"""
+
+from sage_npu.memory.settings import MemorySettings
+
+__all__ = ["MemorySettings"]

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from sage_npu.memory.cli import add_memory_parser, run_memory
 from sage_npu.settings import SettingsError, load_settings
 
 
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--apply", action="store_true", help="replace kernel and host.py with a correct improvement")
     opt.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
     opt.set_defaults(func=cmd_optimize)
+    add_memory_parser(sub, g).set_defaults(func=cmd_memory)
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
     srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     srv.set_defaults(func=cmd_serve)
@@ -61,7 +63,7 @@ def _overrides(args: argparse.Namespace) -> dict:
                             ("trials", getattr(args, "trials", None))) if v is not None}
     out: dict = {"eval": ev} if ev else {}
     if args.db is not None:
-        out["db"] = args.db
+        out["memory"] = {"db": args.db}
     return out
 
 
@@ -142,9 +144,19 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         mark = "better" if a.improves else ""
         print(f"turn {a.turn:>3}  {a.transform:<18} {a.status:<14} {t}  {mark:<6} {a.description}", flush=True)
 
+    from sage_npu.agent.episode_memory import EpisodeRecorder
+    from sage_npu.memory.experience_memory import ExperienceMemory
+    from sage_npu.memory.store import StoreError
+
+    try:
+        memory = ExperienceMemory.open(settings.memory)
+    except StoreError as e:
+        print(f"sage-npu: the experience memory cannot be used ({e}); optimizing without it", file=sys.stderr)
+        memory = None
     try:
         with Evaluator(settings.eval) as ev:
-            result = optimize_offline(args.path, ev, turns=args.turns, on_attempt=progress)
+            recorder = EpisodeRecorder(memory, operator=Path(args.path).resolve().name) if memory else None
+            result = optimize_offline(args.path, ev, turns=args.turns, on_attempt=progress, recorder=recorder)
     except (BackendUnavailable, TaskError) as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2
@@ -172,7 +184,31 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     print(result.diff.rstrip())
     print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
                                                 "; --apply replaces the task's files with it"))
+    if result.memory is not None:
+        print(format_memory_update(result))
     return 0
+
+
+def format_memory_update(result) -> str:
+    """What the episode taught the memory: the reward, each adopted item's utility, new experiences."""
+    m = result.memory
+    lines = [f"memory: episode {m.episode_id[:8]} credited, reward z = {m.reward:.3f}"]
+    seen = set()
+    for c in m.changes:
+        if c.item_id in seen or c.outcome != "adopted":
+            continue
+        seen.add(c.item_id)
+        lines.append(f"  adopted {c.item_id:<36} u {c.u_before:+.3f} -> {c.u_after:+.3f} (n_ado {c.n_ado})")
+    others = len({c.item_id for c in m.changes if c.outcome == "not_adopted"} - seen)
+    if others:
+        lines.append(f"  {others} shown but not followed: each u moves towards -b")
+    if result.new_experiences:
+        lines.append(f"  {len(result.new_experiences)} new experiences from what worked (sage-npu memory list)")
+    return "\n".join(lines)
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    return run_memory(load_settings(args.config, _overrides(args)).memory, args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

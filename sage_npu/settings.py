@@ -2,7 +2,7 @@
 
 Sources, lowest to highest priority: defaults, a TOML config file (`--config`), environment
 variables (`SAGE_NPU_EVAL__CHIP=910B4`), command-line flags. Each part receives only its
-piece (`settings.eval` for npu_eval); no part imports this module.
+piece (`settings.eval` for npu_eval, `settings.memory` for memory); no part imports this module.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 
 
@@ -21,7 +22,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SAGE_NPU_", env_nested_delimiter="__", extra="forbid")
 
     eval: EvalSettings = Field(default_factory=EvalSettings)
-    db: Path | None = Field(None, description="experience memory folder (LanceDB)")
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
 
 class SettingsError(ValueError):

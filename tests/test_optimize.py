@@ -52,18 +52,22 @@ def test_optimizer_speeds_up_a_draft_and_every_step_is_correct(ev, tmp_path):
     assert "BUFFER_NUM = 2" in r.diff or "MAX_CORES = 48" in r.diff
 
 
-def test_cli_writes_a_suggestion_and_applies_only_when_asked(tmp_path, capsys):
+def test_cli_writes_a_suggestion_and_applies_only_when_asked(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SAGE_NPU_MEMORY__EMBEDDER", "hashing")  # the real MiniLM is tested in the memory tests
+    db = str(tmp_path / "mem")
     task = tmp_path / "vadd"
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     before = (task / "host.py").read_text()
-    assert main(["optimize", str(task), "--turns", "3", "--json", "--trials", "2"]) == 0
+    assert main(["optimize", str(task), "--turns", "3", "--json", "--trials", "2", "--db", db]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"task", "status", "seed", "best", "speedup", "turns", "episode_id"} <= set(out)
     assert out["status"] == "improved" and out["speedup"] > 1
     assert (task / ".sage" / "suggestion" / "suggestion.diff").read_text() == out["diff"]
+    assert out["memory"]["credited"] and out["memory"]["reward"] > 0
     assert (task / "host.py").read_text() == before  # nothing applied without --apply
-    assert main(["optimize", str(task), "--turns", "3", "--apply", "--trials", "2"]) == 0
-    assert "applied to" in capsys.readouterr().out
+    assert main(["optimize", str(task), "--turns", "3", "--apply", "--trials", "2", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "applied to" in out and "memory: episode" in out and "reward z" in out
     assert (task / "host.py").read_text() != before or "BUFFER_NUM = 2" in (task / "vadd_naive.cpp").read_text()
 
 
@@ -74,3 +78,31 @@ def test_incorrect_kernel_is_not_optimized(ev, tmp_path):
     k.write_text(k.read_text().replace("AscendC::Add(", "AscendC::Sub("))
     r = optimize_offline(task, ev, turns=5)
     assert r.status == "seed_not_correct" and r.turns == 0 and not (task / ".sage").exists()
+
+
+def test_an_episode_credits_what_it_followed_and_remembers_what_worked(ev, tmp_path):
+    from sage_npu.agent.episode_memory import EpisodeRecorder
+    from sage_npu.memory.experience_memory import ExperienceMemory
+    from sage_npu.memory.settings import MemorySettings
+
+    memory = ExperienceMemory.open(MemorySettings(db=tmp_path / "mem", embedder="hashing"))
+    task = tmp_path / "vadd"
+    shutil.copytree(EXAMPLES / "vadd_naive", task)
+    recorder = EpisodeRecorder(memory, operator="vadd_naive")
+    r = optimize_offline(task, ev, turns=6, recorder=recorder)
+    assert r.status == "improved"
+    credit = r.memory
+    assert credit.credited and credit.reward == pytest.approx(1 - r.best.timing.estimated_us
+                                                             / r.seed.timing.estimated_us, rel=1e-6)
+    adopted = {c.item_id for c in credit.changes if c.outcome == "adopted"}
+    assert adopted, "the transforms that won follow some starter experience"
+    for item_id in adopted:
+        assert memory.item(item_id).u > 0
+    # Every shown item has a status in every turn that followed a transform.
+    assert {a.turn for a in recorder.adoptions} == set(range(1, r.turns + 1))
+    # Reflection: what worked is remembered, tied to the attempt that proves it.
+    assert r.new_experiences
+    new = memory.item(r.new_experiences[0])
+    assert new.evidence and new.evidence[0].startswith(r.episode_id + "/")
+    # Crediting the same episode again changes nothing.
+    assert recorder.credit(r.turns).already_credited

@@ -1,0 +1,39 @@
+"""Schema migrations: `MIGRATIONS[n]` upgrades a store from schema n to n+1, under the store's lock.
+
+A store with an older `schema_version` is migrated step by step when opened. Most steps only add
+the columns a new model field needs; `add_missing_columns` does that from the models themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sage_npu.memory.store import Store
+
+
+def add_missing_columns(store: Store, defaults: dict[str, str] | None = None) -> None:
+    """Add every column the models have and the tables lack, filled by a SQL expression
+    (`defaults[column]`, else NULL cast to the column's type)."""
+    defaults = defaults or {}
+    for name, schema in store._schemas.items():
+        t = store.table(name)
+        have = set(t.schema.names)
+        for field in schema:
+            if field.name not in have:
+                expr = defaults.get(field.name, f"CAST(NULL AS {_sql_type(field.type)})")
+                t.add_columns({field.name: expr})
+
+
+def _sql_type(arrow_type) -> str:
+    import pyarrow as pa
+
+    mapping = {pa.string(): "STRING", pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN"}
+    if arrow_type not in mapping:
+        raise TypeError(f"no SQL default for a column of type {arrow_type}; give the migration a default")
+    return mapping[arrow_type]
+
+
+# Schema 1 is the first; nothing to migrate yet.
+MIGRATIONS: dict[int, Callable[[Store], None]] = {}
