@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from sage_npu.memory.experience_memory import ExperienceMemory, NewExperience
 from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog
@@ -56,10 +57,19 @@ class EpisodeRecorder:
                     rationale=f"{transform} {'follows' if adopted else 'does not use'} this item"))
         return attempt_id
 
+    def log(self, turns: int) -> EpisodeLog:
+        return EpisodeLog(episode=Episode(id=self.episode_id, operator=self.operator, model=self.model, turns=turns),
+                          attempts=self.attempts, adoptions=self.adoptions)
+
     def credit(self, turns: int):
-        log = EpisodeLog(episode=Episode(id=self.episode_id, operator=self.operator, model=self.model, turns=turns),
-                         attempts=self.attempts, adoptions=self.adoptions)
-        return self.memory.credit(log)
+        """Credit the episode now (the agent alone decides: CLI, bench)."""
+        return self.memory.credit(self.log(turns))
+
+    def hold(self, turns: int) -> None:
+        """Record the episode open: a person decides (editor). accept/reject credit it; no decision
+        before the memory's editor timeout credits it as the agent alone would."""
+        deadline = datetime.now(UTC) + timedelta(seconds=self.memory.settings.editor_timeout_s)
+        self.memory.record_open(self.log(turns), deadline)
 
     def reflect(self, proofs: list[tuple[str, str, float, list[str]]]) -> list[str]:
         """New experiences from what worked: (attempt id, description, speedup, tags) each."""

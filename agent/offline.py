@@ -52,6 +52,7 @@ class OptimizeResult:
     best_files: dict[str, str] = field(default_factory=dict)
     diff: str = ""
     memory: CreditResult | None = None          # the episode's ATU credit, when a memory is used
+    best_attempt_id: str = ""                   # the memory's id of the best candidate's attempt
     new_experiences: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -77,10 +78,11 @@ def _digest(files: dict[str, str]) -> str:
 
 def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 30,
                      on_attempt: Callable[[Attempt], None] | None = None,
-                     recorder: EpisodeRecorder | None = None) -> OptimizeResult:
+                     recorder: EpisodeRecorder | None = None, hold: bool = False) -> OptimizeResult:
     """Search the catalog for `turns` evaluations at most. With a recorder, each turn is
     shown the memory's items for this operator and declares which it followed; the episode is
-    credited (ATU) and what proved itself is written back as new experiences."""
+    credited (ATU), or with `hold` recorded open for a person's decision, and what proved itself
+    is written back as new experiences."""
     task = load_task(task_path)
     episode = recorder.episode_id if recorder is not None else uuid.uuid4().hex
     chip = chip_profile(evaluator.settings.chip)
@@ -144,8 +146,12 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
     else:
         result.status = "no_improvement"
     if recorder is not None:
-        result.memory = recorder.credit(used)
+        if hold and result.status == "improved":
+            recorder.hold(used)
+        else:
+            result.memory = recorder.credit(used)
         result.new_experiences = recorder.reflect(proofs) if result.status == "improved" else []
+        result.best_attempt_id = next((a.attempt_id for a in reversed(result.attempts) if a.chosen), "")
     return result
 
 

@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Optimize a task: every candidate is compiled, checked on every trial and "
                          "estimated; the best correct one is written to <task>/.sage/suggestion/.")
     opt.add_argument("path", type=Path, help="task folder")
-    opt.add_argument("--turns", type=int, default=30, help="candidates to evaluate at most (default 30)")
+    opt.add_argument("--turns", type=int, help="candidates to evaluate at most (default: agent.turns, 30)")
     opt.add_argument("--apply", action="store_true", help="replace kernel and host.py with a correct improvement")
     opt.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
     opt.set_defaults(func=cmd_optimize)
@@ -156,7 +156,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     try:
         with Evaluator(settings.eval) as ev:
             recorder = EpisodeRecorder(memory, operator=Path(args.path).resolve().name) if memory else None
-            result = optimize_offline(args.path, ev, turns=args.turns, on_attempt=progress, recorder=recorder)
+            turns = args.turns if args.turns is not None else settings.agent.turns
+            result = optimize_offline(args.path, ev, turns=turns, on_attempt=progress, recorder=recorder)
     except (BackendUnavailable, TaskError) as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2
@@ -222,7 +223,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print("sage-npu: --tcp wants HOST:PORT, e.g. 127.0.0.1:2087", file=sys.stderr)
             return 2
         tcp = (host or "127.0.0.1", int(port))
-    serve(EditorSettings(eval=settings.eval), tcp=tcp)
+    serve(EditorSettings(eval=settings.eval, memory=settings.memory, agent=settings.agent), tcp=tcp)
     return 0
 
 

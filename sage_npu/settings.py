@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 
@@ -23,6 +24,7 @@ class Settings(BaseSettings):
 
     eval: EvalSettings = Field(default_factory=EvalSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
 
 
 class SettingsError(ValueError):

@@ -19,6 +19,8 @@ from pydantic import BaseModel, Field, ValidationError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from sage_npu.agent.settings import AgentSettings
+from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.server.positions import to_range
 from sage_npu.server.settings import ServerSettings
@@ -35,6 +37,8 @@ class EditorSettings(BaseModel):
 
     eval: EvalSettings = Field(default_factory=EvalSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
 
 def _snake(d: Any) -> Any:
@@ -57,12 +61,14 @@ class SageServer(LanguageServer):
         from sage_npu.server.features.evaluation import Evaluation
         from sage_npu.server.features.hover import Hovers
         from sage_npu.server.features.static_checks import StaticChecks
+        from sage_npu.server.features.suggestions import Suggestions
 
         self.evaluation = Evaluation(self)
         self.static_checks = StaticChecks(self)
         self.hovers = Hovers(self)
+        self.suggestions = Suggestions(self)
         self.features = [self.static_checks, self.evaluation, CodeLenses(self), QuickFixes(self), self.hovers,
-                         ClangdConfig(self)]
+                         ClangdConfig(self), self.suggestions]
 
     # ---- settings ----
 
@@ -151,6 +157,8 @@ class SageServer(LanguageServer):
 
 
 def create_server(settings: EditorSettings | None = None) -> SageServer:
+    from sage_npu.server.features.suggestions import ACCEPT, OPTIMIZE, REJECT
+
     server = SageServer(settings)
 
     @server.feature(types.INITIALIZED)
@@ -177,8 +185,8 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
     async def code_lens(ls: SageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
         return await ls.dispatch("code_lens", params)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
     async def code_action(ls: SageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         return await ls.dispatch("code_action", params) or None
 
@@ -190,6 +198,18 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: SageServer, params: types.DidChangeConfigurationParams) -> None:
         ls.apply_settings(params.settings)
+
+    @server.command(OPTIMIZE)
+    async def optimize(ls: SageServer, uri: str) -> dict:  # pygls passes the arguments spread
+        return await ls.suggestions.optimize(uri)
+
+    @server.command(ACCEPT)
+    def accept(ls: SageServer, task_root: str, episode_id: str, attempt_id: str) -> dict:
+        return ls.suggestions.decide(task_root, episode_id, attempt_id, "accept")
+
+    @server.command(REJECT)
+    def reject(ls: SageServer, task_root: str, episode_id: str, attempt_id: str) -> dict:
+        return ls.suggestions.decide(task_root, episode_id, attempt_id, "reject")
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SageServer, params: Any) -> None:

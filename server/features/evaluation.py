@@ -52,6 +52,11 @@ class Evaluation(Feature):
                 self._evaluator = Evaluator(self.server.settings.eval)
             return self._evaluator
 
+    async def run_exclusive(self, fn):
+        """Run fn(evaluator) on the evaluation thread: one evaluator, one job at a time."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(self._get_evaluator()))
+
     def close(self) -> None:
         with self._lock:
             if self._evaluator is not None:
@@ -87,7 +92,7 @@ class Evaluation(Feature):
 
     async def _evaluate(self, task: Task, gen: int) -> None:
         token = str(uuid.uuid4())
-        progress = self._supports_progress()
+        progress = self.supports_progress()
         if progress:
             try:
                 await self.server.work_done_progress.create_async(token)
@@ -129,7 +134,7 @@ class Evaluation(Feature):
         finally:
             self._running = None
 
-    def _supports_progress(self) -> bool:
+    def supports_progress(self) -> bool:
         caps = self.server.client_capabilities
         return bool(caps and caps.window and caps.window.work_done_progress)
 

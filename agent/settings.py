@@ -1,0 +1,9 @@
+"""Settings of the agent part; the root composes them into `Settings.agent`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class AgentSettings(BaseModel):
+    turns: int = Field(30, ge=1, le=500, description="candidates an episode evaluates at most")

@@ -1,0 +1,170 @@
+"""Suggestions (DESIGN section 7, second half): "Optimize with SAGE" runs an episode in the
+background; its best correct candidate becomes a code action titled honestly ("SAGE rewrite:
+est. 1.8x (CPU model), correct on 5 trials") and a `sage/suggestion` notification carrying the
+diff. Applying it applies the edit and logs a person's acceptance; the reject command logs a
+rejection. The episode stays open in the memory until then (no decision: the memory's editor
+timeout credits it as the agent alone would)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from sage_npu.agent.episode_memory import EpisodeRecorder
+from sage_npu.agent.offline import OptimizeResult, optimize_offline
+from sage_npu.npu_eval.task import TaskError, load_task
+from sage_npu.server.features.base import Feature
+
+log = logging.getLogger("sage_npu.server.suggestions")
+
+OPTIMIZE = "sage.optimize"
+ACCEPT = "sage.acceptSuggestion"
+REJECT = "sage.rejectSuggestion"
+NOTIFICATION = "sage/suggestion"
+
+
+@dataclass
+class Suggestion:
+    task_root: Path
+    result: OptimizeResult
+
+    @property
+    def title(self) -> str:
+        c = self.result.best.correctness
+        label = "measured" if self.result.best.backend == "ascend" else "est."
+        model = "" if self.result.best.backend == "ascend" else " (CPU model)"
+        return f"SAGE rewrite: {label} {self.result.speedup:.2f}x{model}, correct on {c.passed} trials"
+
+
+class Suggestions(Feature):
+    def __init__(self, server) -> None:
+        super().__init__(server)
+        self.by_task: dict[Path, Suggestion] = {}
+        self.running: set[Path] = set()
+        self._memory = None
+
+    def _open_memory(self):
+        if self._memory is None:
+            from sage_npu.memory.experience_memory import ExperienceMemory
+
+            self._memory = ExperienceMemory.open(self.server.settings.memory)
+        return self._memory
+
+    # ---- code actions ----
+
+    def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        if not self.server.is_ascendc(uri):
+            return []
+        task = _task_of(uri)
+        if task is None or not task.runnable:
+            return []
+        actions = []
+        sug = self.by_task.get(task.root)
+        if sug is not None:
+            edit = types.WorkspaceEdit(changes=_full_file_edits(self.server, task.root, sug.result.best_files))
+            actions.append(types.CodeAction(
+                title=sug.title, kind=types.CodeActionKind.RefactorRewrite, edit=edit, is_preferred=True,
+                command=types.Command(title="log the acceptance", command=ACCEPT,
+                                      arguments=[str(task.root), sug.result.episode_id, sug.result.best_attempt_id])))
+            actions.append(types.CodeAction(
+                title="SAGE: reject this rewrite", kind=types.CodeActionKind.RefactorRewrite,
+                command=types.Command(title="reject", command=REJECT,
+                                      arguments=[str(task.root), sug.result.episode_id, sug.result.best_attempt_id])))
+        if task.root not in self.running:
+            actions.append(types.CodeAction(
+                title="Optimize with SAGE", kind=types.CodeActionKind.RefactorRewrite,
+                command=types.Command(title="Optimize with SAGE", command=OPTIMIZE, arguments=[uri])))
+        return actions
+
+    # ---- commands ----
+
+    async def optimize(self, uri: str) -> dict:
+        task = _task_of(uri)
+        if task is None or not task.runnable:
+            return {"started": False, "reason": "not a kernel task (it needs reference.py and host.py)"}
+        if task.root in self.running:
+            return {"started": False, "reason": "an episode is already running for this task"}
+        self.running.add(task.root)
+        token = str(uuid.uuid4())
+        progress = self.server.evaluation.supports_progress()
+        try:
+            if progress:
+                await self.server.work_done_progress.create_async(token)
+                self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                    title="SAGE", message=f"optimizing {task.kernel.name}", cancellable=False))
+
+            def report(a) -> None:
+                if progress:
+                    est = f"{a.estimated_us:.2f} us" if a.estimated_us is not None else a.status
+                    self.server.work_done_progress.report(token, types.WorkDoneProgressReport(
+                        message=f"turn {a.turn}: {a.transform} -> {est}"))
+
+            def episode(evaluator) -> OptimizeResult:
+                try:
+                    memory = self._open_memory()
+                except Exception:  # noqa: BLE001 - a broken memory must not stop the optimizer
+                    log.exception("the experience memory cannot be opened; optimizing without it")
+                    memory = None
+                recorder = EpisodeRecorder(memory, operator=task.root.name) if memory else None
+                return optimize_offline(task.root, evaluator, turns=self.server.settings.agent.turns,
+                                        on_attempt=report, recorder=recorder, hold=True)
+
+            result = await self.server.evaluation.run_exclusive(episode)
+        finally:
+            self.running.discard(task.root)
+            if progress:
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        if result.status != "improved":
+            msg = ("no faster correct candidate found" if result.status == "no_improvement"
+                   else "the kernel is not correct yet: fix it first")
+            self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
+                                                                    message=f"SAGE: {msg}"))
+            return {"started": True, "status": result.status}
+        sug = Suggestion(task.root, result)
+        self.by_task[task.root] = sug
+        self.server.protocol.notify(NOTIFICATION, {
+            "uri": uri, "task": str(task.root), "title": sug.title, "episodeId": result.episode_id,
+            "attemptId": result.best_attempt_id, "speedup": result.speedup, "diff": result.diff,
+            "estimated": result.best.backend != "ascend"})
+        return {"started": True, "status": result.status, "title": sug.title}
+
+    def decide(self, task_root: str, episode_id: str, attempt_id: str, decision: str) -> dict:
+        sug = self.by_task.pop(Path(task_root), None)
+        try:
+            credit = self._open_memory().decide(episode_id, decision, attempt_id)
+        except Exception as e:  # noqa: BLE001 - the person's edit stands even if the log fails
+            log.exception("logging the %s of %s failed", decision, episode_id)
+            return {"logged": False, "reason": str(e)}
+        return {"logged": True, "decision": decision, "reward": credit.reward, "had_suggestion": sug is not None}
+
+
+def _task_of(uri: str):
+    try:
+        return load_task(Path(to_fs_path(uri) or ""))
+    except TaskError:
+        return None
+
+
+def _full_file_edits(server, root: Path, files: dict[str, str]) -> dict[str, list[types.TextEdit]]:
+    """Replace each changed file whole (kernel and host.py), from its current text."""
+    out = {}
+    for name, text in files.items():
+        path = root / name
+        current = "\n".join(server.lines_of(str(path)))
+        try:
+            on_disk = path.read_text()
+        except OSError:
+            on_disk = current
+        if on_disk == text:
+            continue
+        lines = on_disk.splitlines()
+        end = types.Position(line=len(lines), character=0)
+        out[path.resolve().as_uri()] = [types.TextEdit(range=types.Range(start=types.Position(line=0, character=0),
+                                                                         end=end), new_text=text)]
+    return out

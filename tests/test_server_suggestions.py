@@ -1,0 +1,124 @@
+"""Suggestions in the editor, over LSP: "Optimize with SAGE" runs an episode, its verified
+rewrite comes back as an honestly titled code action and a sage/suggestion notification, and
+applying or rejecting it is logged in the experience memory."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+NAIVE = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "vadd_naive"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "sage_npu.cli", "serve"]))
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    base = tmp_path_factory.getbasetemp()
+    lsp_client.suggestions = []
+
+    @lsp_client.feature("sage/suggestion")
+    def on_suggestion(params):
+        lsp_client.suggestions.append(params)
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def refresh(params):
+        return None
+
+    # lsprotocol 2025 decodes any code action that carries a command as a Command, dropping its
+    # edit: an object whose "command" is itself an object is a CodeAction.
+    conv = lsp_client.protocol._converter
+
+    def action_or_command(obj, _):
+        is_action = isinstance(obj.get("command"), dict) or "edit" in obj or "kind" in obj
+        return conv.structure(obj, types.CodeAction if is_action else types.Command)
+
+    conv.register_structure_hook(typing.Union[types.Command, types.CodeAction], action_or_command)  # noqa: UP007 - the key lsprotocol uses
+    lsp_client.db = base / "suggestion-memory"
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"sage": {
+            "eval": {"trials": 2, "cacheDir": str(base / "suggestion-cache")},
+            "agent": {"turns": 4},
+            "memory": {"db": str(lsp_client.db), "embedder": "hashing"},
+        }}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def actions(client: LanguageClient, uri: str) -> list:
+    got = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[])))
+    return got or []
+
+
+def title(a) -> str:
+    return a.title
+
+
+@pytest.mark.asyncio
+async def test_optimize_then_accept_the_verified_rewrite(client: LanguageClient, tmp_path):
+    task = tmp_path / "vadd_naive"
+    shutil.copytree(NAIVE, task)
+    kernel = task / "vadd_naive.cpp"
+    uri = kernel.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="cpp", version=1, text=kernel.read_text())))
+
+    start = next(a for a in await actions(client, uri) if title(a) == "Optimize with SAGE")
+    assert isinstance(start, types.CodeAction)
+    command = start.command
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command.command, arguments=command.arguments))
+    assert result.get("status") == "improved", result
+    assert client.suggestions, "no sage/suggestion notification"
+    note = client.suggestions[-1]
+    assert note.diff.startswith("--- a/") and note.speedup > 1 and note.estimated
+
+    rewrite = next(a for a in await actions(client, uri) if title(a).startswith("SAGE rewrite:"))
+    # vadd_naive has three shape groups: every one is a trial, above the two asked for
+    assert re.fullmatch(r"SAGE rewrite: est\. \d+\.\d\dx \(CPU model\), correct on 3 trials", rewrite.title)
+    assert isinstance(rewrite, types.CodeAction) and rewrite.edit is not None
+    edits = rewrite.edit.changes
+    assert set(edits) <= {kernel.as_uri(), (task / "host.py").as_uri()} and edits
+    # The editor applies the edit, then runs the action's command: the acceptance is logged.
+    for file_uri, changes in edits.items():
+        Path(types.TextDocumentIdentifier(file_uri).uri.removeprefix("file://")).write_text(changes[0].new_text)
+    logged = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=rewrite.command.command, arguments=rewrite.command.arguments))
+    assert logged["logged"] and logged["decision"] == "accept" and logged["reward"] > 0
+    assert not any(title(a).startswith("SAGE rewrite:") for a in await actions(client, uri))
+
+    from sage_npu.memory.experience_memory import ExperienceMemory
+    from sage_npu.memory.settings import MemorySettings
+
+    memory = ExperienceMemory.open(MemorySettings(db=client.db, embedder="hashing"), create=False)
+    stats = memory.stats()
+    assert stats.episodes >= 1 and stats.open_episodes == 0
+
+
+@pytest.mark.asyncio
+async def test_reject_logs_the_rejection_and_drops_the_rewrite(client: LanguageClient, tmp_path):
+    task = tmp_path / "vadd_naive"
+    shutil.copytree(NAIVE, task)
+    kernel = task / "vadd_naive.cpp"
+    uri = kernel.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="cpp", version=1, text=kernel.read_text())))
+    start = next(a for a in await actions(client, uri) if title(a) == "Optimize with SAGE")
+    await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=start.command.command, arguments=start.command.arguments))
+    reject = next(a for a in await actions(client, uri) if title(a) == "SAGE: reject this rewrite")
+    logged = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=reject.command.command, arguments=reject.command.arguments))
+    assert logged["logged"] and logged["decision"] == "reject"
+    assert not any(title(a).startswith("SAGE rewrite:") for a in await actions(client, uri))
+    assert kernel.read_text() == (NAIVE / "vadd_naive.cpp").read_text()  # nothing was applied
