@@ -188,7 +188,11 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
     async def code_action(ls: SageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return await ls.dispatch("code_action", params) or None
+        actions = await ls.dispatch("code_action", params)
+        only = params.context.only if params.context else None
+        if only:  # kinds are hierarchical: "refactor" asks for "refactor.rewrite" too
+            actions = [a for a in actions if a.kind and any(a.kind == k or a.kind.startswith(f"{k}.") for k in only)]
+        return actions or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: SageServer, params: types.HoverParams) -> types.Hover | None:
