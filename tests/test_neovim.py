@@ -1,12 +1,17 @@
 """End to end in a real editor: headless Neovim (Debian's 0.7) runs `sage-npu serve` through its
-built-in LSP client, the kernel is broken and repaired in the buffer and written with :write,
-and what Neovim then shows (vim.diagnostic, code lenses) is checked. One Neovim session per
-module (tests/nvim/save_cycle.lua); the tests below read different parts of its record."""
+built-in LSP client and what Neovim then shows or does is checked. Two Neovim sessions per module,
+each a script under tests/nvim/ that writes a JSON record the tests below read:
+
+- save_cycle.lua: the kernel is broken and repaired in the buffer and written with :write; the
+  diagnostic and the code lens Neovim shows are checked.
+- code_actions.lua: a quick fix is requested for a static finding and its edit applied; then
+  "Optimize with SAGE" runs an episode, its verified rewrite is applied, written and accepted."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,73 +22,134 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ADD = REPO / "examples" / "tasks" / "add_custom"
-SCRIPT = REPO / "tests" / "nvim" / "save_cycle.lua"
+NAIVE = REPO / "examples" / "tasks" / "vadd_naive"
+SCRIPTS = REPO / "tests" / "nvim"
 REMOVED = "inQueueX.FreeTensor(xLocal);"  # without it the next inQueueX.AllocTensor deadlocks
-WAIT_S = 60  # each wait inside Neovim (initialize, fault shown, fault cleared)
+DOUBLE = "constexpr int32_t BUFFER_NUM = 2;"
+SINGLE = "constexpr int32_t BUFFER_NUM = 1;"
+WAIT_S = 60  # each wait inside Neovim (initialize, fault shown, fault cleared, finding shown, ...)
+OPTIMIZE_S = 180  # the whole "Optimize with SAGE" episode (about 15 s here)
 
 
 def _tail(path: Path, n: int = 40) -> str:
+    """The log's last n distinct lines (the server's stderr repeats one warning per fork)."""
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+        lines = path.read_text(errors="replace").splitlines()
     except OSError:
         return "(none)"
+    seen: set[str] = set()
+    out = []
+    for ln in reversed(lines):
+        key = re.sub(r"^\[\w+\]\[[^]]*\]", "", ln)  # without the level and timestamp
+        if key not in seen:
+            seen.add(key)
+            out.append(ln)
+    return "\n".join(reversed(out[:n]))
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory) -> dict:
-    """Run the save cycle in Neovim once; return its record plus the paths the tests need."""
+def _nvim() -> str:
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.fail("nvim is not on PATH: this end-to-end test needs Neovim >= 0.7. "
                     "Install it with `apt-get update && apt-get install -y neovim` (as .ci/run does), "
                     "or run `bash .ci/run`.", pytrace=False)
-    base = tmp_path_factory.mktemp("nvim")
-    task = base / "add_custom"
-    shutil.copytree(ADD, task)
-    kernel = task / "add_custom.cpp"
-    original = kernel.read_text()
+    return nvim
+
+
+def _settings(tmp_path_factory, **extra) -> dict:
+    # The build cache is shared by every server test in a run: an unchanged kernel is compiled once.
+    cache = tmp_path_factory.getbasetemp() / "server-build-cache"
+    return {"sage": {"eval": {"trials": 2, "chip": "910B4", "cacheDir": str(cache)},
+                     "server": {"debounceS": 0.05}, **extra}}
+
+
+def _run_nvim(script: str, base: Path, cwd: Path, config: dict, timeout_s: float) -> dict:
+    """Run one tests/nvim script in headless Neovim; return its JSON record (plus timing, LSP log)."""
     result_path = base / "result.json"
-    config = {
-        "cmd": [sys.executable, "-m", "sage_npu.cli", "serve"],
-        "root": str(task),
-        "kernel": str(kernel),
-        "remove": REMOVED,
-        "code": "queue-deadlock",
-        "result": str(result_path),
-        "timeout_ms": WAIT_S * 1000,
-        # Shared with test_server.py's cache: an unchanged kernel is not compiled twice per run.
-        "settings": {"sage": {"eval": {"trials": 2, "chip": "910B4",
-                                       "cacheDir": str(tmp_path_factory.getbasetemp() / "server-build-cache")},
-                              "server": {"debounceS": 0.05}}},
-    }
+    config = {**config, "cmd": [sys.executable, "-m", "sage_npu.cli", "serve"], "result": str(result_path),
+              "timeout_ms": WAIT_S * 1000}
     (base / "config.json").write_text(json.dumps(config))
     # Neovim's own state (its LSP log, shada) stays in the test's folder.
     xdg = {f"XDG_{k}_HOME": str(base / "xdg" / k.lower()) for k in ("CONFIG", "DATA", "STATE", "CACHE")}
     env = {**os.environ, **xdg, "SAGE_NVIM_E2E": str(base / "config.json")}
-    cmd = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {SCRIPT}"]
+    # The script quits Neovim itself; `cquit` only runs if it could not even load (a Lua syntax error).
+    cmd = [_nvim(), "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {SCRIPTS / script}", "-c", "cquit"]
     lsp_log = base / "xdg" / "cache" / "nvim" / "lsp.log"
     start = time.monotonic()
     try:
-        proc = subprocess.run(cmd, env=env, cwd=task, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=3 * WAIT_S + 60)
+        proc = subprocess.run(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout_s)
     except subprocess.TimeoutExpired as e:
-        pytest.fail(f"Neovim did not quit within {e.timeout} s although every wait in {SCRIPT.name} is bounded.\n"
+        pytest.fail(f"Neovim did not quit within {e.timeout} s although every wait in {script} is bounded.\n"
                     f"stderr: {e.stderr}\nLSP log tail:\n{_tail(lsp_log)}", pytrace=False)
     elapsed = time.monotonic() - start
     if not result_path.exists():
         pytest.fail(f"Neovim exited ({proc.returncode}) without writing {result_path}.\n"
                     f"stdout: {proc.stdout}\nstderr: {proc.stderr}\nLSP log tail:\n{_tail(lsp_log)}", pytrace=False)
     record = json.loads(result_path.read_text())
-    record.update(elapsed_s=elapsed, original=original, kernel=str(kernel), lsp_log=_tail(lsp_log))
-    print(f"neovim save cycle: {elapsed:.1f} s; phase ends (ms): {record.get('ms')}")
+    record.update(elapsed_s=elapsed, lsp_log=_tail(lsp_log), stderr=proc.stderr[-2000:])
+    print(f"neovim {script}: {elapsed:.1f} s; steps end (ms): {record.get('ms')}")
     return record
 
 
-def _explain(record: dict) -> str:
-    return (f"Neovim record: error={record.get('error')!r} steps={record.get('steps')} "
-            f"server_exit={record.get('server_exit')} messages={record.get('messages')}\n"
-            f"LSP log tail:\n{record['lsp_log']}")
+@pytest.fixture(scope="module")
+def session(tmp_path_factory) -> dict:
+    """Run the save cycle in Neovim once; return its record plus the paths the tests need."""
+    base = tmp_path_factory.mktemp("nvim")
+    task = base / "add_custom"
+    shutil.copytree(ADD, task)
+    kernel = task / "add_custom.cpp"
+    original = kernel.read_text()
+    config = {"root": str(task), "kernel": str(kernel), "remove": REMOVED, "code": "queue-deadlock",
+              "settings": _settings(tmp_path_factory)}
+    record = _run_nvim("save_cycle.lua", base, task, config, timeout_s=3 * WAIT_S + 60)
+    record.update(original=original, kernel=str(kernel))
+    return record
 
+
+@pytest.fixture(scope="module")
+def actions(tmp_path_factory) -> dict:
+    """Run the code-action script in Neovim once (a quick fix, then a suggestion); return its record."""
+    base = tmp_path_factory.mktemp("nvim-actions").resolve()  # the server names files by resolved URI
+    fixable = base / "add_custom"
+    shutil.copytree(ADD, fixable)
+    fix_kernel = fixable / "add_custom.cpp"
+    assert DOUBLE in fix_kernel.read_text(), f"{ADD / 'add_custom.cpp'} no longer has {DOUBLE!r}: update this test"
+    fix_kernel.write_text(fix_kernel.read_text().replace(DOUBLE, SINGLE))
+    naive = base / "vadd_naive"
+    shutil.copytree(NAIVE, naive)
+    memory = base / "mem"
+    config = {
+        "root": str(base),
+        "optimize_timeout_ms": OPTIMIZE_S * 1000,
+        "quickfix": {"kernel": str(fix_kernel), "code": "single-buffer", "title": "Set BUFFER_NUM to 2",
+                     "decl": "constexpr int32_t BUFFER_NUM"},
+        "suggestion": {"kernel": str(naive / "vadd_naive.cpp")},
+        "settings": _settings(tmp_path_factory, agent={"turns": 4},
+                              memory={"db": str(memory), "embedder": "hashing"}),
+    }
+    record = _run_nvim("code_actions.lua", base, base, config, timeout_s=OPTIMIZE_S + 6 * WAIT_S + 60)
+    record.update(fix_kernel=str(fix_kernel), naive=str(naive), memory=str(memory))
+    return record
+
+
+def _explain(record: dict, phase: str | None = None) -> str:
+    part = f"{phase}: {json.dumps(record.get(phase), indent=1)[:4000]}\n" if phase else ""
+    return (f"Neovim record: error={record.get('error')!r} steps={record.get('steps')} "
+            f"server_exit={record.get('server_exit')} messages={record.get('messages')}\n{part}"
+            f"Neovim stderr: {record.get('stderr')}\nLSP log tail:\n{record['lsp_log']}")
+
+
+def _phase(record: dict, name: str) -> dict:
+    """The phase's record, failing with everything Neovim saw if the phase (or the session) failed."""
+    part = record.get(name)
+    error = record.get("error") or (part.get("error") if isinstance(part, dict) else f"no {name} record")
+    if error:
+        pytest.fail(f"the {name} phase in Neovim failed: {error}\n\n{_explain(record, name)}", pytrace=False)
+    return part
+
+
+# ---- save cycle ----
 
 def test_save_of_a_deadlocking_kernel_marks_the_alloc_line_in_neovim(session):
     assert "fault" in session and session["fault"]["seen"], _explain(session)
@@ -111,3 +177,70 @@ def test_repair_clears_the_fault_and_shows_the_summary_lens(session):
     # The buffer was written back as it started, and the server shut down when asked.
     assert Path(session["kernel"]).read_text() == session["original"]
     assert session["server_exit"] is not None and session["server_exit"]["code"] == 0, _explain(session)
+
+
+# ---- code actions ----
+
+def test_quick_fix_applied_from_neovim_sets_buffer_num_to_2(actions):
+    qf = _phase(actions, "quickfix")
+    text = Path(actions["fix_kernel"]).read_text()
+    init_line = 1 + next(i for i, ln in enumerate(text.splitlines()) if "InitBuffer(inQueueX" in ln)
+    assert qf["finding"]["line"] == init_line, f"single-buffer should mark line {init_line}: {qf['finding']}"
+    assert "BUFFER_NUM = 1" in qf["finding"]["message"], qf["finding"]
+    fixes = [a for a in qf["actions"] if a["kind"] == "quickfix"]
+    assert [a["title"] for a in fixes if a["title"].startswith("Set BUFFER_NUM to 2")] == [qf["applied"]], qf
+    # The action is linked to the diagnostic Neovim sent as context.
+    assert next(a for a in fixes if a["title"] == qf["applied"])["diagnostics"] == ["single-buffer"], qf["actions"]
+    assert qf["decl_after"].strip() == DOUBLE, f"after the quick fix the buffer reads {qf['decl_after']!r}"
+    assert qf["modified"], "the edit should be in the buffer, not yet written"
+    assert qf["cleared"], f"the single-buffer finding stayed after the fix: {qf['diagnostics']}"
+    assert SINGLE in text  # nothing was written: the quick fix changed only the buffer
+
+
+def test_optimize_from_neovim_offers_an_honestly_titled_rewrite(actions):
+    sg = _phase(actions, "suggestion")
+    assert "Optimize with SAGE" in [a["title"] for a in sg["before"]], sg["before"]
+    assert not any(a["title"].startswith("SAGE rewrite:") for a in sg["before"])
+    assert sg["optimize"].get("status") == "improved", sg["optimize"]
+    assert sg["optimize_ms"] < OPTIMIZE_S * 1000
+    title = sg["rewrite"]["title"]
+    assert title == sg["optimize"]["title"], sg
+    assert "(CPU model)" in title and "correct on" in title, title
+    assert re.fullmatch(r"SAGE rewrite: est\. \d+\.\d\dx \(CPU model\), correct on \d+ trials", title), title
+    assert sg["rewrite"]["kind"] == "refactor.rewrite" and sg["rewrite"]["command"] == "sage.acceptSuggestion"
+    assert "SAGE: reject this rewrite" in [a["title"] for a in sg["after"]], sg["after"]
+    # The custom notification reached the handler registered for it, with the diff.
+    notes = actions.get("notifications") or []
+    assert len(notes) == 1, f"expected one sage/suggestion notification, got {notes}"
+    note = notes[0]
+    assert note["title"] == title and note["estimated"] is True and note["speedup"] > 1, note
+    assert note["diff"].startswith("--- a/") and "\n+++ b/" in note["diff"], note["diff"][:400]
+    assert note["uri"].endswith("/vadd_naive/vadd_naive.cpp"), note["uri"]
+
+
+def test_accepting_the_rewrite_in_neovim_writes_it_and_logs_the_acceptance(actions):
+    sg = _phase(actions, "suggestion")
+    naive = Path(actions["naive"])
+    files = {Path(f["path"]).name: f for f in sg["rewrite"]["files"]}
+    assert files and set(files) <= {"vadd_naive.cpp", "host.py"}, files.keys()
+    for name, f in files.items():
+        assert f["edits"] == 1, f"{name}: the rewrite replaces the file whole with one edit"
+        assert f["buffer"] == f["new_text"].removesuffix("\n"), f"{name}: the buffer after the edit differs"
+        assert (naive / name).read_text() == f["new_text"], f"{name} on disk is not the rewrite Neovim applied"
+    kernel = (naive / "vadd_naive.cpp").read_text()
+    host = (naive / "host.py").read_text()
+    assert DOUBLE in kernel or "MAX_CORES = 2\n" not in host, (
+        f"the accepted rewrite changed neither BUFFER_NUM nor MAX_CORES:\n{sg['rewrite']['files']}")
+    assert sg["accept"]["logged"] is True and sg["accept"]["decision"] == "accept", sg["accept"]
+    assert sg["accept"]["had_suggestion"] is True and sg["accept"]["reward"] > 0, sg["accept"]
+    assert not any(a["title"].startswith("SAGE rewrite:") for a in sg["after_accept"]), sg["after_accept"]
+    # Written, the rewrite is evaluated like any save and Neovim shows it correct.
+    assert sg["evaluated_correct"], f"no 'SAGE: correct' lens after writing the rewrite: {sg['lenses']}"
+    assert not [d for d in sg["diagnostics"] if d["severity"] == 1], sg["diagnostics"]
+
+    from sage_npu.memory.experience_memory import ExperienceMemory
+    from sage_npu.memory.settings import MemorySettings
+
+    stats = ExperienceMemory.open(MemorySettings(db=Path(actions["memory"]), embedder="hashing"), create=False).stats()
+    assert stats.episodes == 1 and stats.open_episodes == 0, stats
+    assert actions["server_exit"] is not None and actions["server_exit"]["code"] == 0, _explain(actions)
