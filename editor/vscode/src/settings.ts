@@ -14,6 +14,7 @@ export const SERVER_SETTINGS = [
     'eval.runTimeoutS',
     'server.debounceS',
     'server.codeLens',
+    'agent.turns',
 ] as const;
 
 /** Settings read only by the extension; changing one restarts the server. */
