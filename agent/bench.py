@@ -1,0 +1,336 @@
+"""`sage-npu bench`: offline episodes over a suite of tasks and the summary metrics (DESIGN sections 6 and 9).
+
+A suite is a folder of task folders. Every subfolder holding a host.py, a reference.py or a kernel file
+(.cpp, .asc, .cc, .cce) is a task; hidden folders and `__pycache__` are skipped. A folder missing one of
+the three parts is kept as a "broken" row with the reason; the run goes on.
+
+Tasks run in `jobs` worker processes (spawn context), each with its own Evaluator and, when a memory is
+configured, its own handle on the same memory (its writes are locked). With `jobs == 1` the tasks run
+in this process.
+
+JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints):
+
+    {
+      "schema_version": 1,
+      "suite": "/abs/path/of/suite",
+      "backend": "sim" | "ascend",
+      "chip": "910B2",
+      "timing_label": "est. (CPU model)" | "measured",
+      "turns": 30,                     # turns allowed per task
+      "jobs": 1,
+      "trials": 5,                     # correctness trials per evaluation
+      "memory": "/path/of/memory" | null,
+      "tasks": [                       # one row per task, sorted by name
+        {
+          "name": "vadd_naive",        # the task folder's name
+          "path": "/abs/path/of/task",
+          "status": "improved" | "no_improvement" | "seed_not_correct" | "broken" | "error",
+          "reason": "",                # why a task is broken / errored / its seed is not correct
+          "seed_status": "correct" | ... | null,     # the seed kernel's Report.status
+          "best_status": "correct" | ... | null,     # the final kernel's Report.status
+          "correct": true,             # the final kernel compiles, runs and is correct on every trial
+          "seed_us": 12.3 | null,      # estimated_us of the seed kernel
+          "best_us": 4.5 | null,       # estimated_us of the final (best) kernel
+          "speedup": 2.73 | null,      # seed_us / best_us; 1.0 when not improved; null when not solved
+          "turns": 3,                  # candidates evaluated
+          "wall_s": 8.1,
+          "episode_id": "hex" | null,
+          "applied": ["..."],          # the accepted transforms, in order
+          "tokens": 0
+        }
+      ],
+      "metrics": {
+        "tasks": 3,
+        "solved": 2,                   # rows with correct == true
+        "execution_rate": 0.667,       # solved / tasks
+        "fast_1_0": null,              # share of solved tasks faster than torch_npu; null without an NPU
+        "s_self": 2.1 | null,          # median speedup over solved tasks; null when none is solved
+        "total_turns": 6,
+        "wall_s": 20.4,                # the whole run
+        "tokens": 0                    # LLM tokens (0 offline)
+      }
+    }
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sage_npu.memory.settings import MemorySettings
+from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.task import KERNEL_SUFFIXES
+
+SCHEMA_VERSION = 1
+SKIP_DIRS = {"__pycache__"}
+
+
+class BenchError(Exception):
+    """The suite cannot be benchmarked at all (missing folder, no tasks)."""
+
+
+@dataclass
+class TaskRow:
+    name: str
+    path: str
+    status: str
+    reason: str = ""
+    seed_status: str | None = None
+    best_status: str | None = None
+    correct: bool = False
+    seed_us: float | None = None
+    best_us: float | None = None
+    speedup: float | None = None
+    turns: int = 0
+    wall_s: float = 0.0
+    episode_id: str | None = None
+    applied: list[str] = field(default_factory=list)
+    tokens: int = 0
+
+
+@dataclass
+class BenchResult:
+    suite: str
+    backend: str
+    chip: str
+    turns: int
+    jobs: int
+    trials: int
+    memory: str | None
+    rows: list[TaskRow]
+    wall_s: float
+
+    @property
+    def timing_label(self) -> str:
+        return "measured" if self.backend == "ascend" else "est. (CPU model)"
+
+    def metrics(self) -> dict:
+        solved = [r for r in self.rows if r.correct]
+        speedups = [r.speedup for r in solved if r.speedup is not None]
+        return {
+            "tasks": len(self.rows),
+            "solved": len(solved),
+            "execution_rate": len(solved) / len(self.rows) if self.rows else 0.0,
+            # Fast_1.0 compares device times against torch_npu; the emulator has neither.
+            "fast_1_0": None,
+            "s_self": statistics.median(speedups) if speedups else None,
+            "total_turns": sum(r.turns for r in self.rows),
+            "wall_s": self.wall_s,
+            "tokens": sum(r.tokens for r in self.rows),
+        }
+
+    def to_json(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "suite": self.suite, "backend": self.backend, "chip": self.chip,
+                "timing_label": self.timing_label, "turns": self.turns, "jobs": self.jobs, "trials": self.trials,
+                "memory": self.memory, "tasks": [r.__dict__ for r in self.rows], "metrics": self.metrics()}
+
+
+def discover(suite: str | Path) -> tuple[list[Path], list[TaskRow]]:
+    """The suite's task folders that look complete, and a broken row for each that does not."""
+    root = Path(suite).expanduser().resolve()
+    if not root.is_dir():
+        raise BenchError(f"{suite}: no such folder; pass a folder of task folders (e.g. examples/tasks)")
+    tasks: list[Path] = []
+    broken: list[TaskRow] = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir()):
+        if d.name.startswith(".") or d.name in SKIP_DIRS:
+            continue
+        has_kernel = any(f.suffix in KERNEL_SUFFIXES for f in d.iterdir() if f.is_file())
+        parts = {"host.py": (d / "host.py").is_file(), "reference.py": (d / "reference.py").is_file(),
+                 "a kernel file": has_kernel}
+        if not any(parts.values()):
+            continue  # not a task folder at all (docs, data)
+        missing = [k for k, ok in parts.items() if not ok]
+        if missing:
+            broken.append(TaskRow(d.name, str(d), "broken", reason=f"{d}: missing {', '.join(missing)}; "
+                                  "a task folder needs host.py, reference.py and one kernel file"))
+        else:
+            tasks.append(d)
+    if not tasks and not broken:
+        raise BenchError(f"{root}: no task folders in it (each needs host.py, reference.py and a kernel file)")
+    return tasks, broken
+
+
+# --- one task (in whichever process runs it)
+
+def _open_memory(settings: MemorySettings | None):
+    if settings is None:
+        return None
+    # lancedb's at-fork hook warns in every child the evaluator forks (compiler, harness, plan worker);
+    # those children exec at once and never touch lancedb, so the warning is noise on the user's terminal.
+    warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
+    from sage_npu.memory.experience_memory import ExperienceMemory
+
+    return ExperienceMemory.open(settings)
+
+
+def run_task(path: Path, evaluator, turns: int, memory=None) -> TaskRow:
+    """One offline episode; never raises: a failure becomes the row's status and reason."""
+    from sage_npu.agent.episode_memory import EpisodeRecorder
+    from sage_npu.agent.offline import optimize_offline
+    from sage_npu.npu_eval.task import TaskError
+
+    row = TaskRow(path.name, str(path), "error")
+    t0 = time.perf_counter()
+    try:
+        recorder = EpisodeRecorder(memory, operator=path.name) if memory is not None else None
+        r = optimize_offline(path, evaluator, turns=turns, recorder=recorder)
+    except TaskError as e:
+        row.status, row.reason = "broken", str(e)
+    except Exception as e:  # noqa: BLE001 - one task's failure must not end the run; the row says why
+        row.reason = f"{path.name}: the episode failed: {type(e).__name__}: {e}"
+    else:
+        row.status, row.turns, row.episode_id, row.applied = r.status, r.turns, r.episode_id, list(r.applied)
+        row.seed_status, row.best_status = r.seed.status, r.best.status
+        row.seed_us = r.seed.timing.estimated_us if r.seed.timing else None
+        row.best_us = r.best.timing.estimated_us if r.best.timing else None
+        c = r.best.correctness
+        row.correct = (r.status != "seed_not_correct" and r.best.status == "correct"
+                       and c is not None and c.passed == c.trials)
+        row.speedup = r.speedup if row.correct else None
+        if r.status == "seed_not_correct":
+            c = r.seed.correctness
+            detail = (r.seed.diagnostics[0].message if r.seed.diagnostics
+                      else f"{c.passed}/{c.trials} trials pass" if c is not None else "")
+            row.reason = (f"{path.name}: the seed kernel is not correct ({r.seed.status}"
+                          + (f": {detail}" if detail else "") + "); sage-npu eval shows why")
+    row.wall_s = time.perf_counter() - t0
+    return row
+
+
+def _worker(eval_settings: EvalSettings, memory_settings: MemorySettings | None, turns: int,
+            todo, done) -> None:
+    """A worker process: its own Evaluator (torch worker) and memory handle, tasks until the sentinel."""
+    from sage_npu.npu_eval.evaluate import Evaluator
+
+    memory, memory_error = None, ""
+    try:
+        memory = _open_memory(memory_settings)
+    except Exception as e:  # noqa: BLE001 - reported in every row this worker runs
+        memory_error = f"the experience memory cannot be used ({e}); ran without it"
+    with Evaluator(eval_settings) as ev:
+        while (item := todo.get()) is not None:
+            row = run_task(Path(item), ev, turns, memory)
+            if memory_error and not row.reason:
+                row.reason = memory_error
+            done.put(row.__dict__)
+
+
+def run_suite(suite: str | Path, eval_settings: EvalSettings, turns: int, jobs: int = 1,
+              memory_settings: MemorySettings | None = None,
+              on_row: Callable[[TaskRow, int, int], None] | None = None) -> BenchResult:
+    """Run an offline episode over every task of `suite`; `on_row(row, done, total)` as each finishes.
+    With `memory_settings`, every episode is recorded in that memory."""
+    t0 = time.perf_counter()
+    tasks, rows = discover(suite)
+    total = len(tasks) + len(rows)
+
+    def finished(row: TaskRow) -> None:
+        rows.append(row)
+        if on_row:
+            on_row(row, len(rows), total)
+
+    broken, rows = rows, []
+    for r in broken:
+        finished(r)
+    memory = _open_memory(memory_settings)  # created here once, so parallel workers never race to create it
+    jobs = max(1, min(jobs, len(tasks)))
+    if jobs == 1:
+        from sage_npu.npu_eval.evaluate import Evaluator
+
+        if tasks:
+            with Evaluator(eval_settings) as ev:
+                for path in tasks:
+                    finished(run_task(path, ev, turns, memory))
+    else:
+        _run_parallel(tasks, eval_settings, memory_settings, turns, jobs, finished)
+    rows.sort(key=lambda r: r.name)
+    where = None
+    if memory_settings is not None:
+        from sage_npu.memory.experience_memory import memory_path
+
+        where = str(memory_path(memory_settings))
+    return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=eval_settings.backend,
+                       chip=eval_settings.chip, turns=turns, jobs=jobs, trials=eval_settings.trials,
+                       memory=where, rows=rows, wall_s=time.perf_counter() - t0)
+
+
+def _run_parallel(tasks: list[Path], eval_settings: EvalSettings, memory_settings: MemorySettings | None,
+                  turns: int, jobs: int, finished: Callable[[TaskRow], None]) -> None:
+    ctx = mp.get_context("spawn")
+    todo, done = ctx.Queue(), ctx.Queue()
+    for t in tasks:
+        todo.put(str(t))
+    for _ in range(jobs):
+        todo.put(None)
+    procs = [ctx.Process(target=_worker, args=(eval_settings, memory_settings, turns, todo, done),
+                         name=f"sage-bench-{i}", daemon=False) for i in range(jobs)]
+    for p in procs:
+        p.start()
+    out: list[TaskRow] = []
+    try:
+        while len(out) < len(tasks):
+            try:
+                out.append(TaskRow(**done.get(timeout=1.0)))
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    break
+                continue
+            finished(out[-1])
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+                p.join()
+    seen = {r.path for r in out}
+    for t in tasks:
+        if str(t) not in seen:  # its worker died (killed, out of memory) before reporting
+            finished(TaskRow(t.name, str(t), "error", reason=f"{t.name}: the worker process running it ended "
+                             f"unexpectedly (exit codes {[p.exitcode for p in procs]}); rerun with --jobs 1"))
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def format_table(result: BenchResult) -> str:
+    """Human output: one row per task, then the summary metrics."""
+    lines = [f"{'task':<24} {'status':<17} {'seed us':>10} {'best us':>10} {'speedup':>8} {'turns':>5} "
+             f"{'wall s':>7}"]
+    for r in result.rows:
+        lines.append(f"{r.name[:24]:<24} {r.status:<17} {_fmt(r.seed_us, '10.3f'):>10} {_fmt(r.best_us, '10.3f'):>10} "
+                     f"{_fmt(r.speedup, '7.2f') + ('x' if r.speedup is not None else ''):>8} {r.turns:>5} "
+                     f"{r.wall_s:7.1f}")
+        if r.reason and r.status in ("broken", "error", "seed_not_correct"):
+            lines.append(f"    {r.reason}")
+    m = result.metrics()
+    lines += [
+        "",
+        f"times: {result.timing_label}, {result.chip}, {result.trials} trials per evaluation",
+        f"execution rate  {m['execution_rate'] * 100:.1f}% ({m['solved']}/{m['tasks']} final kernels correct)",
+        "Fast_1.0        " + ("n/a (needs an NPU: torch_npu timings)" if m["fast_1_0"] is None
+                              else f"{m['fast_1_0'] * 100:.1f}%"),
+        "S_self          " + ("n/a (no solved task)" if m["s_self"] is None
+                              else f"{m['s_self']:.2f}x (median best/first over {m['solved']} solved tasks)"),
+        f"total turns     {m['total_turns']}",
+        f"wall time       {m['wall_s']:.1f} s ({result.jobs} job{'s' if result.jobs != 1 else ''})",
+        f"tokens          {m['tokens']} (offline optimizer)",
+    ]
+    return "\n".join(lines)
+
+
+def progress_line(row: TaskRow, done: int, total: int) -> str:
+    what = f"{row.speedup:.2f}x" if row.speedup is not None else row.reason.split(";")[0][:80]
+    return f"[{done}/{total}] {row.name:<24} {row.status:<17} {what} ({row.wall_s:.1f} s)"
+
+
+if __name__ == "__main__":  # pragma: no cover - the CLI is `sage-npu bench`
+    sys.exit("use: sage-npu bench SUITE")
