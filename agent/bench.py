@@ -59,7 +59,6 @@ import queue
 import statistics
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,9 +162,6 @@ def discover(suite: str | Path) -> tuple[list[Path], list[TaskRow]]:
 def _open_memory(settings: MemorySettings | None):
     if settings is None:
         return None
-    # lancedb's at-fork hook warns in every child the evaluator forks (compiler, harness, plan worker);
-    # those children exec at once and never touch lancedb, so the warning is noise on the user's terminal.
-    warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
     from sage_npu.memory.experience_memory import ExperienceMemory
 
     return ExperienceMemory.open(settings)

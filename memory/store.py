@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -71,6 +72,10 @@ class Store:
 
     def __init__(self, path: Path, meta: StoreMeta, settings: MemorySettings):
         os.environ.setdefault("LANCEDB_LOG", "error")
+        # LanceDB warns in every child forked after it loads. A process holding a Store forks only
+        # to exec at once (compiler, kernel runs, workers: subprocess), never to run Python that
+        # touches LanceDB (that would be refused: see `_check_process`), so the warning is noise.
+        warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
         import lancedb
 
         self.path = Path(path)

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from sage_npu.agent.bench_cli import add_bench_parser, run_bench
 from sage_npu.memory.cli import add_memory_parser, run_memory
 from sage_npu.settings import SettingsError, load_settings
 
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
     opt.set_defaults(func=cmd_optimize)
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
+    add_bench_parser(sub, g).set_defaults(func=cmd_bench)
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
     srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     srv.set_defaults(func=cmd_serve)
@@ -206,6 +208,11 @@ def format_memory_update(result) -> str:
     if result.new_experiences:
         lines.append(f"  {len(result.new_experiences)} new experiences from what worked (sage-npu memory list)")
     return "\n".join(lines)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    settings = load_settings(args.config, _overrides(args))
+    return run_bench(settings.eval, settings.memory, settings.agent.turns, args)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -230,9 +229,6 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
 def serve(settings: EditorSettings | None = None, tcp: tuple[str, int] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # its INFO level logs every message
-    # Kernel runs and workers are fork+exec'd at once (subprocess), never forked to run Python
-    # with LanceDB's state, so LanceDB's fork warning says nothing here.
-    warnings.filterwarnings("ignore", message="lancedb fork support")
     server = create_server(settings)
     if tcp:
         server.start_tcp(*tcp)
