@@ -265,10 +265,10 @@ def lookup(name: str) -> ApiDoc | None:
 
 
 def resident_rules(api: str) -> list[str]:
-    """Resident rules of the experience memory that mention `api`, each one line of Markdown.
+    """Resident rules that mention `api`, each one line of Markdown: none without a memory.
 
-    The hook for memory: once it is wired in, the server replaces this function (see
-    `Hovers.rules_for`) with one that asks the memory's ResidentRules; until then there are none.
+    The server replaces this with the experience memory's lookup (`Hovers.rules_for` is set to
+    `Suggestions.rules_for`).
     """
     return []
 

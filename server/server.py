@@ -67,6 +67,7 @@ class SageServer(LanguageServer):
         self.static_checks = StaticChecks(self)
         self.hovers = Hovers(self)
         self.suggestions = Suggestions(self)
+        self.hovers.rules_for = self.suggestions.rules_for  # resident rules of the experience memory
         self.features = [self.static_checks, self.evaluation, CodeLenses(self), QuickFixes(self), self.hovers,
                          ClangdConfig(self), self.suggestions]
 

@@ -4,6 +4,7 @@ applying or rejecting it is logged in the experience memory."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import sys
@@ -122,3 +123,49 @@ async def test_reject_logs_the_rejection_and_drops_the_rewrite(client: LanguageC
     assert logged["logged"] and logged["decision"] == "reject"
     assert not any(title(a).startswith("SAGE rewrite:") for a in await actions(client, uri))
     assert kernel.read_text() == (NAIVE / "vadd_naive.cpp").read_text()  # nothing was applied
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "sage_npu.cli", "serve"]))
+async def client_with_rules(lsp_client: LanguageClient, tmp_path_factory):
+    from sage_npu.memory.experience_memory import ExperienceMemory
+    from sage_npu.memory.settings import MemorySettings
+
+    db = tmp_path_factory.mktemp("rules-memory") / "mem"
+    memory = ExperienceMemory.open(MemorySettings(db=db, embedder="hashing"), load_starter=False)
+    [item_id] = memory.add_experiences([_rule_text()])
+    item = memory.store.item(item_id, with_vector=True)
+    with memory.store.lock():
+        memory.store.upsert("items", [item.model_copy(update={"kind": "rule", "status": "resident"})])
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("neovim"),
+        initialization_options={"sage": {"memory": {"db": str(db), "embedder": "hashing"}}}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _rule_text():
+    from sage_npu.memory.experience_memory import NewExperience
+
+    return NewExperience(title="Pad DataCopy tails to 32 bytes", text="Every DataCopy moves whole 32-byte blocks; use "
+                         "DataCopyPad for the ragged tail.", tags=["DataCopy"])
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_the_resident_rules_that_mention_the_api(client_with_rules: LanguageClient, tmp_path):
+    client = client_with_rules
+    kernel = tmp_path / "k.cpp"
+    shutil.copy(NAIVE / "vadd_naive.cpp", kernel)
+    text = kernel.read_text()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=kernel.as_uri(), language_id="cpp", version=1, text=text)))
+    line = next(i for i, ln in enumerate(text.splitlines()) if "AscendC::DataCopy(" in ln)
+    col = text.splitlines()[line].index("DataCopy(") + 2
+    value = ""
+    for _ in range(50):  # the rules load in the background after initialize
+        hover = await client.text_document_hover_async(types.HoverParams(
+            types.TextDocumentIdentifier(kernel.as_uri()), types.Position(line=line, character=col)))
+        value = hover.contents.value if hover else ""
+        if "Resident rules" in value:
+            break
+        await asyncio.sleep(0.1)
+    assert "Pad DataCopy tails to 32 bytes" in value

@@ -18,8 +18,8 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 class Hovers(Feature):
     def __init__(self, server) -> None:
         super().__init__(server)
-        # Where hover asks for the resident rules about an API. Memory is not wired in yet, so
-        # this returns []; the server replaces it with a ResidentRules lookup once it is.
+        # Where hover asks for the resident rules about an API: the server points it at the
+        # experience memory's resident rules (server.suggestions.rules_for).
         self.rules_for: Callable[[str], list[str]] = api_docs.resident_rules
 
     def hover(self, params: types.HoverParams) -> list[types.Hover]:

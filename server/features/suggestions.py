@@ -7,7 +7,9 @@ timeout credits it as the agent alone would)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,7 @@ class Suggestions(Feature):
         self.by_task: dict[Path, Suggestion] = {}
         self.running: set[Path] = set()
         self._memory = None
+        self._rules: list[tuple[str, str, str]] = []  # resident rules (id, title, text), for hover
 
     def _open_memory(self):
         if self._memory is None:
@@ -54,6 +57,31 @@ class Suggestions(Feature):
 
             self._memory = ExperienceMemory.open(self.server.settings.memory)
         return self._memory
+
+    # ---- resident rules, for hover ----
+
+    def initialized(self, params: types.InitializedParams) -> None:
+        from sage_npu.memory.experience_memory import memory_path
+        from sage_npu.memory.store import META_FILE
+
+        # Only an existing memory: hovering must never create one.
+        if (memory_path(self.server.settings.memory) / META_FILE).exists():
+            self._refresh = asyncio.get_running_loop().create_task(
+                self.server.evaluation.run_exclusive(lambda _ev: self.refresh_rules()))
+
+    def refresh_rules(self) -> None:
+        """Reload the resident rules (on the evaluation thread: LanceDB stays off the event loop)."""
+        try:
+            rules = self._open_memory().list_items(kind="rule", status="resident")
+        except Exception:  # noqa: BLE001 - hover works without rules
+            log.exception("cannot read the resident rules")
+            return
+        self._rules = [(r.id, r.title, r.text) for r in rules]
+
+    def rules_for(self, api: str) -> list[str]:
+        """Resident rules that mention the API, one Markdown line each (answered from memory)."""
+        word = re.compile(rf"\b{re.escape(api)}\b")
+        return [f"`{rid}` {title}" for rid, title, text in self._rules if word.search(f"{title} {text}")]
 
     # ---- code actions ----
 
@@ -116,6 +144,7 @@ class Suggestions(Feature):
                                         on_attempt=report, recorder=recorder, hold=True)
 
             result = await self.server.evaluation.run_exclusive(episode)
+            await self.server.evaluation.run_exclusive(lambda _ev: self.refresh_rules())
         finally:
             self.running.discard(task.root)
             if progress:
