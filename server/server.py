@@ -187,7 +187,8 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
         return await ls.dispatch("code_lens", params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite,
+                           types.CodeActionKind.Source]))
     async def code_action(ls: SageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         actions = await ls.dispatch("code_action", params)
         only = params.context.only if params.context else None

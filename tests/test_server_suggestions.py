@@ -169,3 +169,31 @@ async def test_hover_shows_the_resident_rules_that_mention_the_api(client_with_r
             break
         await asyncio.sleep(0.1)
     assert "Pad DataCopy tails to 32 bytes" in value
+
+
+@pytest.mark.asyncio
+async def test_a_bare_kernel_is_offered_a_scaffold_that_evaluates_to_a_clear_todo(client: LanguageClient, tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    kernel = bare / "add_custom.cpp"
+    shutil.copy(NAIVE.parent / "add_custom" / "add_custom.cpp", kernel)
+    uri = kernel.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="cpp", version=1, text=kernel.read_text())))
+    got = [a for a in await actions(client, uri) if title(a).startswith("SAGE: create host.py")]
+    assert len(got) == 1 and got[0].kind == types.CodeActionKind.Source
+    created = {}
+    for change in got[0].edit.document_changes:
+        if isinstance(change, types.TextDocumentEdit):
+            created[Path(change.text_document.uri.removeprefix("file://")).name] = change.edits[0].new_text
+    assert set(created) == {"host.py", "reference.py"}
+    assert 'kernel="add_custom"' in created["host.py"] and "Tiling(totalLength=0, tileNum=0)" in created["host.py"]
+    assert "outputs=[z]" in created["host.py"] and "def launch(x, y):" in created["host.py"]
+    for name, text in created.items():
+        (bare / name).write_text(text)
+    from sage_npu.npu_eval.evaluate import evaluate
+
+    r = evaluate(bare)
+    assert r.status == "harness_error"
+    msg = next(d.message for d in r.diagnostics if d.code == "reference-error")
+    assert "write the PyTorch computation add_custom must match" in msg

@@ -21,6 +21,7 @@ from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.offline import OptimizeResult, optimize_offline
 from sage_npu.npu_eval.task import TaskError, load_task
 from sage_npu.server.features.base import Feature
+from sage_npu.server.scaffold import scaffold
 
 log = logging.getLogger("sage_npu.server.suggestions")
 
@@ -90,8 +91,10 @@ class Suggestions(Feature):
         if not self.server.is_ascendc(uri):
             return []
         task = _task_of(uri)
-        if task is None or not task.runnable:
+        if task is None:
             return []
+        if not task.runnable:
+            return self._scaffold_action(task)
         actions = []
         sug = self.by_task.get(task.root)
         if sug is not None:
@@ -109,6 +112,27 @@ class Suggestions(Feature):
                 title="Optimize with SAGE", kind=types.CodeActionKind.RefactorRewrite,
                 command=types.Command(title="Optimize with SAGE", command=OPTIMIZE, arguments=[uri])))
         return actions
+
+    def _scaffold_action(self, task) -> list[types.CodeAction]:
+        files = scaffold(task.kernel)
+        if not files:
+            return []
+        changes: list = []
+        for name, text in files.items():
+            path = task.root / name
+            if path.exists():
+                continue
+            uri = path.resolve().as_uri()
+            changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
+            changes.append(types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0),
+                                                        end=types.Position(line=0, character=0)), new_text=text)]))
+        if not changes:
+            return []
+        return [types.CodeAction(title="SAGE: create host.py and reference.py for this kernel",
+                                 kind=types.CodeActionKind.Source,
+                                 edit=types.WorkspaceEdit(document_changes=changes))]
 
     # ---- commands ----
 
