@@ -248,7 +248,6 @@ class Estimate:
     hot_lines: list[tuple[int, float]]  # (loc id, us) on the critical core
     hazards: list[SyncHazard]
     schedules: list[BlockSchedule]
-    critical_core_blocks: list[int]
     block_core: dict[int, int]
     core_offsets: dict[int, float]  # block -> start cycle on its core
 
@@ -303,4 +302,4 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     return Estimate(cycles=cycles, estimated_us=cycles * to_us, roofline_us=roofline * to_us,
                     launch_overhead_us=costs.launch_overhead_us, bottleneck=bottleneck, pipes=pipes,
                     hot_lines=[(loc, c * to_us) for loc, c in hot], hazards=hazards, schedules=schedules,
-                    critical_core_blocks=[s.block for s in crit], block_core=block_core, core_offsets=offsets)
+                    block_core=block_core, core_offsets=offsets)

@@ -206,7 +206,7 @@ class Evaluator:
                 e.file or first["launch_file"], e.line or first["launch_line"], "error", "host-error", e.message)])
         flags = compile_flags(chip, s.opt_level, plan["signature"]["defines"])
         cache = BuildCache(s.cache_dir or default_cache_dir())
-        built = build(source.text, flags, s.cxx, cache, self._user_files(task), (kernel, entry.line),
+        built = build(source, flags, s.cxx, cache, self._user_files(task), (kernel, entry.line),
                       s.compile_timeout_s)
         stages.build_s, stages.build_cached = built.seconds, built.cached
         if not built.ok:
@@ -308,7 +308,7 @@ class Evaluator:
         est = estimate(trace, chip, self.costs_for(chip), trial["block_dim"], keep_events=trace_out is not None)
         for h in est.hazards:
             file, line = trace.where(h.loc)
-            ofile, oline = trace.where(h.other_loc)
+            _, oline = trace.where(h.other_loc)
             key = ("missing-sync", file, line)
             if key in diags or not file:
                 continue

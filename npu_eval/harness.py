@@ -11,12 +11,12 @@ name is a compiler error at that line of host.py.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval.signature import Entry
 
 HARNESS_NAME = "sage_harness.cpp"
+_RESUME = "// resume harness line numbers"
 
 
 class HarnessError(Exception):
@@ -25,18 +25,12 @@ class HarnessError(Exception):
         self.message, self.file, self.line = message, file, line
 
 
-@dataclass
-class HarnessSource:
-    text: str
-    tiling_type_define: str | None
-
-
 def _c_string(s: str) -> str:
     return json.dumps(s)  # a JSON string literal is a valid C string literal for paths
 
 
 def generate(kernel: Path, entry: Entry, kernel_call: str, args: list[dict], launch_file: str,
-             launch_line: int) -> HarnessSource:
+             launch_line: int) -> str:
     """`args` are trial 0's argument descriptions from the plan; `kernel_call` is the name
     host.py gave (it may carry template arguments)."""
     if len(args) != len(entry.params):
@@ -79,7 +73,7 @@ def generate(kernel: Path, entry: Entry, kernel_call: str, args: list[dict], lau
             for field in arg["fields"]:
                 lines.append(f"#line {arg['line']} {_c_string(arg['file'])}")
                 lines.append(f"    {var}.{field} = m.tiling_field({i}, {_c_string(field)});")
-            lines.append(f"#line {{HERE}} {_c_string(HARNESS_NAME)}")
+            lines.append(_RESUME)
             call_args.append(f"m.place_tiling({i}, {var})" if param.pointer else var)
         else:
             raise HarnessError(f"argument {i}: unknown kind {kind}")
@@ -104,13 +98,13 @@ def generate(kernel: Path, entry: Entry, kernel_call: str, args: list[dict], lau
         "}",
         "int main(int argc, char** argv) { return sage::sim::harness_main(argc, argv, sage_run_block); }",
     ]
-    out, n = [], 0
-    for ln in head[:-1]:
-        out.append(ln)
-    out.append(head[-1])
-    n = 1
+    # Back in the harness after a host.py stretch: the next line keeps its harness number.
+    out, emitted = list(head), 0
     for ln in body:
-        out.append(ln.replace("{HERE}", str(n + 1)))
+        if ln == _RESUME:
+            out.append(f"#line {emitted + 1} {_c_string(HARNESS_NAME)}")
+            continue
+        out.append(ln)
         if not ln.startswith("#line"):
-            n += 1
-    return HarnessSource(text="\n".join(out) + "\n", tiling_type_define=tiling_define)
+            emitted += 1
+    return "\n".join(out) + "\n"

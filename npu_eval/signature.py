@@ -63,12 +63,6 @@ def _text(src: bytes, node: ts.Node) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
-def _declarator_name(node: ts.Node) -> ts.Node | None:
-    """The identifier node naming a function_declarator."""
-    d = node.child_by_field_name("declarator")
-    return d
-
-
 def find_entries(src: bytes) -> list[Entry]:
     tree = parse(src)
     entries: list[Entry] = []
