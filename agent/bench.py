@@ -16,6 +16,7 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
       "backend": "sim" | "ascend",
       "chip": "910B2",
       "timing_label": "est. (CPU model)" | "measured",
+      "model": "offline" | "<model name>",
       "turns": 30,                     # turns allowed per task
       "jobs": 1,
       "trials": 5,                     # correctness trials per evaluation
@@ -24,7 +25,7 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
         {
           "name": "vadd_naive",        # the task folder's name
           "path": "/abs/path/of/task",
-          "status": "improved" | "no_improvement" | "seed_not_correct" | "broken" | "error",
+          "status": "improved" | "fixed" | "no_improvement" | "seed_not_correct" | "broken" | "error",
           "reason": "",                # why a task is broken / errored / its seed is not correct
           "seed_status": "correct" | ... | null,     # the seed kernel's Report.status
           "best_status": "correct" | ... | null,     # the final kernel's Report.status
@@ -36,7 +37,7 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
           "wall_s": 8.1,
           "episode_id": "hex" | null,
           "applied": ["..."],          # the accepted transforms, in order
-          "tokens": 0
+          "tokens": 0                  # LLM tokens of the episode (0 offline)
         }
       ],
       "metrics": {
@@ -63,6 +64,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES
@@ -105,6 +107,7 @@ class BenchResult:
     memory: str | None
     rows: list[TaskRow]
     wall_s: float
+    model: str = "offline"                 # the model every episode used, or "offline"
 
     @property
     def timing_label(self) -> str:
@@ -127,8 +130,9 @@ class BenchResult:
 
     def to_json(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, "suite": self.suite, "backend": self.backend, "chip": self.chip,
-                "timing_label": self.timing_label, "turns": self.turns, "jobs": self.jobs, "trials": self.trials,
-                "memory": self.memory, "tasks": [r.__dict__ for r in self.rows], "metrics": self.metrics()}
+                "timing_label": self.timing_label, "model": self.model, "turns": self.turns, "jobs": self.jobs,
+                "trials": self.trials, "memory": self.memory, "tasks": [r.__dict__ for r in self.rows],
+                "metrics": self.metrics()}
 
 
 def discover(suite: str | Path) -> tuple[list[Path], list[TaskRow]]:
@@ -167,23 +171,25 @@ def _open_memory(settings: MemorySettings | None):
     return ExperienceMemory.open(settings)
 
 
-def run_task(path: Path, evaluator, turns: int, memory=None) -> TaskRow:
-    """One offline episode; never raises: a failure becomes the row's status and reason."""
-    from sage_npu.agent.episode_memory import EpisodeRecorder
-    from sage_npu.agent.offline import optimize_offline
+def run_task(path: Path, evaluator, agent: AgentSettings, memory=None) -> TaskRow:
+    """One episode (the model's when one is configured, else offline); never raises: a failure becomes
+    the row's status and reason."""
+    from sage_npu.agent.optimize import optimize
     from sage_npu.npu_eval.task import TaskError
 
     row = TaskRow(path.name, str(path), "error")
     t0 = time.perf_counter()
     try:
-        recorder = EpisodeRecorder(memory, operator=path.name) if memory is not None else None
-        r = optimize_offline(path, evaluator, turns=turns, recorder=recorder)
+        r = optimize(path, evaluator, agent, memory=memory)
     except TaskError as e:
         row.status, row.reason = "broken", str(e)
     except Exception as e:  # noqa: BLE001 - one task's failure must not end the run; the row says why
         row.reason = f"{path.name}: the episode failed: {type(e).__name__}: {e}"
     else:
         row.status, row.turns, row.episode_id, row.applied = r.status, r.turns, r.episode_id, list(r.applied)
+        row.tokens = r.tokens
+        if r.error:
+            row.reason = f"{path.name}: the episode stopped early: {r.error}"
         row.seed_status, row.best_status = r.seed.status, r.best.status
         row.seed_us = r.seed.timing.estimated_us if r.seed.timing else None
         row.best_us = r.best.timing.estimated_us if r.best.timing else None
@@ -201,7 +207,7 @@ def run_task(path: Path, evaluator, turns: int, memory=None) -> TaskRow:
     return row
 
 
-def _worker(eval_settings: EvalSettings, memory_settings: MemorySettings | None, turns: int,
+def _worker(eval_settings: EvalSettings, memory_settings: MemorySettings | None, agent: AgentSettings,
             todo, done) -> None:
     """A worker process: its own Evaluator (torch worker) and memory handle, tasks until the sentinel."""
     from sage_npu.npu_eval.evaluate import Evaluator
@@ -213,16 +219,16 @@ def _worker(eval_settings: EvalSettings, memory_settings: MemorySettings | None,
         memory_error = f"the experience memory cannot be used ({e}); ran without it"
     with Evaluator(eval_settings) as ev:
         while (item := todo.get()) is not None:
-            row = run_task(Path(item), ev, turns, memory)
+            row = run_task(Path(item), ev, agent, memory)
             if memory_error and not row.reason:
                 row.reason = memory_error
             done.put(row.__dict__)
 
 
-def run_suite(suite: str | Path, eval_settings: EvalSettings, turns: int, jobs: int = 1,
+def run_suite(suite: str | Path, eval_settings: EvalSettings, agent: AgentSettings, jobs: int = 1,
               memory_settings: MemorySettings | None = None,
               on_row: Callable[[TaskRow, int, int], None] | None = None) -> BenchResult:
-    """Run an offline episode over every task of `suite`; `on_row(row, done, total)` as each finishes.
+    """Run an episode (agent.turns at most) over every task of `suite`; `on_row(row, done, total)` as each finishes.
     With `memory_settings`, every episode is recorded in that memory."""
     t0 = time.perf_counter()
     tasks, rows = discover(suite)
@@ -244,9 +250,9 @@ def run_suite(suite: str | Path, eval_settings: EvalSettings, turns: int, jobs: 
         if tasks:
             with Evaluator(eval_settings) as ev:
                 for path in tasks:
-                    finished(run_task(path, ev, turns, memory))
+                    finished(run_task(path, ev, agent, memory))
     else:
-        _run_parallel(tasks, eval_settings, memory_settings, turns, jobs, finished)
+        _run_parallel(tasks, eval_settings, memory_settings, agent, jobs, finished)
     rows.sort(key=lambda r: r.name)
     where = None
     if memory_settings is not None:
@@ -254,19 +260,26 @@ def run_suite(suite: str | Path, eval_settings: EvalSettings, turns: int, jobs: 
 
         where = str(memory_path(memory_settings))
     return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=eval_settings.backend,
-                       chip=eval_settings.chip, turns=turns, jobs=jobs, trials=eval_settings.trials,
-                       memory=where, rows=rows, wall_s=time.perf_counter() - t0)
+                       chip=eval_settings.chip, turns=agent.turns, jobs=jobs, trials=eval_settings.trials,
+                       memory=where, rows=rows, wall_s=time.perf_counter() - t0, model=_model_name(agent))
+
+
+def _model_name(agent: AgentSettings) -> str:
+    from sage_npu.agent.llm import LLMClient
+
+    client = LLMClient(agent.llm)
+    return (client.model or "unnamed") if client.configured else "offline"
 
 
 def _run_parallel(tasks: list[Path], eval_settings: EvalSettings, memory_settings: MemorySettings | None,
-                  turns: int, jobs: int, finished: Callable[[TaskRow], None]) -> None:
+                  agent: AgentSettings, jobs: int, finished: Callable[[TaskRow], None]) -> None:
     ctx = mp.get_context("spawn")
     todo, done = ctx.Queue(), ctx.Queue()
     for t in tasks:
         todo.put(str(t))
     for _ in range(jobs):
         todo.put(None)
-    procs = [ctx.Process(target=_worker, args=(eval_settings, memory_settings, turns, todo, done),
+    procs = [ctx.Process(target=_worker, args=(eval_settings, memory_settings, agent, todo, done),
                          name=f"sage-bench-{i}", daemon=False) for i in range(jobs)]
     for p in procs:
         p.start()
@@ -318,7 +331,8 @@ def format_table(result: BenchResult) -> str:
                               else f"{m['s_self']:.2f}x (median best/first over {m['solved']} solved tasks)"),
         f"total turns     {m['total_turns']}",
         f"wall time       {m['wall_s']:.1f} s ({result.jobs} job{'s' if result.jobs != 1 else ''})",
-        f"tokens          {m['tokens']} (offline optimizer)",
+        f"tokens          {m['tokens']}" + (" (offline optimizer)" if result.model == "offline" else
+                                             f" ({result.model})"),
     ]
     return "\n".join(lines)
 

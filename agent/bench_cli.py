@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 
@@ -34,11 +35,11 @@ def add_bench_parser(subparsers, global_flags: argparse.ArgumentParser) -> argpa
     return p
 
 
-def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, turns_default: int,
+def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agent: AgentSettings,
               args: argparse.Namespace) -> int:
     from sage_npu.agent.bench import BenchError, format_table, progress_line, run_suite
 
-    turns = args.turns if args.turns is not None else turns_default
+    turns = args.turns if args.turns is not None else agent.turns
     if turns < 1 or args.jobs < 1:
         print(f"sage-npu: --turns and --jobs must be at least 1 (got turns={turns}, jobs={args.jobs})",
               file=sys.stderr)
@@ -51,7 +52,8 @@ def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, turn
             print(progress_line(row, done, total), flush=True)
 
     try:
-        result = run_suite(args.suite, settings_eval, turns, jobs=args.jobs, memory_settings=memory, on_row=show)
+        result = run_suite(args.suite, settings_eval, agent.model_copy(update={"turns": turns}),
+                           jobs=args.jobs, memory_settings=memory, on_row=show)
     except BenchError as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2

@@ -1,6 +1,5 @@
 """The agent's side of the experience memory (DESIGN sections 5 and 6): what an episode is
-shown, which items it declares it followed, the episode log that ATU credits, and the
-reflection that writes what a correct, faster attempt proved."""
+shown, which items it declares it followed, and the episode log that ATU credits."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from sage_npu.memory.experience_memory import ExperienceMemory, NewExperience
+from sage_npu.memory.experience_memory import ExperienceMemory
 from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog
 from sage_npu.memory.retrieval import Retrieval
 
@@ -41,21 +40,35 @@ class EpisodeRecorder:
         self.shown = self.memory.retrieve_for(self.operator, kernel, diagnostics)
         return self.shown
 
-    def attempt(self, turn: int, status: str, time_us: float | None, transform: str | None) -> str:
-        """Record an evaluated kernel and, for a turn that followed a transform, the adoption
-        status of every item shown (adopted when the transform follows it)."""
+    def shown_ids(self) -> list[str]:
+        """Ids shown this turn, resident rules first (the order the prompt quotes them in)."""
+        return self.shown.shown_ids() if self.shown is not None else []
+
+    def record(self, turn: int, status: str, time_us: float | None,
+               statuses: dict[str, tuple[str, str]] | None = None) -> str:
+        """Record an evaluated (or failed) turn and the adoption status of every item it was shown:
+        `statuses` maps an id to (adopted | not_adopted, reason); an id it leaves out is undeclared."""
         attempt_id = f"{self.episode_id}/{turn}"
         self.attempts.append(Attempt(id=attempt_id, episode_id=self.episode_id, turn=turn, status=status,
                                      time_us=time_us))
-        if transform is not None and self.shown is not None:
-            items = list(self.shown.resident) + [r.item for r in self.shown.items]
-            for item in items:
-                adopted = follows(transform, item.tags)
-                self.adoptions.append(Adoption(
-                    episode_id=self.episode_id, turn=turn, item_id=item.id,
-                    status="adopted" if adopted else "not_adopted",
-                    rationale=f"{transform} {'follows' if adopted else 'does not use'} this item"))
+        if statuses is not None:
+            for item_id in self.shown_ids():
+                st, why = statuses.get(item_id, ("undeclared", "no status declared"))
+                self.adoptions.append(Adoption(episode_id=self.episode_id, turn=turn, item_id=item_id,
+                                               status=st, rationale=why))
         return attempt_id
+
+    def attempt(self, turn: int, status: str, time_us: float | None, transform: str | None) -> str:
+        """Record an offline turn: an item is adopted when the transform follows it."""
+        if transform is None or self.shown is None:
+            return self.record(turn, status, time_us)
+        items = list(self.shown.resident) + [r.item for r in self.shown.items]
+        statuses = {}
+        for item in items:
+            adopted = follows(transform, item.tags)
+            statuses[item.id] = ("adopted" if adopted else "not_adopted",
+                                 f"{transform} {'follows' if adopted else 'does not use'} this item")
+        return self.record(turn, status, time_us, statuses)
 
     def log(self, turns: int) -> EpisodeLog:
         return EpisodeLog(episode=Episode(id=self.episode_id, operator=self.operator, model=self.model, turns=turns),
@@ -70,13 +83,3 @@ class EpisodeRecorder:
         before the memory's editor timeout credits it as the agent alone would."""
         deadline = datetime.now(UTC) + timedelta(seconds=self.memory.settings.editor_timeout_s)
         self.memory.record_open(self.log(turns), deadline)
-
-    def reflect(self, proofs: list[tuple[str, str, float, list[str]]]) -> list[str]:
-        """New experiences from what worked: (attempt id, description, speedup, tags) each."""
-        new = [NewExperience(
-            title=f"{self.operator}: {description}",
-            text=f"On the {self.operator} kernel, {description} made it {speedup:.2f}x faster (estimated by the "
-                 "CPU cost model), correct on every trial.",
-            operator=self.operator, category="optimization", tags=tags, source="sage-npu offline optimizer",
-            evidence=[attempt_id]) for attempt_id, description, speedup, tags in proofs]
-        return self.memory.add_experiences(new) if new else []

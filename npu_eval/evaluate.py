@@ -22,6 +22,7 @@ from sage_npu.npu_eval.chrome_trace import write_chrome_trace
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.cost_model import estimate
 from sage_npu.npu_eval.costs import CostTable, default_costs
+from sage_npu.npu_eval.host_rules import check_host_file
 from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
 from sage_npu.npu_eval.report import Correctness, Diagnostic, HotLine, Mismatch, Report, Timing
 from sage_npu.npu_eval.run import TrialRun, run_trial
@@ -155,6 +156,12 @@ class Evaluator:
                                     f"no {missing} beside the kernel: add them (DESIGN section 3) to run and "
                                     "check it; until then it is only compiled"))
             return Report(**base, status="compile_error" if errors else "harness_error", diagnostics=diags)
+
+        if s.host_allow_list and task.host is not None:
+            bad = check_host_file(task.host)
+            if bad:
+                return Report(**base, status="harness_error", diagnostics=[
+                    diagnostic(str(task.host), v.line, "error", "host-error", v.message, v.column) for v in bad])
 
         # plan
         t0 = time.monotonic()
@@ -320,6 +327,16 @@ class Evaluator:
                 f"flag or barrier ordering them: the device runs the pipes in parallel and may reorder them. Add "
                 f"SetFlag/WaitFlag<HardEvent::{h.other_pipe}_{h.pipe}> between them, or pass the tensor through a "
                 "TQue", block=h.block)
+        # Every output byte must reach GM once; an estimate below that has not been traced doing the work
+        # (outputs written through raw pointers, say), and a kernel cannot beat physics.
+        out_bytes = sum(a["bytes"] for a in trial["args"] if a.get("role") == "out")
+        floor_us = out_bytes / (chip.hbm_gbps * 1e3)
+        if not trace.truncated and est.estimated_us < floor_us * 0.99:
+            diags[("beyond-roofline",)] = diagnostic(
+                str(trial.get("launch_file") or ""), trial.get("launch_line") or 1, "error", "beyond-roofline",
+                f"the estimate ({est.estimated_us:.3f} us) beats the time HBM needs just to write the outputs "
+                f"({out_bytes} bytes, {floor_us:.3f} us): the kernel writes its outputs without the traced copies "
+                "(DataCopy/DataCopyPad); write them through GlobalTensor copies")
         if trace.truncated:
             diags[("trace-truncated",)] = diagnostic(
                 str(trial.get("launch_file") or ""), trial.get("launch_line") or 1, "info", "trace-truncated",

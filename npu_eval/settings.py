@@ -21,6 +21,8 @@ class EvalSettings(BaseModel):
     memory_limit_mb: int = Field(4096, ge=256, description="address-space limit of a kernel run")
     plan_memory_limit_mb: int = Field(8192, ge=1024, description="address-space limit of host.py and reference.py")
     stdout_limit: int = Field(64 * 1024, ge=0, description="bytes of kernel output kept in a report")
+    host_allow_list: bool = Field(True, description="check host.py against the allow-list before it runs "
+                                  "(it may only plan the launch; DESIGN section 6)")
     estimate: bool = Field(True, description="record the trace and run the cost model (timing, missing-sync)")
     cxx: str = Field("g++", description="the C++ compiler")
     opt_level: str = Field("-O1", description="optimisation flag for kernel builds")

@@ -43,9 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us.")
     cal.add_argument("measurements", type=Path)
     cal.set_defaults(func=cmd_calibrate)
-    opt = sub.add_parser("optimize", parents=[g], help="search for a faster correct kernel (offline optimizer)",
-                         description="Optimize a task: every candidate is compiled, checked on every trial and "
-                         "estimated; the best correct one is written to <task>/.sage/suggestion/.")
+    opt = sub.add_parser("optimize", parents=[g], help="search for a faster correct kernel (the SAGE agent)",
+                         description="Optimize a task with the SAGE agent: a model when $SAGE_NPU_LLM_BASE_URL (or "
+                         "agent.llm.base_url) is set, else the offline optimizer. Every candidate is compiled, checked "
+                         "on every trial and estimated; the best correct one is written to <task>/.sage/suggestion/.")
     opt.add_argument("path", type=Path, help="task folder")
     opt.add_argument("--turns", type=int, help="candidates to evaluate at most (default: agent.turns, 30)")
     opt.add_argument("--apply", action="store_true", help="replace kernel and host.py with a correct improvement")
@@ -132,23 +133,34 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from sage_npu.agent.offline import apply_suggestion, optimize_offline, write_suggestion
+    from sage_npu.agent.episode import apply_suggestion, write_suggestion
+    from sage_npu.agent.optimize import optimize
+    from sage_npu.memory.experience_memory import ExperienceMemory
+    from sage_npu.memory.store import StoreError
     from sage_npu.npu_eval.evaluate import BackendUnavailable, Evaluator
     from sage_npu.npu_eval.task import TaskError
 
     settings = load_settings(args.config, _overrides(args))
     label = "measured" if settings.eval.backend == "ascend" else "est. (CPU model)"
+    streamed = [0]
 
     def progress(a) -> None:
         if args.json:
             return
+        if streamed[0]:
+            print("\r" + " " * 60 + "\r", end="")
+            streamed[0] = 0
         t = f"{a.estimated_us:9.3f} us" if a.estimated_us is not None else " " * 12
         mark = "better" if a.improves else ""
-        print(f"turn {a.turn:>3}  {a.transform:<18} {a.status:<14} {t}  {mark:<6} {a.description}", flush=True)
+        adopted = f"  adopted: {', '.join(a.adopted)}" if a.adopted else ""
+        print(f"turn {a.turn:>3}  {a.transform:<18} {a.status:<14} {t}  {mark:<6} {a.description}{adopted}",
+              flush=True)
 
-    from sage_npu.agent.episode_memory import EpisodeRecorder
-    from sage_npu.memory.experience_memory import ExperienceMemory
-    from sage_npu.memory.store import StoreError
+    def token(piece: str) -> None:
+        if args.json or not sys.stdout.isatty():
+            return
+        streamed[0] += len(piece)
+        print(f"\r  the model is answering ... {streamed[0]} characters", end="", flush=True)
 
     try:
         memory = ExperienceMemory.open(settings.memory)
@@ -157,14 +169,15 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         memory = None
     try:
         with Evaluator(settings.eval) as ev:
-            recorder = EpisodeRecorder(memory, operator=Path(args.path).resolve().name) if memory else None
-            turns = args.turns if args.turns is not None else settings.agent.turns
-            result = optimize_offline(args.path, ev, turns=turns, on_attempt=progress, recorder=recorder)
+            result = optimize(args.path, ev, settings.agent, memory=memory, turns=args.turns, on_attempt=progress,
+                              on_token=token)
     except (BackendUnavailable, TaskError) as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2
+    if result.error and not args.json:
+        print(f"sage-npu: the episode stopped early: {result.error}", file=sys.stderr)
     applied = []
-    if result.status == "improved":
+    if result.status in ("improved", "fixed"):
         where = write_suggestion(result)
         if args.apply:
             applied = apply_suggestion(result)
@@ -173,8 +186,17 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         return 0 if result.status != "seed_not_correct" else 1
     if result.status == "seed_not_correct":
         print(format_report(result.seed))
-        print("the kernel is not correct yet: fix it first (sage-npu eval shows why)")
+        print("the kernel is not correct yet: fix it first (sage-npu eval shows why)" if result.model == "offline"
+              else f"no correct candidate in {result.turns} turns")
         return 1
+    if result.status == "fixed":
+        t = result.best.timing.estimated_us
+        print(f"\nfixed: a correct kernel at {t:.3f} us ({label}), correct on {result.best.correctness.passed}/"
+              f"{result.best.correctness.trials} trials, after {result.turns} turns")
+        print(result.diff.rstrip())
+        print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
+                                                    "; --apply replaces the task's files with it"))
+        return 0
     seed_t = result.seed.timing.estimated_us
     if result.status == "no_improvement":
         print(f"no faster correct candidate in {result.turns} turns; the kernel stays at {seed_t:.3f} us ({label})")
@@ -187,6 +209,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     print(result.diff.rstrip())
     print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
                                                 "; --apply replaces the task's files with it"))
+    if result.tokens:
+        print(f"tokens: {result.tokens} ({result.model})")
     if result.memory is not None:
         print(format_memory_update(result))
     return 0
@@ -212,7 +236,7 @@ def format_memory_update(result) -> str:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     settings = load_settings(args.config, _overrides(args))
-    return run_bench(settings.eval, settings.memory, settings.agent.turns, args)
+    return run_bench(settings.eval, settings.memory, settings.agent, args)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:

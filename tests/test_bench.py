@@ -16,6 +16,7 @@ import pytest
 
 from sage_npu.agent.bench import BenchResult, TaskRow, discover, format_table
 from sage_npu.agent.bench_cli import add_bench_parser, run_bench
+from sage_npu.agent.settings import AgentSettings
 from sage_npu.cli import _global_flags
 from sage_npu.memory.experience_memory import ExperienceMemory
 from sage_npu.memory.settings import MemorySettings
@@ -52,7 +53,7 @@ def _memory(path: Path) -> MemorySettings:
 def _bench(argv: list[str], eval_settings: EvalSettings, memory: MemorySettings) -> int:
     parser = argparse.ArgumentParser(prog="sage-npu")
     add_bench_parser(parser.add_subparsers(dest="command"), _global_flags())
-    return run_bench(eval_settings, memory, 30, parser.parse_args(["bench", *argv]))
+    return run_bench(eval_settings, memory, AgentSettings(), parser.parse_args(["bench", *argv]))
 
 
 @pytest.fixture(scope="module")

@@ -392,3 +392,49 @@ def test_plan_worker_has_no_network(evaluator, tmp_path):
     msg = diag(r, "host-error").message
     if os.geteuid() == 0:  # a network namespace of its own: not even loopback is up
         assert "Network is unreachable" in msg or "Errno 101" in msg
+
+
+def test_host_outside_the_allow_list_never_runs(evaluator, tmp_path):
+    d = make_task(tmp_path, host="""\
+        import torch
+        from sage_npu.npu_eval import Launch, Tiling
+
+        def launch(x, y):
+            z = torch.empty_like(x)
+            z.copy_(torch.add(x, y))  # smuggled: the answer copied into the output buffer
+            return Launch(kernel="add_custom", block_dim=8,
+                          args=[x, y, z, Tiling(totalLength=x.numel(), tileNum=8)], outputs=[z])
+        """)
+    r = evaluator.evaluate(d)
+    assert r.status == "harness_error"
+    d0 = diag(r, "host-error")
+    assert (d0.file, d0.line) == (str(d / "host.py"), 6)
+    assert "allow-list" in d0.message or "may only allocate" in d0.message
+
+
+RAW_ADD = """\
+    #include "kernel_operator.h"
+
+    struct AddTiling {
+        uint32_t totalLength;
+        uint32_t tileNum;
+    };
+
+    extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, AddTiling t)
+    {
+        uint32_t per = t.totalLength / AscendC::GetBlockNum();
+        uint32_t start = per * AscendC::GetBlockIdx();
+        for (uint32_t i = start; i < start + per; ++i) {
+            ((__gm__ half*)z)[i] = ((__gm__ half*)x)[i] + ((__gm__ half*)y)[i];  // no traced copy at all
+        }
+    }
+    """
+
+
+def test_an_estimate_below_the_output_bytes_is_rejected(evaluator, tmp_path):
+    d = make_task(tmp_path, kernel=RAW_ADD)
+    r = evaluator.evaluate(d)
+    assert r.correctness is not None and r.correctness.passed == r.correctness.trials  # the values are right...
+    assert r.status == "runtime_error"                                                # ...but it cannot count
+    assert "beats the time HBM needs" in diag(r, "beyond-roofline").message
+    assert diag(r, "raw-gm-access").line == line_of(d / "add_custom.cpp", "no traced copy")

@@ -180,7 +180,14 @@ def test_raw_gm_write_past_an_output_names_the_buffer(ev):
 
 
 def test_host_py_sees_no_api_key(ev):
-    r = ev.evaluate(HOSTILE / "host_secret")
+    # The allow-list refuses this host.py before it runs; behind it, the worker must hold no key either.
+    assert diag(ev.evaluate(HOSTILE / "host_secret"), "host-error").line == 1
+    strict = ev.settings
+    ev.settings = strict.model_copy(update={"host_allow_list": False})
+    try:
+        r = ev.evaluate(HOSTILE / "host_secret")
+    finally:
+        ev.settings = strict
     assert r.status == "harness_error"
     d = diag(r, "host-error")
     assert "env-probe" in d.message  # host.py ran and reported its environment...

@@ -17,8 +17,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from sage_npu.agent.episode_memory import EpisodeRecorder
-from sage_npu.agent.offline import OptimizeResult, optimize_offline
+from sage_npu.agent.episode import OptimizeResult
+from sage_npu.agent.optimize import optimize
 from sage_npu.npu_eval.task import TaskError, load_task
 from sage_npu.server.features.base import Feature
 from sage_npu.server.scaffold import scaffold
@@ -41,6 +41,9 @@ class Suggestion:
         c = self.result.best.correctness
         label = "measured" if self.result.best.backend == "ascend" else "est."
         model = "" if self.result.best.backend == "ascend" else " (CPU model)"
+        if self.result.status == "fixed":
+            t = self.result.best.timing.estimated_us
+            return f"SAGE fix: correct on {c.passed} trials ({label} {t:.2f} us{model})"
         return f"SAGE rewrite: {label} {self.result.speedup:.2f}x{model}, correct on {c.passed} trials"
 
 
@@ -163,9 +166,8 @@ class Suggestions(Feature):
                 except Exception:  # noqa: BLE001 - a broken memory must not stop the optimizer
                     log.exception("the experience memory cannot be opened; optimizing without it")
                     memory = None
-                recorder = EpisodeRecorder(memory, operator=task.root.name) if memory else None
-                return optimize_offline(task.root, evaluator, turns=self.server.settings.agent.turns,
-                                        on_attempt=report, recorder=recorder, hold=True)
+                return optimize(task.root, evaluator, self.server.settings.agent, memory=memory, on_attempt=report,
+                                hold=True)
 
             result = await self.server.evaluation.run_exclusive(episode)
             await self.server.evaluation.run_exclusive(lambda _ev: self.refresh_rules())
@@ -173,7 +175,7 @@ class Suggestions(Feature):
             self.running.discard(task.root)
             if progress:
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-        if result.status != "improved":
+        if result.status not in ("improved", "fixed"):
             msg = ("no faster correct candidate found" if result.status == "no_improvement"
                    else "the kernel is not correct yet: fix it first")
             self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
