@@ -126,7 +126,6 @@ def optimize_llm(task_path: str | Path, evaluator: Evaluator, client: LLMClient,
                 last = LastTry(turn, _outcome(report, best), change)
             if on_attempt:
                 on_attempt(att)
-    result.tokens = client.total_tokens
     if best is not None:
         result.best, result.best_files = best, base_files
         if best is seed:
@@ -196,8 +195,14 @@ def _outcome(report: Report, best: Report) -> str:
 def _finish(result: OptimizeResult, recorder: EpisodeRecorder | None, hold: bool,
             proofs: list[tuple[str, str, float, list[str]]], client: LLMClient) -> OptimizeResult:
     """Credit the episode (or hold it for a person), then reflect on what proved itself."""
-    if recorder is None:
-        return result
+    if recorder is not None:
+        _credit_and_reflect(result, recorder, hold, proofs, client)
+    result.tokens = client.total_tokens   # reflection included
+    return result
+
+
+def _credit_and_reflect(result: OptimizeResult, recorder: EpisodeRecorder, hold: bool,
+                        proofs: list[tuple[str, str, float, list[str]]], client: LLMClient) -> None:
     from sage_npu.agent.reflection import reflect
 
     if hold and result.status in ("improved", "fixed"):
@@ -206,4 +211,3 @@ def _finish(result: OptimizeResult, recorder: EpisodeRecorder | None, hold: bool
         result.memory = recorder.credit(result.turns)
     if proofs:
         result.new_experiences = reflect(recorder, proofs, client, result.diff)
-    return result

@@ -34,6 +34,7 @@ METHODS = {
     "append", "extend", "insert", "pop", "get", "items", "keys", "values", "copy", "format", "join", "split",
     "startswith", "endswith", "lower", "upper", "bit_length", "index", "count",
 }
+_ALLOCATORS = ", ".join(f"torch.{n}" for n in sorted(TORCH_FACTORIES - {"Size", "finfo", "iinfo", "device"}))
 FORBIDDEN_NAMES = {"open", "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
                    "locals", "vars", "input", "breakpoint", "memoryview"}
 
@@ -130,9 +131,8 @@ class _Checker(ast.NodeVisitor):
             if full.startswith("torch.") and full[len("torch."):] in TORCH_FACTORIES:
                 return
             if full.startswith("torch."):
-                self.bad(node, f"host.py calls {dotted}(): host.py may only allocate buffers "
-                               f"(torch.{', torch.'.join(sorted(TORCH_FACTORIES - {'Size', 'finfo', 'iinfo', 'device'}))})"
-                               "; computing belongs in the kernel")
+                self.bad(node, f"host.py calls {dotted}(): host.py may only allocate buffers ({_ALLOCATORS}); "
+                               "computing belongs in the kernel")
                 return
         if func.attr in METHODS:
             return

@@ -6,6 +6,9 @@ goes through the real `openai` client, its HTTP stack, SSE parsing and error map
     with FakeOpenAI([Reply(status=429, headers={"Retry-After": "1"}), Reply(text="hi")]) as srv:
         client = LLMClient(LLMSettings(base_url=srv.base_url, model="m"))
 
+A script entry may also be a function of the request (`Seen -> Reply`): a scripted model that
+reads what it was shown, as a real one does (the memory ids in an agent prompt, say).
+
 A request past the end of the script gets a 500 saying so, which makes a test fail loudly.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -44,7 +48,7 @@ def _split(text: str) -> list[str]:
 
 
 class FakeOpenAI:
-    def __init__(self, script: list[Reply]) -> None:
+    def __init__(self, script: list[Reply | Callable[[Seen], Reply]]) -> None:
         self.script = list(script)
         self.requests: list[Seen] = []
         self.stopping = threading.Event()
@@ -69,7 +73,8 @@ class FakeOpenAI:
     def _next(self, seen: Seen) -> Reply | None:
         with self._lock:
             self.requests.append(seen)
-            return self.script.pop(0) if self.script else None
+            entry = self.script.pop(0) if self.script else None
+        return entry(seen) if callable(entry) else entry
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
