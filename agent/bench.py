@@ -1,8 +1,8 @@
-"""`sage-npu bench`: offline episodes over a suite of tasks and the summary metrics (DESIGN sections 6 and 9).
+"""`sage-npu bench`: episodes over a suite of tasks and the summary metrics (DESIGN sections 6 and 9).
 
-A suite is a folder of task folders. Every subfolder holding a host.py, a reference.py or a kernel file
-(.cpp, .asc, .cc, .cce) is a task; hidden folders and `__pycache__` are skipped. A folder missing one of
-the three parts is kept as a "broken" row with the reason; the run goes on.
+A suite is a folder of task folders, or of KernelBench/NPUKernelBench single-file tasks (agent/suites.py).
+A task without a kernel is drafted by the model, or counted "unsolved" offline; a folder that cannot be a
+task is kept as a "broken" row with the reason; the run goes on.
 
 Tasks run in `jobs` worker processes (spawn context), each with its own Evaluator and, when a memory is
 configured, its own handle on the same memory (its writes are locked). With `jobs == 1` the tasks run
@@ -25,7 +25,7 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
         {
           "name": "vadd_naive",        # the task folder's name
           "path": "/abs/path/of/task",
-          "status": "improved" | "fixed" | "no_improvement" | "seed_not_correct" | "broken" | "error",
+          "status": "improved" | "fixed" | "no_improvement" | "seed_not_correct" | "unsolved" | "broken" | "error",
           "reason": "",                # why a task is broken / errored / its seed is not correct
           "seed_status": "correct" | ... | null,     # the seed kernel's Report.status
           "best_status": "correct" | ... | null,     # the final kernel's Report.status
@@ -64,13 +64,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sage_npu.agent import suites
 from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.npu_eval.task import KERNEL_SUFFIXES
 
 SCHEMA_VERSION = 1
-SKIP_DIRS = {"__pycache__"}
 
 
 class BenchError(Exception):
@@ -136,29 +135,17 @@ class BenchResult:
 
 
 def discover(suite: str | Path) -> tuple[list[Path], list[TaskRow]]:
-    """The suite's task folders that look complete, and a broken row for each that does not."""
+    """The suite's tasks (see agent/suites.py for the forms), and a broken row for each that cannot run."""
     root = Path(suite).expanduser().resolve()
     if not root.is_dir():
-        raise BenchError(f"{suite}: no such folder; pass a folder of task folders (e.g. examples/tasks)")
-    tasks: list[Path] = []
-    broken: list[TaskRow] = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir()):
-        if d.name.startswith(".") or d.name in SKIP_DIRS:
-            continue
-        has_kernel = any(f.suffix in KERNEL_SUFFIXES for f in d.iterdir() if f.is_file())
-        parts = {"host.py": (d / "host.py").is_file(), "reference.py": (d / "reference.py").is_file(),
-                 "a kernel file": has_kernel}
-        if not any(parts.values()):
-            continue  # not a task folder at all (docs, data)
-        missing = [k for k, ok in parts.items() if not ok]
-        if missing:
-            broken.append(TaskRow(d.name, str(d), "broken", reason=f"{d}: missing {', '.join(missing)}; "
-                                  "a task folder needs host.py, reference.py and one kernel file"))
-        else:
-            tasks.append(d)
-    if not tasks and not broken:
-        raise BenchError(f"{root}: no task folders in it (each needs host.py, reference.py and a kernel file)")
-    return tasks, broken
+        raise BenchError(f"{suite}: no such folder; pass a folder of task folders (e.g. examples/tasks) or of "
+                         "KernelBench/NPUKernelBench single-file tasks")
+    found = suites.discover(root)
+    broken = [TaskRow(name, str(path), "broken", reason=why) for name, path, why in found.broken]
+    if not found.tasks and not broken:
+        raise BenchError(f"{root}: no tasks in it (task folders with reference.py, or <id>_<Name>.py files "
+                         "defining Model)")
+    return found.tasks, broken
 
 
 # --- one task (in whichever process runs it)
@@ -174,11 +161,17 @@ def _open_memory(settings: MemorySettings | None):
 def run_task(path: Path, evaluator, agent: AgentSettings, memory=None) -> TaskRow:
     """One episode (the model's when one is configured, else offline); never raises: a failure becomes
     the row's status and reason."""
+    from sage_npu.agent.llm import LLMClient
     from sage_npu.agent.optimize import optimize
     from sage_npu.npu_eval.task import TaskError
 
     row = TaskRow(path.name, str(path), "error")
     t0 = time.perf_counter()
+    if not suites.has_kernel(path) and not LLMClient(agent.llm).configured:
+        row.status = "unsolved"
+        row.reason = (f"{path.name}: no kernel yet, and the offline optimizer does not write kernels from scratch: "
+                      "set $SAGE_NPU_LLM_BASE_URL to let a model draft it")
+        return row
     try:
         r = optimize(path, evaluator, agent, memory=memory)
     except TaskError as e:
@@ -318,7 +311,7 @@ def format_table(result: BenchResult) -> str:
         lines.append(f"{r.name[:24]:<24} {r.status:<17} {_fmt(r.seed_us, '10.3f'):>10} {_fmt(r.best_us, '10.3f'):>10} "
                      f"{_fmt(r.speedup, '7.2f') + ('x' if r.speedup is not None else ''):>8} {r.turns:>5} "
                      f"{r.wall_s:7.1f}")
-        if r.reason and r.status in ("broken", "error", "seed_not_correct"):
+        if r.reason and r.status in ("broken", "error", "seed_not_correct", "unsolved"):
             lines.append(f"    {r.reason}")
     m = result.metrics()
     lines += [

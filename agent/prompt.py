@@ -110,16 +110,22 @@ def turn_messages(task: TaskView, files: dict[str, str], report: Report, shown: 
                   last: LastTry | None, goal: str) -> list[dict[str, str]]:
     """The whole conversation of one turn."""
     ids = shown.shown_ids() if shown is not None else []
-    kernel = files[task.kernel_name]
-    host = files.get("host.py", "")
     user = [
         f"Task: the `{task.operator}` operator on chip {task.chip}. {goal}",
         "The PyTorch reference it must match (reference.py):\n```python\n" + task.reference.rstrip() + "\n```",
         memory_block(shown),
-        f"The kernel ({task.kernel_name}):\n```cpp\n{kernel.rstrip()}\n```",
-        "Its host.py:\n```python\n" + host.rstrip() + "\n```",
-        "Its last evaluation:\n" + _quote("report", report_block(report)),
     ]
+    if task.kernel_name in files:
+        user.append(f"The kernel ({task.kernel_name}):\n```cpp\n{files[task.kernel_name].rstrip()}\n```")
+    else:
+        user.append(f"The kernel ({task.kernel_name}): none yet.")
+    if "host.py" in files:
+        user.append("Its host.py:\n```python\n" + files["host.py"].rstrip() + "\n```")
+    else:
+        user.append("host.py: none yet. It defines launch(*inputs[, model]) returning Launch(kernel=<entry name>, "
+                    "block_dim=..., args=[inputs..., outputs..., Tiling(field=value, ...)], outputs=[...]), "
+                    "importing Launch and Tiling from sage_npu.npu_eval.")
+    user.append("Its last evaluation:\n" + _quote("report", report_block(report)))
     if last is not None:
         attempt = f"Your previous rewrite (turn {last.turn}) was not kept: {last.summary}"
         if last.diff:

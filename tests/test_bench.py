@@ -25,6 +25,20 @@ from sage_npu.npu_eval.settings import EvalSettings
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 
 
+SINGLE_FILE = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return {op}
+
+
+def get_inputs():
+    return [torch.randn(256)]
+"""
+
+
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("suite")
@@ -36,8 +50,15 @@ def suite(tmp_path_factory) -> Path:
     kernel.write_text(kernel.read_text().replace("AscendC::Sub(", "AscendC::Add("))
     (root / "half_done").mkdir()
     shutil.copy(EXAMPLES / "vadd_naive" / "reference.py", root / "half_done" / "reference.py")
+    (root / "kernel_only").mkdir()   # a kernel with nothing to check it against: broken
+    shutil.copy(EXAMPLES / "sub_custom" / "sub_custom.cpp", root / "kernel_only" / "sub_custom.cpp")
     (root / "notes").mkdir()  # not a task folder at all: skipped, not a row
     (root / "notes" / "README.txt").write_text("not a task")
+    # a KernelBench single-file task, and an NPUKernelBench one in a level folder with its JSON sidecar
+    (root / "3_Relu.py").write_text(SINGLE_FILE.format(op="torch.relu(x)"))
+    (root / "level1").mkdir()
+    (root / "level1" / "5_Neg.py").write_text(SINGLE_FILE.format(op="-x"))
+    (root / "level1" / "5_Neg.json").write_text('{"inputs": [{"shape": [64]}]}\n')
     return root
 
 
@@ -71,7 +92,8 @@ def test_rows_metrics_and_json(serial, suite):
     rc, data, stdout, _ = serial
     assert rc == 0
     rows = {r["name"]: r for r in data["tasks"]}
-    assert list(rows) == sorted(rows) == ["half_done", "sub_custom", "vadd_naive", "wrong_sub"]
+    assert list(rows) == sorted(rows) == ["3_Relu", "5_Neg", "half_done", "kernel_only", "sub_custom", "vadd_naive",
+                                          "wrong_sub"]
 
     vadd = rows["vadd_naive"]
     assert vadd["status"] == "improved" and vadd["correct"] and vadd["turns"] == 3
@@ -83,11 +105,16 @@ def test_rows_metrics_and_json(serial, suite):
     wrong = rows["wrong_sub"]  # a wrong seed is an unsolved task, not an error
     assert wrong["status"] == "seed_not_correct" and not wrong["correct"] and wrong["speedup"] is None
     assert wrong["seed_status"] == "mismatch" and "seed kernel is not correct (mismatch" in wrong["reason"]
-    broken = rows["half_done"]
-    assert broken["status"] == "broken" and "missing host.py, a kernel file" in broken["reason"]
+    draft = rows["half_done"]   # a reference alone: a model would draft the kernel; offline it stays unsolved
+    assert draft["status"] == "unsolved" and "SAGE_NPU_LLM_BASE_URL" in draft["reason"]
+    broken = rows["kernel_only"]
+    assert broken["status"] == "broken" and "missing reference.py" in broken["reason"]
+    assert rows["3_Relu"]["status"] == rows["5_Neg"]["status"] == "unsolved"
+    staged = Path(rows["5_Neg"]["path"])
+    assert staged.parent.name == "level1" and (staged / "5_Neg.json").is_file() and suite not in staged.parents
 
     m = data["metrics"]
-    assert m["tasks"] == 4 and m["solved"] == 2 and m["execution_rate"] == pytest.approx(0.5)
+    assert m["tasks"] == 7 and m["solved"] == 2 and m["execution_rate"] == pytest.approx(2 / 7)
     assert m["s_self"] == pytest.approx(statistics.median([vadd["seed_us"] / vadd["best_us"],
                                                            sub["seed_us"] / sub["best_us"]]))
     assert m["fast_1_0"] is None and m["tokens"] == 0
@@ -96,14 +123,14 @@ def test_rows_metrics_and_json(serial, suite):
     assert data["suite"] == str(suite) and data["turns"] == 3 and data["jobs"] == 1 and data["trials"] == 2
     assert data["timing_label"] == "est. (CPU model)" and data["schema_version"] == 1
 
-    assert "[4/4]" in stdout and "Fast_1.0        n/a" in stdout and "execution rate  50.0% (2/4" in stdout
+    assert "[7/7]" in stdout and "Fast_1.0        n/a" in stdout and "execution rate  28.6% (2/7" in stdout
     assert f"S_self          {m['s_self']:.2f}x" in stdout
-    assert "missing host.py" in stdout and "results written to" in stdout
+    assert "missing reference.py" in stdout and "results written to" in stdout
 
 
 def test_episodes_are_recorded_in_the_memory(serial):
     db = serial[3]
-    # three episodes ran (the broken folder never starts one); the wrong seed is recorded too
+    # three episodes ran (broken and unsolved tasks never start one); the wrong seed is recorded too
     assert ExperienceMemory.open(_memory(db), create=False).stats().episodes == 3
 
 
@@ -138,7 +165,7 @@ def test_usage_errors_exit_2(tmp_path, settings, capsys):
     assert "no such folder" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert _bench([str(tmp_path / "empty")], settings, MemorySettings()) == 2
-    assert "no task folders" in capsys.readouterr().err
+    assert "no tasks in it" in capsys.readouterr().err
     assert _bench([str(tmp_path), "--jobs", "0"], settings, MemorySettings()) == 2
     assert "at least 1" in capsys.readouterr().err
 
@@ -158,5 +185,5 @@ def test_metrics_on_synthetic_rows():
 
 def test_discover_skips_non_task_folders(suite):
     tasks, broken = discover(suite)
-    assert [t.name for t in tasks] == ["sub_custom", "vadd_naive", "wrong_sub"]
-    assert [b.name for b in broken] == ["half_done"]
+    assert [t.name for t in tasks] == ["3_Relu", "half_done", "5_Neg", "sub_custom", "vadd_naive", "wrong_sub"]
+    assert [b.name for b in broken] == ["kernel_only"]

@@ -237,3 +237,50 @@ def test_cli_optimize_with_a_model_shows_turns_adoptions_and_tokens(task, tmp_pa
     assert re.search(r"turn\s+1\s+model\s+correct .* better .* adopted: \S+", out), out
     assert "tokens: 36 (fake-coder)" in out and "memory: episode" in out
     assert (task / ".sage" / "suggestion" / KERNEL).exists()
+
+
+NPUKB_REFERENCE = """\
+import json
+import os
+
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+def get_input_groups():
+    with open(os.path.join(os.path.dirname(__file__), "1_Add.json")) as f:
+        cases = [json.loads(line) for line in f if line.strip()]
+    return [[torch.randn(c["inputs"][0]["shape"]), torch.randn(c["inputs"][1]["shape"])] for c in cases]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_bench_has_the_model_draft_a_single_file_task(tmp_path, monkeypatch):
+    from sage_npu.agent.bench import run_suite
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))   # where single-file tasks are staged
+    suite = tmp_path / "npukb" / "level0"
+    suite.mkdir(parents=True)
+    (suite / "1_Add.py").write_text(NPUKB_REFERENCE)
+    (suite / "1_Add.json").write_text('{"inputs": [{"shape": [1024]}, {"shape": [1024]}]}\n'
+                                      '{"inputs": [{"shape": [8, 136]}, {"shape": [8, 136]}]}\n')
+    draft = EXAMPLES / "vadd_naive"
+    script = [answer(None, block=False, prose="Let me think about the tiling first."),   # no code: one retry
+              answer((draft / KERNEL).read_text(), host=(draft / "host.py").read_text(), block=False)]
+    with FakeOpenAI(script) as srv:
+        agent = AgentSettings(turns=1, llm=LLMSettings(base_url=srv.base_url, model="fake-coder", backoff_s=0))
+        result = run_suite(suite.parent, EvalSettings(trials=2, cache_dir=tmp_path / "c"), agent)
+        first = srv.requests[0].body["messages"][1]["content"]
+    row = result.rows[0]
+    assert row.name == "1_Add" and row.status == "fixed" and row.correct, row
+    assert row.turns == 1 and row.speedup == 1.0 and row.tokens > 0
+    assert "no kernel yet" in first and "host.py: none yet" in first and "def get_input_groups" in first
+    assert result.model == "fake-coder" and result.metrics()["execution_rate"] == 1.0
+    assert not list(suite.glob("*.cpp"))     # the suite itself is never written to
