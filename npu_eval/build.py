@@ -80,6 +80,11 @@ def _parse_depfile(text: str) -> list[str]:
     return [d for d in deps.split() if d]
 
 
+def coop_define(*sources: bytes) -> dict[str, str]:
+    """SAGE_SIM_COOP when a source calls SyncAll: its blocks must run as fibers to meet at the barrier."""
+    return {"SAGE_SIM_COOP": "1"} if any(b"SyncAll" in s for s in sources) else {}
+
+
 def default_cache_dir() -> Path:
     import platformdirs
 

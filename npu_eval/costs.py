@@ -19,6 +19,12 @@ _VEC_PER_REPEAT = {
     "Exp.float32": 6.0, "Ln.float32": 6.0, "Div.float32": 6.0,  # assumption: fp32 transcendentals iterate more
     "ReduceSum": 2.0, "ReduceMax": 2.0, "ReduceMin": 2.0,
     "Cast": 1.0, "Compare": 1.0, "CompareScalar": 1.0, "Compares": 1.0, "Select": 1.0,
+    # Gathers and sorts (assumptions, calibrate): GatherMask streams like an elementwise op; Gather
+    # and Gatherb read one address per element or block, taken as 2 cycles per repeat; Sort32 and
+    # MrgSort are multi-pass sorting networks, and their trace records 8 bytes per sorted element,
+    # so a "repeat" there is 32 elements: taken as 4 cycles. Transposes move a 16x16 tile per repeat.
+    "GatherMask": 1.0, "Gather": 2.0, "Gatherb": 2.0, "Sort32": 4.0, "Sort": 4.0, "MrgSort": 4.0,
+    "Transpose": 1.0, "TransDataTo5HD": 1.0,
 }
 
 

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import harness as harness_mod
-from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir, syntax_check
+from sage_npu.npu_eval.build import (
+    BuildCache,
+    build,
+    compile_flags,
+    coop_define,
+    default_cache_dir,
+    syntax_check,
+)
 from sage_npu.npu_eval.calibrate import load_user_costs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
@@ -211,7 +218,7 @@ class Evaluator:
         except harness_mod.HarnessError as e:
             return Report(**base, status="harness_error", diagnostics=[diagnostic(
                 e.file or first["launch_file"], e.line or first["launch_line"], "error", "host-error", e.message)])
-        flags = compile_flags(chip, s.opt_level, plan["signature"]["defines"])
+        flags = compile_flags(chip, s.opt_level, {**plan["signature"]["defines"], **coop_define(src)})
         cache = BuildCache(s.cache_dir or default_cache_dir())
         built = build(source, flags, s.cxx, cache, self._user_files(task), (kernel, entry.line),
                       s.compile_timeout_s)
@@ -269,7 +276,7 @@ class Evaluator:
             stop = self._run_status(run, kernel, entry, diags)
             if i == 0 and not stop and s.estimate:
                 t0 = time.monotonic()
-                timing = self._estimate(run, trial, chip, diags, trace_out)
+                timing = self.estimate_trace(run.outdir, trial, chip, diags, trace_out)
                 self.last_stages.estimate_s = time.monotonic() - t0
             if stop:
                 status = stop
@@ -304,10 +311,11 @@ class Evaluator:
         return Report(**base, status=status, diagnostics=sorted(diags.values(), key=_diag_order),
                       correctness=correctness, timing=timing, stdout=stdout)
 
-    def _estimate(self, run: TrialRun, trial: dict, chip: ChipProfile, diags: dict,
-                  trace_out: Path | None) -> Timing | None:
-        """The cost model on trial 0's trace: the timing section and missing-sync findings."""
-        trace_file, locs_file = run.outdir / "trace.tsv", run.outdir / "locs.tsv"
+    def estimate_trace(self, outdir: Path, trial: dict, chip: ChipProfile, diags: dict,
+                       trace_out: Path | None = None) -> Timing | None:
+        """The cost model on the trace a run left in `outdir` (task trial 0, or one launch of a
+        program): the timing section, and missing-sync findings added to `diags`."""
+        trace_file, locs_file = outdir / "trace.tsv", outdir / "locs.tsv"
         if not trace_file.exists() or not locs_file.exists():
             return None
         trace = read_trace(trace_file, locs_file)

@@ -98,9 +98,11 @@ def find_entries(src: bytes) -> list[Entry]:
             decl = decl.child_by_field_name("declarator")
         if decl is None:
             return
-        # Only __global__ functions are entries; the qualifier was blanked in the parse, so
-        # look for it in the original bytes before the declarator.
-        head = src[outer.start_byte:decl.start_byte]
+        # Only __global__ functions are entries; the qualifier was blanked in the parse, so look for
+        # it in the original bytes before the declarator. The blanked qualifiers of a plain entry
+        # (`__global__ __vector__ void f`) lie before the node's start: look back to the previous node.
+        prev = outer.prev_sibling
+        head = src[(prev.end_byte if prev is not None else 0):decl.start_byte]
         if b"__global__" not in head:
             return
         name_node = decl.child_by_field_name("declarator")

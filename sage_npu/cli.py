@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sage_npu.agent.bench_cli import add_bench_parser, run_bench
 from sage_npu.memory.cli import add_memory_parser, run_memory
+from sage_npu.npu_eval.run_cli import add_run_parser, cmd_run
 from sage_npu.settings import SettingsError, load_settings
 
 
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--apply", action="store_true", help="replace kernel and host.py with a correct improvement")
     opt.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
     opt.set_defaults(func=cmd_optimize)
+    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, load_settings(a.config, _overrides(a)).eval))
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
     add_bench_parser(sub, g).set_defaults(func=cmd_bench)
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")

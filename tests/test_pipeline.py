@@ -388,7 +388,13 @@ def test_plan_worker_has_no_network(evaluator, tmp_path):
             s.settimeout(2)
             s.connect(("127.0.0.1", 9))
         """)
-    r = evaluator.evaluate(d)
+    assert "imports socket" in diag(evaluator.evaluate(d), "host-error").message   # the allow-list stops it...
+    strict = evaluator.settings
+    evaluator.settings = strict.model_copy(update={"host_allow_list": False})  # ...and behind it, no network
+    try:
+        r = evaluator.evaluate(d)
+    finally:
+        evaluator.settings = strict
     msg = diag(r, "host-error").message
     if os.geteuid() == 0:  # a network namespace of its own: not even loopback is up
         assert "Network is unreachable" in msg or "Errno 101" in msg

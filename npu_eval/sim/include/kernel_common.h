@@ -57,6 +57,14 @@ enum class TPosition : uint8_t {
 };
 using QuePosition = TPosition;
 
+// The memories a TPosition lives in (CANN 9's LocalMemAllocator is keyed by these).
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
+
+// Core types, the values g_coreType takes (CANN's CPU-debug stub_def.h).
+constexpr int32_t MIX = 0;
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+
 enum class HardEvent : uint8_t {
     MTE2_MTE1,
     MTE1_MTE2,
@@ -221,6 +229,7 @@ __aicore__ inline int64_t GetBlockIdx() { return sage::sim::blk().idx; }
 __aicore__ inline int64_t GetBlockNum() { return sage::sim::blk().num; }
 __aicore__ inline int64_t GetSubBlockIdx() { return 0; }
 __aicore__ inline int64_t GetTaskRation() { return 1; }
+__aicore__ inline int64_t GetTaskRatio() { return 1; }
 
 // CANN 9's type selector (samples pick float or half with it).
 template <bool cond, typename A, typename B>

@@ -22,3 +22,7 @@
 #include "kernel_vec_compare.h"
 #include "kernel_vec_reduce.h"
 #include "kernel_vec_misc.h"
+#include "kernel_vec_gather.h"
+#include "kernel_vec_sort.h"
+#include "kernel_vec_transpose.h"
+#include "kernel_cann9.h"

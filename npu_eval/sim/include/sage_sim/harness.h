@@ -2,6 +2,8 @@
 // then the user's kernel, then defines sage_run_block() that builds the entry's arguments
 // from the manifest and calls the entry once. harness_main() runs every block in turn,
 // catches faults, and writes outputs, faults, writers and the trace for the Python side.
+// The block runner (run_blocks), the GM mapping, the fault/trace writers and the crash
+// handlers are shared with program mode (launch.h), which runs one launch at a time.
 #pragma once
 
 #include <algorithm>
@@ -35,6 +37,31 @@ struct entry_traits<R (*)(A...)> {
     template <size_t I>
     using arg = typename std::tuple_element<I, std::tuple<A...>>::type;
 };
+
+// GM buffers start on a page and are followed by an inaccessible page, so a raw pointer
+// running off the end faults at once and the crash report can name the buffer. A null base
+// when the memory is not there.
+inline GmBuffer gm_map(size_t bytes, int arg, const std::string& name) {
+    size_t page = size_t(sysconf(_SC_PAGESIZE));
+    size_t data = (bytes + page - 1) / page * page;
+    if (data == 0) data = page;
+    void* p = mmap(nullptr, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return GmBuffer{nullptr, 0, arg, name, nullptr};
+    mprotect(static_cast<uint8_t*>(p) + data, page, PROT_NONE);
+    auto* writer = static_cast<uint32_t*>(std::calloc(bytes ? bytes : 1, sizeof(uint32_t)));
+    if (!writer) {
+        munmap(p, data + page);
+        return GmBuffer{nullptr, 0, arg, name, nullptr};
+    }
+    return GmBuffer{static_cast<uint8_t*>(p), bytes, arg, name, writer};
+}
+
+// The mapping gm_map made for a buffer of `bytes`, guard page included.
+inline size_t gm_mapped_bytes(size_t bytes) {
+    size_t page = size_t(sysconf(_SC_PAGESIZE));
+    size_t data = (bytes + page - 1) / page * page;
+    return (data ? data : page) + page;
+}
 
 // A value from the manifest that converts to whatever the parameter or field wants.
 struct ManifestValue {
@@ -108,18 +135,10 @@ struct Manifest {
         std::exit(4);
     }
 
-    // GM buffers start on a page and are followed by an inaccessible page, so a raw pointer
-    // running off the end faults at once and the crash report can name the buffer.
     static GmBuffer alloc_gm(size_t bytes, int arg, const std::string& name) {
-        size_t page = size_t(sysconf(_SC_PAGESIZE));
-        size_t data = (bytes + page - 1) / page * page;
-        if (data == 0) data = page;
-        void* p = mmap(nullptr, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) die("cannot map %zu bytes of GM for argument %d", bytes, arg);
-        mprotect(static_cast<uint8_t*>(p) + data, page, PROT_NONE);
-        auto* writer = static_cast<uint32_t*>(std::calloc(bytes ? bytes : 1, sizeof(uint32_t)));
-        if (!writer) die("cannot track writers of %zu bytes", bytes);
-        return GmBuffer{static_cast<uint8_t*>(p), bytes, arg, name, writer};
+        GmBuffer b = gm_map(bytes, arg, name);
+        if (!b.base) die("cannot map %zu bytes of GM for argument %d", bytes, arg);
+        return b;
     }
 
     static Manifest load(const char* path) {
@@ -200,7 +219,7 @@ inline void escape_into(std::string& out, const std::string& s) {
     for (char c : s) out += (c == '\t' || c == '\n') ? ' ' : c;
 }
 
-inline void write_faults(const Manifest& m) {
+inline void write_faults_to(const std::string& dir) {
     static const char* sev[] = {"error", "warning", "info"};
     std::string s;
     for (auto& f : rt().faults) {
@@ -210,15 +229,16 @@ inline void write_faults(const Manifest& m) {
         escape_into(s, f.message);
         s += "\n";
     }
-    write_file(out_path(m, "faults.tsv"), s.data(), s.size());
+    write_file(dir + "/faults.tsv", s.data(), s.size());
     std::string l;
     for (size_t i = 0; i < rt().locs.size(); ++i) {
         l += std::to_string(i + 1) + "\t" + std::to_string(rt().locs[i].second) + "\t";
         escape_into(l, rt().locs[i].first);
         l += "\n";
     }
-    write_file(out_path(m, "locs.tsv"), l.data(), l.size());
+    write_file(dir + "/locs.tsv", l.data(), l.size());
 }
+inline void write_faults(const Manifest& m) { write_faults_to(m.outdir); }
 
 inline void append_trace(FILE* f, const BlockState& b) {
     static const char* kinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier"};
@@ -242,6 +262,17 @@ inline void write_all(int fd, const char* s, size_t n) {
     }
 }
 
+// Where a crash happens: in a kernel (a block is running) or, in program mode, in the host
+// code around the launches, where the last Ascend C call says nothing about the crash.
+inline bool& in_host_code() {
+    static bool host = false;
+    return host;
+}
+inline int& launches_done() {
+    static int n = 0;
+    return n;
+}
+
 // The crash line names the last Ascend C call the kernel made (the signal gives no user line
 // of its own) and, for a bad access, what the address was: next to a GM buffer, or null.
 inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
@@ -249,23 +280,39 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
     if (fd >= 0) {
         char msg[1024];
         int n;
-        if (sig == SIGTERM) {
+        const char* what = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
+                         : sig == SIGBUS  ? "SIGBUS (misaligned or unmapped access)"
+                         : sig == SIGFPE  ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
+                         : sig == SIGILL  ? "SIGILL (illegal instruction)"
+                         : sig == SIGABRT ? "SIGABRT (abort)"
+                                          : "a fatal signal";
+        if (in_host_code()) {
+            // No user line: the host code makes no API call that would leave one.
+            if (sig == SIGTERM)
+                n = std::snprintf(msg, sizeof msg, "timeout\terror\t\t0\t-1\t1\tthe program ran past its time "
+                                  "limit in its host code, after %d kernel launch(es) (waiting for input, or an "
+                                  "endless loop?)\n", launches_done());
+            else
+                n = std::snprintf(msg, sizeof msg, "crash\terror\t\t0\t-1\t1\tthe program died of %s in its host "
+                                  "code, after %d kernel launch(es)\n", what, launches_done());
+        } else if (sig == SIGTERM) {
             n = std::snprintf(msg, sizeof msg, "timeout\terror\t%s\t%d\t%d\t1\tthe kernel ran past its time limit "
                               "in block %d; the last Ascend C call it made was here (an endless loop, or a "
                               "loop bound read from a wrong tiling field?)\n",
                               rt().last.file, rt().last.line, blk().idx, blk().idx);
         } else {
-            const char* what = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
-                             : sig == SIGBUS  ? "SIGBUS (misaligned or unmapped access)"
-                             : sig == SIGFPE  ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
-                             : sig == SIGILL  ? "SIGILL (illegal instruction)"
-                             : sig == SIGABRT ? "SIGABRT (abort)"
-                                              : "a fatal signal";
             char where[256] = "";
             if (sig == SIGSEGV || sig == SIGBUS) {
                 long long off = 0;
                 GmBuffer* b = gm_nearest(info->si_addr, &off);
-                if (b && off >= -4096 && off < (long long)b->bytes + 65536) {
+                const FreedGm* freed = nullptr;
+                auto* q = static_cast<const uint8_t*>(info->si_addr);
+                for (auto& f : rt().gm_freed)
+                    if (q >= f.base && q < f.base + f.bytes + 4096) freed = &f;
+                if (freed) {
+                    std::snprintf(where, sizeof where, ": a raw access to GM buffer '%s', which %s freed at line %d",
+                                  freed->name.c_str(), freed->api, freed->at.line);
+                } else if (b && off >= -4096 && off < (long long)b->bytes + 65536) {
                     std::snprintf(where, sizeof where, ": a raw access %lld bytes %s GM buffer '%s' (%zu bytes)",
                                   off < 0 ? -off : off - (long long)b->bytes, off < 0 ? "before" : "past the end of",
                                   b->name.c_str(), b->bytes);
@@ -310,16 +357,19 @@ inline void on_terminate() {
         for (char* c = what; *c; ++c)
             if (*c == '\n' || *c == '\t') *c = ' ';  // what() is free text; the line must stay one TSV row
         char msg[1024];
-        int n = std::snprintf(msg, sizeof msg, "crash\terror\t%s\t%d\t%d\t1\tthe kernel died of %s in block %d; the "
-                              "last Ascend C call before it was here\n",
-                              rt().last.file, rt().last.line, blk().idx, what, blk().idx);
+        int n = in_host_code()
+                    ? std::snprintf(msg, sizeof msg, "crash\terror\t\t0\t-1\t1\tthe program died of %s in its host "
+                                    "code, after %d kernel launch(es)\n", what, launches_done())
+                    : std::snprintf(msg, sizeof msg, "crash\terror\t%s\t%d\t%d\t1\tthe kernel died of %s in block "
+                                    "%d; the last Ascend C call before it was here\n",
+                                    rt().last.file, rt().last.line, blk().idx, what, blk().idx);
         if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
     }
     _exit(128 + SIGABRT);
 }
 
-inline void install_signal_handlers(const Manifest& m) {
-    rt().fault_fd = ::open(out_path(m, "crash.tsv").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+inline void install_signal_handlers(const std::string& crash_path) {
+    rt().fault_fd = ::open(crash_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     static char altstack[64 * 1024];
     stack_t ss{};
     ss.ss_sp = altstack;
@@ -334,6 +384,40 @@ inline void install_signal_handlers(const Manifest& m) {
     signal(SIGXFSZ, SIG_IGN);  // an oversized output fails its write instead of killing us
     std::set_terminate(on_terminate);
 }
+inline void install_signal_handlers(const Manifest& m) { install_signal_handlers(out_path(m, "crash.tsv")); }
+
+// Runs the blocks of one launch in turn, each with a fresh block state over one Unified Buffer
+// (stale bytes, as the device leaves them), its trace appended to `trace` when given. A fault
+// that stops a block (KernelAbort) stops the launch: 3; else 0.
+template <class Body>
+inline int run_blocks(int64_t block_dim, std::vector<uint8_t>& ub, std::vector<uint8_t>& ub_init, FILE* trace,
+                      Body&& body) {
+#ifdef SAGE_SIM_COOP
+    // The kernel calls SyncAll: blocks run as fibers (each with its own UB), so a barrier parks a
+    // block until all arrive. The build defines this only then: fibers have small stacks.
+    (void)ub, (void)ub_init;
+    return coop_run(int(block_dim), 0x5A, [&](int) { body(); }, [&](BlockState& st) {
+        if (trace) append_trace(trace, st);
+    });
+#endif
+    memset(ub.data(), 0x5A, ub.size());  // stale data, as a fresh UB would hold
+    int status = 0;
+    for (int64_t b = 0; b < block_dim && status == 0; ++b) {
+        BlockState& st = blk();
+        st = BlockState{};
+        st.idx = int(b);
+        st.num = int(block_dim);
+        st.ub = ub.data();
+        st.ub_init = ub_init.data();
+        try {
+            body();
+        } catch (const KernelAbort&) {
+            status = 3;
+        }
+        if (trace) append_trace(trace, st);
+    }
+    return status;
+}
 
 using BlockFn = void (*)(Manifest&);
 
@@ -347,23 +431,8 @@ inline int harness_main(int argc, char** argv, BlockFn run_block) {
     sandbox_enter_kernel();
 
     std::vector<uint8_t> ub(rt().ub_bytes), ub_init(rt().ub_bytes);
-    memset(ub.data(), 0x5A, ub.size());  // stale data, as a fresh UB would hold
     FILE* trace = m.trace ? std::fopen(out_path(m, "trace.tsv").c_str(), "w") : nullptr;
-    int status = 0;
-    for (int b = 0; b < m.block_dim && status == 0; ++b) {
-        BlockState& st = blk();
-        st = BlockState{};
-        st.idx = b;
-        st.num = m.block_dim;
-        st.ub = ub.data();
-        st.ub_init = ub_init.data();
-        try {
-            run_block(m);
-        } catch (const KernelAbort&) {
-            status = 3;
-        }
-        if (trace) append_trace(trace, st);
-    }
+    int status = run_blocks(m.block_dim, ub, ub_init, trace, [&] { run_block(m); });
     std::fflush(stdout);
     if (trace) std::fclose(trace);
     sandbox_leave_kernel();

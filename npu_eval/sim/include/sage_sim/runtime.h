@@ -108,6 +108,15 @@ struct GmBuffer {
     uint32_t* writer;   // per byte: (location id << 12) | (block + 1); null if not tracked
 };
 
+// A GM buffer the program freed (aclrtFree, GmFree): an access to it names the free.
+struct FreedGm {
+    const uint8_t* base;
+    size_t bytes;
+    std::string name;
+    const char* api;
+    SrcLoc at;
+};
+
 struct BlockState {
     int idx = 0, num = 1;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
@@ -125,6 +134,7 @@ struct BlockState {
 struct Runtime {
     BlockState block;
     std::vector<GmBuffer> gm;
+    std::vector<FreedGm> gm_freed;  // program mode: the most recent frees, newest last
     std::vector<FaultRecord> faults;
     std::vector<std::pair<std::string, int>> locs;  // interned (file, line); id = index + 1
     SrcLoc last{"", 0};         // the last user location an API call saw
@@ -303,6 +313,14 @@ inline int gm_home(const void* p) {
                                           bool write, const char* api, uint32_t elem) {
     const char* verb = write ? "writes" : "reads";
     if (!api) api = write ? "a GM write" : "a GM read";
+    for (size_t i = rt().gm_freed.size(); i-- > 0;) {
+        const FreedGm& f = rt().gm_freed[i];
+        if (q + bytes > f.base && q < f.base + f.bytes) {
+            fail("use-after-free", loc, "%s %s GM buffer '%s' (%zu bytes) after %s freed it at %s, in block %d: "
+                 "free device memory only after the last launch that uses it", api, verb, f.name.c_str(), f.bytes,
+                 f.api, line_ref(f.at, loc).c_str(), blk().idx);
+        }
+    }
     if (!b) {
         fail("gm-out-of-bounds", loc, "%s %s %llu bytes at an address outside every GM buffer the host passed "
              "(block %d): the GlobalTensor was never bound with SetGlobalBuffer, or its pointer is wrong",

@@ -1,0 +1,665 @@
+"""Program mode: `sage-npu run FILE [-- ARGS]` builds a whole Ascend C program (its kernels
+and its host `main()`, `.asc` or `.cpp`, with the headers beside it) for the CPU and runs it
+in the sandbox, without CANN.
+
+- rewrite: every `kernel<<<blockDim, l2ctrl, stream>>>(args)` (found with tree-sitter, which
+  does not know `<<<>>>`, so the launch configuration is blanked first as signature.py does)
+  becomes `::sage::sim::kernel_launch(site, kernel, blockDim, l2ctrl, stream)(args)`. The
+  rewritten source starts with `#line 1 "<the file>"` and keeps every line where it was, so
+  compile errors and faults name the user's file and line; the columns the rewrite moved on a
+  launch line are mapped back before the compiler's output is read.
+- build: the rewritten program with the emulator's headers (sim/include: kernel_operator.h,
+  acl/acl.h, tikicpulib.h) through build.py, cached like task builds.
+- run: in the sandbox, in a copy of the current directory (the program reads and writes its
+  files there as it would on the device; new and changed files are copied back), as an
+  unprivileged user when started as root, with a time limit. Each launch writes its faults
+  and trace to its own folder (sim/include/sage_sim/launch.h); the cost model estimates each.
+- report: one LaunchReport per launch, program-level diagnostics (compile errors, ACL misuse,
+  a crash or timeout in host code), and the exit code: the program's own, or 1 when a launch
+  faulted or the run crashed, timed out or did not compile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from sage_npu.npu_eval import compile_errors
+from sage_npu.npu_eval import sandbox as sb
+from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.evaluate import Evaluator, diagnostic
+from sage_npu.npu_eval.report import Diagnostic, Timing
+from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.signature import _LAUNCH, blank_ascendc, parse
+
+PROGRAM_TU_NAME = "sage_program.cpp"
+DEFAULT_TIMEOUT_S = 60.0
+MIRROR_MAX_FILES = 20000
+MIRROR_MAX_BYTES = 1 << 30
+
+LaunchStatus = Literal["ok", "runtime_error", "timeout", "crash"]
+ProgramStatus = Literal["ok", "failed", "faulted", "crash", "timeout", "compile_error"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LaunchReport(_Model):
+    """One kernel launch of the program: where it was made, what went wrong in it, its estimate."""
+
+    index: int                     # 1-based, in the order the program made them
+    kernel: str                    # as written at the launch: "add_custom<256>"
+    file: str
+    line: int
+    column: int = 1
+    block_dim: int
+    status: LaunchStatus
+    diagnostics: list[Diagnostic] = []
+    timing: Timing | None = None
+
+
+class ProgramReport(_Model):
+    schema_version: Literal[1] = 1
+    program: str
+    sources: list[str]
+    args: list[str] = []
+    backend: Literal["sim", "ascend"] = "sim"
+    chip: str = "910B2"
+    status: ProgramStatus
+    exit_code: int                 # what sage-npu run exits with
+    program_exit_code: int | None = None  # the program's own, when it ran to its end
+    diagnostics: list[Diagnostic] = []    # compile errors, host-code findings, a host crash
+    launches: list[LaunchReport] = []
+    stdout: str = ""               # the program's output when captured (--json)
+    stderr: str = ""
+    build_seconds: float = 0.0
+    build_cached: bool = False
+    run_seconds: float = 0.0
+
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"] + [
+            d for launch in self.launches for d in launch.diagnostics if d.severity == "error"]
+
+
+class ProgramError(Exception):
+    """The program cannot be run (a missing file, a working directory too large to mirror)."""
+
+
+# ---- rewrite ----
+
+@dataclass
+class LaunchText:
+    """A `<<<>>>` launch as written: byte offsets into the source and the pieces' text."""
+
+    kernel: str
+    kernel_start: int
+    open_start: int     # the `<<<`
+    close_start: int    # the `>>>`
+    config: str
+    args: list[str]
+    line: int           # 1-based, of the kernel name
+    column: int         # 1-based characters
+
+
+@dataclass
+class Rewrite:
+    text: str
+    launches: list[LaunchText]
+    # (line, byte offset in the line of the original text, original length, new length) per edit
+    edits: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, message)
+
+
+_SKIP_NODES = {"comment", "string_literal", "raw_string_literal", "char_literal", "system_lib_string"}
+
+
+def _c_string(s: str) -> str:
+    return json.dumps(s)
+
+
+def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
+    """The `<<<>>>` launches in a source, and the lines where one could not be read."""
+    blanked = blank_ascendc(src)
+    tree = parse(src)
+    calls: dict[int, object] = {}  # argument list start byte -> call_expression
+
+    def visit(node) -> None:
+        if node.type == "call_expression":
+            args = node.child_by_field_name("arguments")
+            if args is not None:
+                calls[args.start_byte] = node
+        for c in node.children:
+            visit(c)
+
+    visit(tree.root_node)
+    found: list[LaunchText] = []
+    problems: list[tuple[int, str]] = []
+    for m in _LAUNCH.finditer(src):
+        at = tree.root_node.descendant_for_byte_range(m.start(), m.start())
+        skip = False
+        while at is not None:
+            if at.type in _SKIP_NODES or at.type.startswith("preproc_def") or at.type == "preproc_function_def":
+                skip = True
+                break
+            at = at.parent
+        if skip:
+            continue
+        line = src.count(b"\n", 0, m.start()) + 1
+        p = m.end()
+        while p < len(blanked) and blanked[p:p + 1] in (b" ", b"\t", b"\r", b"\n"):
+            p += 1
+        call = calls.get(p)
+        fn = call.child_by_field_name("function") if call is not None else None
+        if fn is None or fn.end_byte > m.start() or blanked[fn.end_byte:m.start()].strip():
+            problems.append((line, "cannot read this kernel launch: write it as "
+                                   "kernel<<<blockDim, nullptr, stream>>>(arg, ...)"))
+            continue
+        args_node = call.child_by_field_name("arguments")
+        args = [src[a.start_byte:a.end_byte].decode("utf-8", "replace") for a in args_node.named_children
+                if a.type != "comment"]
+        kline_start = src.rfind(b"\n", 0, fn.start_byte) + 1
+        found.append(LaunchText(
+            kernel=" ".join(src[fn.start_byte:fn.end_byte].decode("utf-8", "replace").split()),
+            kernel_start=fn.start_byte, open_start=m.start(), close_start=m.end() - 3,
+            config=src[m.start() + 3:m.end() - 3].decode("utf-8", "replace"), args=args,
+            line=src.count(b"\n", 0, fn.start_byte) + 1,
+            column=len(src[kline_start:fn.start_byte].decode("utf-8", "replace")) + 1))
+    return found, problems
+
+
+def rewrite(src: bytes) -> Rewrite:
+    """The source with its launches turned into emulator calls, every line in its place."""
+    launches, problems = find_launches(src)
+    out = bytearray()
+    pos = 0
+    edits: dict[int, list[tuple[int, int, int]]] = {}
+
+    def edit(start: int, length: int, new: bytes) -> None:
+        nonlocal pos
+        out.extend(src[pos:start])
+        out.extend(new)
+        pos = start + length
+        line = src.count(b"\n", 0, start) + 1
+        line_start = src.rfind(b"\n", 0, start) + 1
+        edits.setdefault(line, []).append((start - line_start, length, len(new)))
+
+    for ln in launches:
+        args = " ".join(", ".join(ln.args).split())
+        site = (f"::sage::sim::kernel_launch(::sage::sim::LaunchSite{{__FILE__, __LINE__, {ln.column}, "
+                f"{_c_string(ln.kernel)}, {_c_string(args)}, true}}, ")
+        edit(ln.kernel_start, 0, site.encode())
+        edit(ln.open_start, 3, b", ")
+        edit(ln.close_start, 3, b")")
+    out.extend(src[pos:])
+    return Rewrite(out.decode("utf-8", "replace"), launches, edits, problems)
+
+
+def map_column(edits: list[tuple[int, int, int]], col: int) -> int:
+    """A 1-based byte column of a rewritten line, back in the original line."""
+    delta = 0
+    for start, old_len, new_len in sorted(edits):
+        new_start = start + delta
+        if col - 1 < new_start:
+            break
+        if col - 1 < new_start + new_len:
+            return start + 1
+        delta += new_len - old_len
+    return max(col - delta, 1)
+
+
+_DIAG_LOC = re.compile(r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?P<col>\d+):", re.M)
+
+
+def remap_compiler_output(text: str, rewrites: dict[str, Rewrite]) -> str:
+    """Compiler messages on launch lines, with columns of the original text."""
+
+    def fix(m: re.Match) -> str:
+        rw = rewrites.get(m.group("file"))
+        line = int(m.group("line"))
+        if rw is None or line not in rw.edits:
+            return m.group(0)
+        return f"{m.group('file')}:{line}:{map_column(rw.edits[line], int(m.group('col')))}:"
+
+    return _DIAG_LOC.sub(fix, text)
+
+
+# ---- clearer compile errors ----
+
+_CUBE_APIS = {
+    "Mmad", "MmadParams", "MmadWithSparse", "LoadData", "LoadData2DParams", "LoadData2dParams",
+    "LoadData3DParamsV1", "LoadData3DParamsV2", "LoadDataWithTranspose", "Fixpipe", "FixpipeParams",
+    "FixpipeParamsV220", "Matmul", "MatmulImpl", "MatmulType", "MatmulConfig", "REGIST_MATMUL_OBJ",
+    "TCubeTiling", "SetFmatrix", "SetLoadDataBoundary", "SetLoadDataPaddingValue", "InitConstValue",
+    "Gemm", "BatchMatmul", "Conv2D", "LoadImageToLocal", "MmadFix", "CubeResGroupHandle", "Nd2NzParams",
+    "LoadData2dTransposeParams", "LoadData2DParamsV2", "Load3DSetFMatrixCal", "SetFmatrixParams",
+}
+_HEADER_HINTS = {
+    "lib/matmul_intf.h": "the matmul high-level API (cube unit)",
+    "lib/matrix/matmul/matmul.h": "the matmul high-level API (cube unit)",
+    "tiling/platform/platform_ascendc.h": "CANN's platform query library",
+    "platform/platform_ascendc.h": "CANN's platform query library",
+    "register/tilingdata_base.h": "CANN's op-project tiling registration",
+    "tiling/tiling_api.h": "CANN's host tiling library",
+}
+# GCC quotes with '...' or, in a UTF-8 locale, with typographic quotes.
+_Q, _EQ = "['\u2018]", "['\u2019]"
+_NOT_MEMBER = re.compile(rf"{_Q}(?:AscendC::)?(?P<name>\w+){_EQ} is not a member of {_Q}(?P<ns>[\w:]+){_EQ}")
+_NOT_DECLARED = re.compile(rf"{_Q}(?P<name>\w+){_EQ} was not declared in this scope")
+_NO_FILE = re.compile(r"(?P<header>[\w./-]+): No such file or directory")
+
+
+def explain_compile_error(message: str) -> str:
+    """One actionable line for the errors that mean "the emulator lacks this"."""
+    m = _NOT_MEMBER.search(message) or _NOT_DECLARED.search(message)
+    if m:
+        name = m.group("name")
+        if name in _CUBE_APIS:
+            return (f"{name} is a cube-unit (matrix) API: the emulator runs vector kernels only, so this program "
+                    "cannot run under sage-npu yet (the cube unit, LoadData/Mmad/Fixpipe/Matmul, is not emulated)")
+        ns = m.groupdict().get("ns")
+        if ns == "AscendC":
+            return (f"AscendC::{name} is not provided by the emulator (yet): a spelling mistake, or an API "
+                    "sage-npu cannot run; see the emulated APIs in npu_eval/sim/include")
+    m = _NO_FILE.search(message)
+    if m:
+        header = m.group("header")
+        if header.startswith("aclrtlaunch_"):
+            return (f"{header} is generated by CANN's build for ACLRT_LAUNCH_KERNEL; sage-npu run builds for the "
+                    "CPU (ASCENDC_CPU_DEBUG is defined), where the program should take its ICPU_RUN_KF or "
+                    "<<<>>> path")
+        what = _HEADER_HINTS.get(header)
+        if what:
+            return f"{header} ({what}) is not emulated: this program cannot run under sage-npu yet"
+        return (f"{header}: no such header beside the program nor among the emulator's headers; sage-npu run "
+                "looks in the program's folder (quote includes) and npu_eval/sim/include")
+    return message
+
+
+# ---- build ----
+
+def _user_files(sources: list[Path]) -> set[str]:
+    files = {str(p.resolve()) for p in sources}
+    for d in {p.resolve().parent for p in sources}:
+        for pat in ("*.h", "*.hpp", "*.hh", "*.inc", "*.cpp", "*.asc", "*.cc"):
+            files |= {str(p.resolve()) for p in d.glob(pat)}
+    return files
+
+
+def _main_line(src: bytes) -> int:
+    m = re.search(rb"\bint(?:32_t)?\s+main\s*\(", src)
+    return src.count(b"\n", 0, m.start()) + 1 if m else 1
+
+
+@dataclass
+class Built:
+    binary: Path | None
+    seconds: float
+    cached: bool
+    diagnostics: list[Diagnostic]
+    rewrites: dict[str, Rewrite]
+
+
+def build_program(sources: list[Path], settings: EvalSettings, defines: dict[str, str] | None = None) -> Built:
+    """Rewrite and compile the program's sources (one translation unit, in order)."""
+    chip = chip_profile(settings.chip)
+    parts = ["// Generated by sage-npu run: the program, its launches rewritten. Do not edit.",
+             '#include "sage_sim/launch.h"']
+    rewrites: dict[str, Rewrite] = {}
+    problems: list[Diagnostic] = []
+    for path in sources:
+        resolved = str(path.resolve())
+        rw = rewrite(path.read_bytes())
+        rewrites[resolved] = rw
+        problems += [diagnostic(resolved, line, "error", "compile-error", msg) for line, msg in rw.problems]
+        parts += [f"#line 1 {_c_string(resolved)}", rw.text if rw.text.endswith("\n") else rw.text + "\n"]
+    first = str(sources[0].resolve())
+    if problems:
+        return Built(None, 0.0, False, problems, rewrites)
+    coop = coop_define(*(p.read_bytes() for p in sources))
+    flags = compile_flags(chip, settings.opt_level, {"ASCENDC_CPU_DEBUG": "1", **coop, **(defines or {})})
+    for d in dict.fromkeys(str(p.resolve().parent) for p in sources):
+        flags += ["-iquote", d]
+    user_files = _user_files(sources)
+    fallback = (first, _main_line(sources[0].read_bytes()))
+    cache = BuildCache(settings.cache_dir or default_cache_dir())
+    res = build("\n".join(parts), flags, settings.cxx, cache, user_files, fallback, settings.compile_timeout_s)
+    if res.ok:
+        return Built(res.binary, res.seconds, res.cached, [], rewrites)
+    if res.output:
+        parsed = compile_errors.parse(remap_compiler_output(res.output, rewrites), user_files, fallback)
+        cdiags = parsed or res.diagnostics
+    else:
+        cdiags = res.diagnostics
+    diags = [diagnostic(d.file, d.line, d.severity, d.code, explain_compile_error(d.message), d.column)
+             for d in cdiags]
+    return Built(None, res.seconds, False, diags, rewrites)
+
+
+# ---- the working directory, mirrored into the sandbox ----
+
+def _walk(root: Path):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__"
+                       and not os.path.islink(os.path.join(dirpath, d))]
+        yield Path(dirpath), filenames
+
+
+def mirror_in(src: Path, dst: Path) -> dict[str, tuple[int, int]]:
+    """Copy the working directory's files (hidden folders left out) into the sandbox; their
+    (size, mtime) afterwards, to tell what the program changed."""
+    files, total = 0, 0
+    for d, names in _walk(src):
+        for n in names:
+            p = d / n
+            with contextlib.suppress(OSError):
+                if p.is_file():
+                    files += 1
+                    total += p.stat().st_size
+        if files > MIRROR_MAX_FILES or total > MIRROR_MAX_BYTES:
+            raise ProgramError(
+                f"the current directory {src} holds more than {MIRROR_MAX_FILES} files or "
+                f"{MIRROR_MAX_BYTES >> 20} MB; sage-npu run copies it into the sandbox, so run it from the "
+                "program's own folder (or one holding only the files it reads)")
+    state: dict[str, tuple[int, int]] = {}
+    for d, names in _walk(src):
+        rel_dir = d.relative_to(src)
+        (dst / rel_dir).mkdir(parents=True, exist_ok=True)
+        for n in names:
+            p = d / n
+            if not p.is_file():
+                continue
+            target = dst / rel_dir / n
+            try:
+                shutil.copy2(p, target)
+            except OSError:
+                continue
+            st = target.stat()
+            state[str(rel_dir / n)] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+def mirror_out(work: Path, dest: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Copy the files the program created or changed back to the working directory."""
+    changed = []
+    for d, names in _walk(work):
+        rel_dir = d.relative_to(work)
+        target_dir = dest / rel_dir
+        if not target_dir.exists():
+            with contextlib.suppress(OSError):
+                target_dir.mkdir(parents=True)
+        for n in names:
+            p = d / n
+            if p.is_symlink() or not p.is_file():
+                continue
+            rel = str(rel_dir / n)
+            st = p.stat()
+            if before.get(rel) == (st.st_size, st.st_mtime_ns):
+                continue
+            target = target_dir / n
+            if target.is_dir():
+                continue
+            try:
+                shutil.copyfile(p, target)
+                changed.append(rel)
+            except OSError:
+                continue
+    return changed
+
+
+# ---- running ----
+
+@dataclass
+class _Ran:
+    returncode: int
+    timed_out: bool
+    seconds: float
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _read_bounded(path: Path, limit: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return ""
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + ("\n[output truncated]" if len(data) > limit else "")
+
+
+def _run_sandboxed(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, trace: bool,
+                   stdout: int | None, stderr: int | None, stdout_limit: int) -> _Ran:
+    """The program in the sandbox (sandbox.py's layers): its own session, PID and network
+    namespaces where allowed, an unprivileged user when we are root, rlimits, a time limit
+    (SIGTERM, which launch.h turns into a timeout report, then SIGKILL) and the sweep."""
+    home, tmp = scratch / "home", scratch / "tmp"
+    token = f"{os.getpid()}-{secrets.token_hex(12)}"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8", sb.MARKER_VAR: token,
+           "SAGE_PROGRAM_OUT": str(out), "SAGE_PROGRAM_TRACE": "1" if trace else "0"}
+    if not limits.seccomp:
+        env["SAGE_SANDBOX_SECCOMP"] = "0"
+    out_file, err_file = scratch / "stdout.txt", scratch / "stderr.txt"
+    uid = sb.sandbox_uid()
+    since = sb._boot_ticks() - 1
+    start = time.monotonic()
+    with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
+        with sb._pid_namespace_for_next_child(limits.namespaces) as pidns:
+            proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=fo if stdout is None else stdout, stderr=fe if stderr is None else stderr,
+                                    start_new_session=True, preexec_fn=sb._limit_child(limits, in_new_pidns=pidns),
+                                    close_fds=True)
+        timed_out = not sb._wait(proc, limits.timeout_s)
+        if timed_out:
+            sb._signal_group(proc.pid, signal.SIGTERM)
+            sb._wait(proc, 1.0)
+        sb._signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if not pidns:
+        sb.sweep(token, proc.pid, uid, since)
+    return _Ran(proc.returncode, timed_out, time.monotonic() - start,
+                _read_bounded(out_file, stdout_limit) if stdout is None else "",
+                _read_bounded(err_file, 16 * 1024) if stderr is None else "")
+
+
+def _read_tsv(path: Path) -> list[list[str]]:
+    try:
+        return [ln.split("\t") for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return []
+
+
+def _fault_diag(row: list[str], default: tuple[str, int], known: set[str]) -> Diagnostic | None:
+    if len(row) < 7:
+        return None
+    code, sev, file, line, block, _count, msg = row[:7]
+    if not file or file not in known and not Path(file).is_file():
+        file, line = default[0], str(default[1])
+    blk = int(block) if block.lstrip("-").isdigit() and int(block) >= 0 else None
+    return diagnostic(file, int(line) if line.isdigit() else 1, sev, code, msg, block=blk)
+
+
+def _read_launch(d: Path, index: int, ev: Evaluator, settings: EvalSettings, default_file: str,
+                 known: set[str], program_died: bool) -> LaunchReport:
+    meta = (_read_tsv(d / "meta.tsv") or [[str(index), default_file, "1", "1", "?", "1"]])[0]
+    file, line, column = meta[1] or default_file, int(meta[2] or 1), max(int(meta[3] or 1), 1)
+    kernel, block_dim = meta[4], int(meta[5])
+    site = (file, line)
+    diags: dict[tuple, Diagnostic] = {}
+    rows = _read_tsv(d / "faults.tsv")
+    crash_rows = _read_tsv(d / "crash.tsv")
+    for row in rows + crash_rows:
+        dg = _fault_diag(row, site, known)
+        if dg is not None:
+            diags.setdefault((dg.code, dg.file, dg.line), dg)
+    done = _read_tsv(d / "done")
+    status: LaunchStatus
+    if any(r and r[0] == "timeout" for r in crash_rows):
+        status = "timeout"
+    elif crash_rows or (not done and program_died):
+        status = "crash"
+        if not crash_rows:
+            diags[("crash",)] = diagnostic(file, line, "error", "crash",
+                                           f"the program died during this launch of {kernel}")
+    elif not done:
+        status = "crash"
+        diags[("crash",)] = diagnostic(file, line, "error", "crash", f"this launch of {kernel} did not finish")
+    elif done[0][0] != "0" or any(x.severity == "error" for x in diags.values()):
+        status = "runtime_error"
+    else:
+        status = "ok"
+    timing = None
+    if done and done[0][0] == "0" and settings.estimate:
+        # The task pipeline's estimate stage on this launch's trace; a program names no outputs, so
+        # no output-bytes floor applies (args empty).
+        trial = {"block_dim": block_dim, "launch_file": file, "launch_line": line, "args": []}
+        chip = chip_profile(settings.chip)
+        timing = ev.estimate_trace(d, trial, chip, diags)
+        if status == "ok" and any(x.severity == "error" for x in diags.values()):
+            status = "runtime_error"  # a missing-sync the cost model's schedule found
+    order = sorted(diags.values(), key=lambda x: (0 if x.severity == "error" else 1, x.file, x.line))
+    return LaunchReport(index=index, kernel=kernel, file=file, line=line, column=column, block_dim=block_dim,
+                        status=status, diagnostics=order, timing=timing)
+
+
+def run_program(file: str | Path, args: list[str] | None = None, settings: EvalSettings | None = None,
+                cwd: str | Path | None = None, *, extra_sources: list[str | Path] | None = None,
+                timeout_s: float | None = None, stdout: int | None = None, stderr: int | None = None,
+                defines: dict[str, str] | None = None) -> ProgramReport:
+    """Build and run one program. `stdout`/`stderr`: file descriptors the program writes to
+    (passed through), or None to capture them into the report. Raises ProgramError when the
+    program cannot be run at all."""
+    settings = settings or EvalSettings()
+    args = list(args or [])
+    path = Path(file)
+    sources = [path, *[Path(p) for p in extra_sources or []]]
+    for p in sources:
+        if not p.is_file():
+            raise ProgramError(f"{p}: no such file")
+    cwd = Path(cwd or os.getcwd()).resolve()
+    program = str(path.resolve())
+    chip = chip_profile(settings.chip)
+    base = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
+    if settings.backend == "ascend":
+        raise ProgramError("the ascend backend needs CANN and an NPU; it is not available yet. Use --backend sim, "
+                           "the CPU emulator.")
+
+    built = build_program(sources, settings, defines)
+    if built.binary is None:
+        return ProgramReport(**base, status="compile_error", exit_code=1, diagnostics=built.diagnostics,
+                             build_seconds=round(built.seconds, 3))
+
+    scratch = Path(tempfile.mkdtemp(prefix="sage-run-"))
+    scratch.chmod(0o711)
+    try:
+        work, out, bindir = scratch / "work", scratch / "out", scratch / "bin"
+        for d in (out, bindir):
+            d.mkdir()
+        before = mirror_in(cwd, work)
+        binary = bindir / (path.stem or "program")
+        shutil.copy2(built.binary, binary)
+        sb.prepare_scratch(scratch)
+        limits = sb.SandboxLimits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S,
+                                  memory_bytes=settings.memory_limit_mb << 20, file_bytes=1 << 30)
+        ran = _run_sandboxed([str(binary), *args], work, scratch, out, limits, settings.estimate, stdout, stderr,
+                             settings.stdout_limit)
+        mirror_out(work, cwd, before)
+        return _collect(base, built, ran, out, settings, program)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _collect(base: dict, built: Built, ran: _Ran, out: Path, settings: EvalSettings, program: str) -> ProgramReport:
+    known = set(built.rewrites)
+    main_line = _main_line(Path(program).read_bytes())
+    default = (program, main_line)
+    rc = ran.returncode
+    died = ran.timed_out or rc < 0 or rc >= 128
+    diags: list[Diagnostic] = []
+    for row in _read_tsv(out / "host_faults.tsv") + _read_tsv(out / "host_crash.tsv"):
+        dg = _fault_diag(row, default, known)
+        if dg is not None:
+            diags.append(dg)
+    launch_dirs = sorted((p for p in out.glob("launch_*") if p.name[7:].isdigit()), key=lambda p: int(p.name[7:]))
+    ev = Evaluator(settings)
+    launches = [_read_launch(d, int(d.name[7:]), ev, settings, program, known, died) for d in launch_dirs]
+    in_launch = any(lr.status in ("timeout", "crash") for lr in launches)
+    status: ProgramStatus
+    if ran.timed_out or any(d.code == "timeout" for d in diags) or any(lr.status == "timeout" for lr in launches):
+        status = "timeout"
+        if not in_launch and not any(d.code == "timeout" for d in diags):
+            diags.append(diagnostic(program, main_line, "error", "timeout",
+                                    f"the program ran past its {ran.seconds:.1f} s limit (the --timeout option)"))
+    elif died:
+        status = "crash"
+        if not in_launch and not any(d.code == "crash" for d in diags):
+            sig = -rc if rc < 0 else rc - 128
+            diags.append(diagnostic(program, main_line, "error", "crash",
+                                    f"the program died of signal {sig} ({_signal_name(sig)})"))
+    elif any(lr.status != "ok" for lr in launches) or any(d.severity == "error" for d in diags):
+        status = "faulted"
+    elif rc != 0:
+        status = "failed"
+    else:
+        status = "ok"
+    if status in ("ok", "failed"):
+        exit_code = rc
+    elif status == "faulted":
+        exit_code = rc if rc != 0 else 1
+    else:
+        exit_code = 1
+    return ProgramReport(**base, status=status, exit_code=exit_code, program_exit_code=None if died else rc,
+                         diagnostics=diags, launches=launches, stdout=ran.stdout, stderr=ran.stderr,
+                         build_seconds=round(built.seconds, 3), build_cached=built.cached,
+                         run_seconds=round(ran.seconds, 3))
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return "unknown"
+
+
+# ---- human output ----
+
+def format_program_report(report: ProgramReport) -> str:
+    """Compiler-style lines for every finding, then one line per launch and a summary."""
+    lines = []
+
+    def emit(d: Diagnostic, where: str = "") -> None:
+        block = f" (block {d.block})" if d.block is not None and f"block {d.block}" not in d.message else ""
+        lines.append(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}{block}{where} [{d.code}]")
+
+    for d in report.diagnostics:
+        emit(d)
+    for lr in report.launches:
+        for d in lr.diagnostics:
+            emit(d, f" (launch {lr.index})")
+    for lr in report.launches:
+        t = lr.timing
+        est = (f", est. {t.estimated_us:.2f} us device time (CPU model), bottleneck {t.bottleneck}"
+               if t is not None else "")
+        lines.append(f"launch {lr.index}: {lr.kernel} on {lr.block_dim} blocks at {Path(lr.file).name}:{lr.line}: "
+                     f"{lr.status}{est}")
+    what = {"ok": "ran to its end", "failed": "ran to its end", "faulted": "ran, but a launch or ACL call faulted",
+            "crash": "crashed", "timeout": "ran past its time limit", "compile_error": "did not compile"}[report.status]
+    code = f", exit code {report.program_exit_code}" if report.program_exit_code is not None else ""
+    lines.append(f"{Path(report.program).name} on {report.chip} (sim): {what}{code}; {len(report.launches)} "
+                 f"launch(es); build {report.build_seconds:.1f} s{' (cached)' if report.build_cached else ''}, "
+                 f"run {report.run_seconds:.2f} s")
+    return "\n".join(lines)

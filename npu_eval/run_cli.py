@@ -1,0 +1,91 @@
+"""`sage-npu run FILE [-- ARGS]`: build a whole Ascend C program for the CPU and run it
+(npu_eval/program.py). The program's output passes through; a summary of its launches (faults
+on their lines, estimated device time) follows on stderr, or everything as one JSON document
+with --json. Exit code: the program's own, 1 when a launch faulted or the run crashed, timed
+out or did not compile, 2 for usage errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sage_npu.npu_eval.program import DEFAULT_TIMEOUT_S, ProgramError, format_program_report, run_program
+from sage_npu.npu_eval.settings import EvalSettings
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--with", dest="extra_sources", action="append", type=Path, default=[], metavar="SRC",
+                   help="another source of the program (e.g. the kernel file of a main.cpp), compiled with it")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help=f"wall-clock limit of the run in seconds (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a preprocessor definition for the build (e.g. -D SCENARIO_NUM=1)")
+
+
+def add_run_parser(subparsers, parents: argparse.ArgumentParser | list[argparse.ArgumentParser]
+                   ) -> argparse.ArgumentParser:
+    """The `run` subcommand; sets `func` to cmd_run (the caller may override it)."""
+    parents = parents if isinstance(parents, list) else [parents]
+    p = subparsers.add_parser(
+        "run", parents=parents, help="build and run a whole Ascend C program (kernels + host main) on the CPU",
+        description="Build an Ascend C program (.asc or .cpp with its host main(), ACL or CPU-debug API) for the "
+        "CPU emulator and run it in the sandbox, in a copy of the current directory (files it writes come back). "
+        "Each kernel launch is checked and estimated. Arguments after -- go to the program.")
+    p.add_argument("file", type=Path, help="the program's source (.asc or .cpp)")
+    # Everything after FILE: our options up to "--", the program's arguments after it (argparse alone
+    # cannot take options between FILE and "--" when a positional list follows).
+    p.add_argument("program_args", nargs=argparse.REMAINDER, metavar="[-- ARG ...]",
+                   help="arguments for the program, after --")
+    _add_options(p)
+    options = argparse.ArgumentParser(prog=f"{p.prog} FILE", add_help=False, parents=parents)
+    _add_options(options)
+    p.set_defaults(func=cmd_run, run_options=options)
+    return p
+
+
+def _split_args(args: argparse.Namespace) -> list[str]:
+    """Parse our options written after FILE into `args`; return the program's arguments: what
+    follows "--", and otherwise every token that is not one of our options (argparse drops a
+    "--" right after FILE, so `run f.asc -- -v` arrives as ["-v"])."""
+    rest = list(args.program_args or [])
+    parser: argparse.ArgumentParser = args.run_options
+    if "--" in rest:
+        i = rest.index("--")
+        ours, prog = rest[:i], rest[i + 1:]
+        _, unknown = parser.parse_known_args(ours, namespace=args)
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)} (the program's arguments go after --)")
+        return prog
+    _, prog = parser.parse_known_args(rest, namespace=args)
+    return prog
+
+
+def _settings_from_args(args: argparse.Namespace) -> EvalSettings:
+    values = {k: v for k, v in (("chip", getattr(args, "chip", None)), ("backend", getattr(args, "backend", None)))
+              if v is not None}
+    return EvalSettings(**values)
+
+
+def cmd_run(args: argparse.Namespace, settings: EvalSettings | None = None) -> int:
+    prog_args = _split_args(args)
+    settings = settings or _settings_from_args(args)
+    defines = {}
+    for d in args.defines or []:
+        name, _, value = d.partition("=")
+        defines[name] = value or "1"
+    as_json = bool(getattr(args, "json", False))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        report = run_program(args.file, prog_args, settings, extra_sources=args.extra_sources,
+                             timeout_s=args.timeout, stdout=None if as_json else sys.stdout.fileno(),
+                             stderr=sys.stderr.fileno(), defines=defines)
+    except ProgramError as e:
+        print(f"sage-npu: {e}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        print(format_program_report(report), file=sys.stderr)
+    return report.exit_code

@@ -1,0 +1,343 @@
+// ACL runtime: device, context, stream, event and memory management, emulated on the CPU.
+// Every call takes the caller's source location as a defaulted last parameter, so a misuse
+// (a copy past a device buffer, a double free, a host pointer where device memory is due) is
+// reported at the user's line. Errors are returned as ACL does; the report says why.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+
+#include "acl_base.h"
+
+typedef void* aclrtStream;
+typedef void* aclrtContext;
+typedef void* aclrtEvent;
+typedef void* aclrtNotify;
+
+typedef enum aclrtRunMode { ACL_DEVICE, ACL_HOST } aclrtRunMode;
+
+typedef enum aclrtMemcpyKind {
+    ACL_MEMCPY_HOST_TO_HOST,
+    ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_DEFAULT,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
+} aclrtMemcpyKind;
+
+typedef enum aclrtMemMallocPolicy {
+    ACL_MEM_MALLOC_HUGE_FIRST,
+    ACL_MEM_MALLOC_HUGE_ONLY,
+    ACL_MEM_MALLOC_NORMAL_ONLY,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemAttr {
+    ACL_DDR_MEM,
+    ACL_HBM_MEM,
+    ACL_DDR_MEM_HUGE,
+    ACL_DDR_MEM_NORMAL,
+    ACL_HBM_MEM_HUGE,
+    ACL_HBM_MEM_NORMAL,
+    ACL_DDR_MEM_P2P_HUGE,
+    ACL_DDR_MEM_P2P_NORMAL,
+    ACL_HBM_MEM_P2P_HUGE,
+    ACL_HBM_MEM_P2P_NORMAL,
+} aclrtMemAttr;
+
+namespace sage {
+namespace sim {
+
+// Tokens for the handles the program holds: any non-null distinct address will do.
+inline void* acl_handle() {
+    static char tokens[4096];
+    static size_t next = 0;
+    return &tokens[next++ % sizeof tokens];
+}
+
+inline aclError acl_sync(SrcLoc loc) {
+    touch(loc);
+    return program().sticky_error ? program().sticky_error : ACL_SUCCESS;
+}
+
+inline const char* memcpy_kind_name(aclrtMemcpyKind k) {
+    switch (k) {
+        case ACL_MEMCPY_HOST_TO_HOST: return "ACL_MEMCPY_HOST_TO_HOST";
+        case ACL_MEMCPY_HOST_TO_DEVICE: return "ACL_MEMCPY_HOST_TO_DEVICE";
+        case ACL_MEMCPY_DEVICE_TO_HOST: return "ACL_MEMCPY_DEVICE_TO_HOST";
+        case ACL_MEMCPY_DEVICE_TO_DEVICE: return "ACL_MEMCPY_DEVICE_TO_DEVICE";
+        default: return "ACL_MEMCPY_DEFAULT";
+    }
+}
+
+// Whether a pointer the copy kind says is host memory is in fact device memory.
+inline void check_host_side(const void* p, const char* role, aclrtMemcpyKind kind, SrcLoc loc) {
+    if (p && gm_find(p)) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMemcpy with %s, but the %s is device memory (from "
+                    "aclrtMalloc): use the copy kind that matches both pointers", memcpy_kind_name(kind), role);
+    }
+}
+
+}  // namespace sim
+}  // namespace sage
+
+// ---- devices and contexts ----
+
+inline aclError aclrtSetDevice(int32_t deviceId, SAGE_LOC) {
+    if (deviceId != 0) {
+        ::sage::sim::host_report("acl-error", ::sage::sim::Severity::Error, loc, "aclrtSetDevice(%d): the emulator "
+                                 "has one device, 0", int(deviceId));
+        return ACL_ERROR_INVALID_DEVICE;
+    }
+    return ACL_SUCCESS;
+}
+inline aclError aclrtResetDevice(int32_t deviceId) {
+    (void)deviceId;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtResetDeviceForce(int32_t deviceId) {
+    (void)deviceId;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtGetDevice(int32_t* deviceId) {
+    if (!deviceId) return ACL_ERROR_INVALID_PARAM;
+    *deviceId = 0;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtGetDeviceCount(uint32_t* count) {
+    if (!count) return ACL_ERROR_INVALID_PARAM;
+    *count = 1;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtGetRunMode(aclrtRunMode* runMode) {
+    if (!runMode) return ACL_ERROR_INVALID_PARAM;
+    *runMode = ACL_HOST;
+    return ACL_SUCCESS;
+}
+inline const char* aclrtGetSocName() {
+    static const std::string name = std::string("Ascend") + SAGE_CHIP_NAME;
+    return name.c_str();
+}
+inline aclError aclrtSynchronizeDevice(SAGE_LOC) { return ::sage::sim::acl_sync(loc); }
+inline aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout, SAGE_LOC) {
+    (void)timeout;
+    return ::sage::sim::acl_sync(loc);
+}
+inline aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+    (void)deviceId;
+    if (!context) return ACL_ERROR_INVALID_PARAM;
+    *context = ::sage::sim::acl_handle();
+    return ACL_SUCCESS;
+}
+inline aclError aclrtDestroyContext(aclrtContext context) {
+    (void)context;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtSetCurrentContext(aclrtContext context) {
+    (void)context;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtGetCurrentContext(aclrtContext* context) {
+    static void* current = ::sage::sim::acl_handle();
+    if (!context) return ACL_ERROR_INVALID_PARAM;
+    *context = current;
+    return ACL_SUCCESS;
+}
+
+// ---- streams and events ----
+
+inline aclError aclrtCreateStream(aclrtStream* stream) {
+    if (!stream) return ACL_ERROR_INVALID_PARAM;
+    *stream = ::sage::sim::acl_handle();
+    return ACL_SUCCESS;
+}
+inline aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag) {
+    (void)priority;
+    (void)flag;
+    return aclrtCreateStream(stream);
+}
+inline aclError aclrtDestroyStream(aclrtStream stream) {
+    (void)stream;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtDestroyStreamForce(aclrtStream stream) {
+    (void)stream;
+    return ACL_SUCCESS;
+}
+// Launches run when they are made, so a stream is always drained; a launch that faulted
+// fails every synchronisation after it, as an AI Core exception does on the device.
+inline aclError aclrtSynchronizeStream(aclrtStream stream, SAGE_LOC) {
+    (void)stream;
+    return ::sage::sim::acl_sync(loc);
+}
+inline aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout, SAGE_LOC) {
+    (void)stream;
+    (void)timeout;
+    return ::sage::sim::acl_sync(loc);
+}
+inline aclError aclrtStreamQuery(aclrtStream stream, int32_t* status) {
+    (void)stream;
+    if (status) *status = 0;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtCreateEvent(aclrtEvent* event) {
+    if (!event) return ACL_ERROR_INVALID_PARAM;
+    *event = ::sage::sim::acl_handle();
+    return ACL_SUCCESS;
+}
+inline aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+    (void)flag;
+    return aclrtCreateEvent(event);
+}
+inline aclError aclrtDestroyEvent(aclrtEvent event) {
+    (void)event;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+    (void)event;
+    (void)stream;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+    (void)event;
+    (void)stream;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+    (void)stream;
+    (void)event;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtSynchronizeEvent(aclrtEvent event, SAGE_LOC) {
+    (void)event;
+    return ::sage::sim::acl_sync(loc);
+}
+// CPU wall time says nothing about the device; sage-npu run reports each launch's estimated
+// device time instead. Here: 0.
+inline aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+    (void)startEvent;
+    (void)endEvent;
+    if (!ms) return ACL_ERROR_INVALID_PARAM;
+    *ms = 0.0f;
+    return ACL_SUCCESS;
+}
+
+// ---- memory ----
+
+inline aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy = ACL_MEM_MALLOC_HUGE_FIRST,
+                            SAGE_LOC) {
+    (void)policy;
+    using namespace ::sage::sim;
+    if (!devPtr) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMalloc is given a null devPtr: pass the address of the "
+                    "pointer to set, (void**)&ptr");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (size == 0) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMalloc of 0 bytes: ACL rejects it "
+                    "(ACL_ERROR_INVALID_PARAM) and the pointer stays unset");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    void* p = device_alloc(size, "aclrtMalloc", loc);
+    if (!p) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMalloc of %zu bytes failed: more than the run's memory "
+                    "limit (the memory_limit_mb setting)", size);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    *devPtr = p;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtMallocCached(void** devPtr, size_t size, aclrtMemMallocPolicy policy = ACL_MEM_MALLOC_HUGE_FIRST,
+                                  SAGE_LOC) {
+    return aclrtMalloc(devPtr, size, policy, loc);
+}
+inline aclError aclrtFree(void* devPtr, SAGE_LOC) {
+    return ::sage::sim::device_free(devPtr, "aclrtFree", loc) ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+}
+inline aclError aclrtMallocHost(void** hostPtr, size_t size, SAGE_LOC) {
+    if (!hostPtr || size == 0) {
+        ::sage::sim::host_report("acl-error", ::sage::sim::Severity::Error, loc, "aclrtMallocHost needs a non-null "
+                                 "hostPtr and a size above 0");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, size) != 0) return ACL_ERROR_BAD_ALLOC;
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+inline aclError aclrtFreeHost(void* hostPtr, SAGE_LOC) {
+    if (hostPtr && ::sage::sim::gm_find(hostPtr)) {
+        ::sage::sim::host_report("acl-error", ::sage::sim::Severity::Error, loc, "aclrtFreeHost is given device "
+                                 "memory (from aclrtMalloc): free it with aclrtFree");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    std::free(hostPtr);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+    (void)attr;
+    if (free) *free = size_t(30) << 30;
+    if (total) *total = size_t(32) << 30;
+    return ACL_SUCCESS;
+}
+
+inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                            SAGE_LOC) {
+    using namespace ::sage::sim;
+    touch(loc);
+    if (!dst || !src) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMemcpy with a null %s", dst ? "src" : "dst");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count > destMax) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMemcpy copies %zu bytes into a destination of %zu bytes "
+                    "(destMax): ACL refuses it and copies nothing", count, destMax);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count == 0) return ACL_SUCCESS;
+    if (kind == ACL_MEMCPY_DEFAULT) {
+        bool d = gm_find(dst) != nullptr, s = gm_find(src) != nullptr;
+        kind = d ? (s ? ACL_MEMCPY_DEVICE_TO_DEVICE : ACL_MEMCPY_HOST_TO_DEVICE)
+                 : (s ? ACL_MEMCPY_DEVICE_TO_HOST : ACL_MEMCPY_HOST_TO_HOST);
+    }
+    bool dst_dev = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                   kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE || kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE ||
+                   kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+    bool src_dev = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE ||
+                   kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE || kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+    if (dst_dev && !device_range(dst, count, loc, "aclrtMemcpy", "destination")) return ACL_ERROR_INVALID_PARAM;
+    if (src_dev && !device_range(src, count, loc, "aclrtMemcpy", "source")) return ACL_ERROR_INVALID_PARAM;
+    if (!dst_dev) check_host_side(dst, "destination", kind, loc);
+    if (!src_dev) check_host_side(src, "source", kind, loc);
+    std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                                 aclrtStream stream, SAGE_LOC) {
+    (void)stream;
+    return aclrtMemcpy(dst, destMax, src, count, kind, loc);
+}
+inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count, SAGE_LOC) {
+    using namespace ::sage::sim;
+    touch(loc);
+    if (count > maxCount) {
+        host_report("acl-error", Severity::Error, loc, "aclrtMemset sets %zu bytes of a buffer of %zu (maxCount)",
+                    count, maxCount);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count == 0) return ACL_SUCCESS;
+    if (!devPtr || !device_range(devPtr, count, loc, "aclrtMemset", "buffer")) return ACL_ERROR_INVALID_PARAM;
+    std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+inline aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream,
+                                 SAGE_LOC) {
+    (void)stream;
+    return aclrtMemset(devPtr, maxCount, value, count, loc);
+}
