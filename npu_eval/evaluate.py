@@ -30,6 +30,7 @@ from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.cost_model import estimate
 from sage_npu.npu_eval.costs import CostTable, default_costs
 from sage_npu.npu_eval.host_rules import check_host_file
+from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
 from sage_npu.npu_eval.report import Correctness, Diagnostic, HotLine, Mismatch, Report, Timing
 from sage_npu.npu_eval.run import TrialRun, run_trial
@@ -156,8 +157,9 @@ class Evaluator:
             missing = " and ".join(n for n, p in (("reference.py", task.reference), ("host.py", task.host))
                                    if p is None)
             chip = chip_profile(s.chip)
-            errors = syntax_check(task.kernel, compile_flags(chip, s.opt_level, {}), s.cxx, self._user_files(task),
-                                  (kernel, entries[0].line), s.compile_timeout_s)
+            errors = syntax_check(kernel_part(task.kernel, self._cache_dir()),
+                                  compile_flags(chip, s.opt_level, {}) + ["-iquote", str(task.root)], s.cxx,
+                                  self._user_files(task), (kernel, entries[0].line), s.compile_timeout_s)
             diags = [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column) for d in errors]
             diags.append(diagnostic(kernel, entries[0].line, "info", "task-error",
                                     f"no {missing} beside the kernel: add them (DESIGN section 3) to run and "
@@ -213,13 +215,15 @@ class Evaluator:
             for a, p in zip(trial["args"], entry.params, strict=False):
                 a["name"] = p.name
         try:
-            source = harness_mod.generate(task.kernel, entry, kernel_call, first["args"],
-                                          first["launch_file"], first["launch_line"])
+            source = harness_mod.generate(kernel_part(task.kernel, self._cache_dir()), entry, kernel_call,
+                                          first["args"], first["launch_file"], first["launch_line"])
         except harness_mod.HarnessError as e:
             return Report(**base, status="harness_error", diagnostics=[diagnostic(
                 e.file or first["launch_file"], e.line or first["launch_line"], "error", "host-error", e.message)])
-        flags = compile_flags(chip, s.opt_level, {**plan["signature"]["defines"], **coop_define(src)})
-        cache = BuildCache(s.cache_dir or default_cache_dir())
+        defines = {**dtype_defines(src, entry, first["args"]), **plan["signature"]["defines"], **coop_define(src)}
+        flags = compile_flags(chip, s.opt_level, defines)
+        flags += ["-iquote", str(task.root)]   # the kernel's own headers, also from its split kernel part
+        cache = BuildCache(self._cache_dir())
         built = build(source, flags, s.cxx, cache, self._user_files(task), (kernel, entry.line),
                       s.compile_timeout_s)
         stages.build_s, stages.build_cached = built.seconds, built.cached
@@ -240,6 +244,9 @@ class Evaluator:
         report = self._run_and_compare(base, trials, binary, rundir, chip, limits, entry, trace_out)
         stages.run_s = time.monotonic() - t0
         return report
+
+    def _cache_dir(self) -> Path:
+        return self.settings.cache_dir or default_cache_dir()
 
     @staticmethod
     def _user_files(task: Task) -> set[str]:
@@ -407,6 +414,23 @@ class Evaluator:
                     mm = Mismatch(index=r.first_bad, got=r.got, expected=r.expected, block=block, line=line,
                                   output=k, trial=index)
         return ok, mm, mm_file, errs
+
+
+# C++ element types of the op build's DTYPE_<NAME> macros.
+CTYPES = {"float16": "half", "bfloat16": "bfloat16_t", "float32": "float", "float64": "double", "int8": "int8_t",
+          "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t", "bool": "bool"}
+
+
+def dtype_defines(src: bytes, entry, args: list[dict]) -> dict[str, str]:
+    """A framework kernel's `DTYPE_X`-style macros, as the op build would define them: for each
+    tensor parameter, DTYPE_<NAME> is its element type (Launch(defines=...) wins over these)."""
+    if b"DTYPE_" not in src:
+        return {}
+    out = {}
+    for param, arg in zip(entry.params, args, strict=False):
+        if arg.get("kind") == "tensor" and param.name:
+            out[f"DTYPE_{param.name.upper()}"] = CTYPES[arg["dtype"]]
+    return out
 
 
 def _with_static_findings(report: Report, task: Task) -> Report:
