@@ -34,7 +34,7 @@ import pyarrow as pa  # noqa: E402
 
 from sage_npu.memory import episodes, retrieval, ugc  # noqa: E402
 from sage_npu.memory.embeddings import MiniLMEmbedder  # noqa: E402
-from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog  # noqa: E402
+from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog, Item  # noqa: E402
 from sage_npu.memory.settings import MemorySettings  # noqa: E402
 from sage_npu.memory.store import Store  # noqa: E402
 from sage_npu.memory.tables import schemas  # noqa: E402
@@ -183,6 +183,18 @@ def main() -> None:
           f"(p90 {q[-1]:.1f} ms: every {SETTINGS.optimize_every}th version of a table compacts it)")
     ms = p50_ms(lambda i: episodes.credit_episode(small, logs[i + 1], SETTINGS), 30)
     print(f"  the same episodes again (idempotent no-op)    p50 {ms:7.2f} ms")
+    # Retrieval keeps the cold pool in memory per table version: the first query after a write
+    # reloads it. An episode retrieves every turn and writes once, at its end.
+    qs = queries(rng, 11)
+    refresh = []
+    some = small.fetch("items", None, columns=list(Item.model_fields), limit=1)
+    for i in range(10):
+        with small.lock():
+            small.upsert("items", some)   # a write: a new table version
+        t = time.perf_counter()
+        retrieval.retrieve(small, None, qs[i][0], SETTINGS, query_vector=qs[i][1])
+        refresh.append(1000 * (time.perf_counter() - t))
+    print(f"  first retrieval after a write (pool reload)   p50 {statistics.median(refresh):7.2f} ms")
 
     print("consolidation, 10k items (300 eligible, 20 resident rules)")
     mid = Store.create(tmp / "c10k", emb.name, DIM, SETTINGS)

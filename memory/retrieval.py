@@ -98,11 +98,75 @@ def retrieve(store: Store, embedder: Embedder, query: str, settings: MemorySetti
     return Retrieval(resident=resident_rules(store), items=search_items(store, qv, query, settings, k))
 
 
+class _Pool:
+    """The cold items of one items-table version, for the flat search: ids, utilities, unit vectors
+    and the rows without vectors. Below the index threshold a numpy scan over this beats a LanceDB
+    flat scan several times over (it is one matrix product), and a whole refresh costs about one
+    LanceDB scan; any write (credit, consolidation, new items) makes a new version, so a stale
+    pool is never used."""
+
+    def __init__(self, version: int, arrow) -> None:
+        self.version = version
+        self.ids: list[str] = arrow.column("id").to_pylist()
+        self.pos = {i: n for n, i in enumerate(self.ids)}
+        self.u = arrow.column("u").to_numpy().astype(np.float64)
+        # The fixed-size list column's values as one flat array: no per-row Python lists.
+        flat = arrow.column("vector").combine_chunks().flatten().to_numpy()
+        vecs = flat.astype(np.float32, copy=False).reshape(len(self.ids), -1) if self.ids else np.zeros((0, 1))
+        self.unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        self.rows = arrow.drop_columns(["vector"])
+
+    def items(self, ids: list[str]) -> dict[str, Item]:
+        if not ids:
+            return {}
+        return {it.id: it for it in from_arrow(self.rows.take([self.pos[i] for i in ids]), Item)}
+
+
+def _pool(store: Store) -> _Pool | None:
+    """The cached pool, refreshed when the table moved on; None when a vector index serves search."""
+    if store.has_vector_index():
+        return None
+    table = store.table("items")
+    version = table.version
+    cached = store.cache.get("pool")
+    if cached is None or cached.version != version:
+        arrow = table.search().where(POOL).limit(max(table.count_rows(), 1)).to_arrow()
+        cached = store.cache["pool"] = _Pool(version, arrow)
+    return cached
+
+
 def search_items(store: Store, qv: np.ndarray, query: str, settings: MemorySettings, k: int) -> list[Retrieved]:
     # Opened here, not in the coroutine: that runs on LanceDB's loop and must not wait on it.
     table = store.async_table("items")
-    indexed = store.has_vector_index()
-    return store.run(_search(table, qv, _fts_text(query), settings, k, indexed))
+    pool = _pool(store)
+    if pool is not None:
+        return _search_flat(store, table, pool, qv, _fts_text(query), settings, k)
+    return store.run(_search(table, qv, _fts_text(query), settings, k, True))
+
+
+def _search_flat(store: Store, table, pool: _Pool, qv: np.ndarray, words: str, settings: MemorySettings,
+                 k: int) -> list[Retrieved]:
+    """The vector candidates from the pool in memory, the text hits from LanceDB's full-text index."""
+    q = qv / max(float(np.linalg.norm(qv)), 1e-12)
+    sims = pool.unit @ q if len(pool.ids) else np.zeros(0)
+    cands: dict[str, tuple[float, float, str]] = {}
+    if settings.candidates > 0 and len(sims):
+        n = min(settings.candidates, len(sims))
+        for j in np.argpartition(-sims, n - 1)[:n]:
+            cands[pool.ids[j]] = (float(sims[j]), float(pool.u[j]), "vector")
+    if settings.fts_candidates > 0 and words:
+        hits = store.run(table.query().nearest_to_text(words).where(POOL).select(["id"])
+                         .limit(settings.fts_candidates).to_arrow())
+        for i in hits.column("id").to_pylist():
+            if i in cands:
+                cands[i] = (cands[i][0], cands[i][1], "both")
+            elif i in pool.pos:
+                j = pool.pos[i]
+                cands[i] = (float(sims[j]), float(pool.u[j]), "text")
+    ranked = rank([(i, sim, u) for i, (sim, u, _) in cands.items()], settings.utility_weight, k)
+    rows = pool.items([r[0] for r in ranked])
+    return [Retrieved(item=rows[i], sim=sim, sim_norm=norm, score=score, via=cands[i][2])
+            for i, sim, norm, score in ranked if i in rows]
 
 
 async def _search(t, qv: np.ndarray, words: str, settings: MemorySettings, k: int, indexed: bool) -> list[Retrieved]:

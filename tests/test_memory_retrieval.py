@@ -231,3 +231,13 @@ def test_with_a_vector_index_similarities_stay_cosine_and_results_match_the_flat
     for x in indexed.items:
         v = emb.embed([x.item.text])[0]  # what was stored
         assert x.sim == pytest.approx(float(v @ emb.embed([q])[0]), abs=1e-4)
+
+
+def test_an_empty_memory_retrieves_nothing_and_then_sees_a_new_item(tmp_path):
+    from sage_npu.memory.experience_memory import ExperienceMemory, NewExperience
+    from sage_npu.memory.settings import MemorySettings
+
+    m = ExperienceMemory.open(MemorySettings(db=tmp_path / "m", embedder="hashing", load_starter=False))
+    assert m.retrieve_for("add", "kernel", ["ub-overflow"]).items == []
+    [new] = m.add_experiences([NewExperience(title="UB budget", text="Keep the queues inside the UB budget.")])
+    assert [r.item.id for r in m.retrieve_for("add", "", ["UB budget"]).items] == [new]   # the pool follows writes
