@@ -158,7 +158,7 @@ class SageServer(LanguageServer):
 
 
 def create_server(settings: EditorSettings | None = None) -> SageServer:
-    from sage_npu.server.features.suggestions import ACCEPT, OPTIMIZE, REJECT
+    from sage_npu.server.features.suggestions import ACCEPT, EVALUATE, OPTIMIZE, REJECT, SHOW_MEMORY
 
     server = SageServer(settings)
 
@@ -205,21 +205,31 @@ def create_server(settings: EditorSettings | None = None) -> SageServer:
     def did_change_configuration(ls: SageServer, params: types.DidChangeConfigurationParams) -> None:
         ls.apply_settings(params.settings)
 
+    @server.command(EVALUATE)
+    def evaluate(ls: SageServer, uri: str) -> dict:
+        started = ls.evaluation.request(uri)
+        return {"started": started} | ({} if started else {"reason": "not an Ascend C kernel task"})
+
+    @server.command(SHOW_MEMORY)
+    async def show_memory(ls: SageServer) -> dict:
+        return await ls.suggestions.memory_overview()
+
     @server.command(OPTIMIZE)
     async def optimize(ls: SageServer, uri: str) -> dict:  # pygls passes the arguments spread
         return await ls.suggestions.optimize(uri)
 
     @server.command(ACCEPT)
-    def accept(ls: SageServer, task_root: str, episode_id: str, attempt_id: str) -> dict:
-        return ls.suggestions.decide(task_root, episode_id, attempt_id, "accept")
+    async def accept(ls: SageServer, task_root: str, episode_id: str, attempt_id: str) -> dict:
+        return await ls.suggestions.decide(task_root, episode_id, attempt_id, "accept")
 
     @server.command(REJECT)
-    def reject(ls: SageServer, task_root: str, episode_id: str, attempt_id: str) -> dict:
-        return ls.suggestions.decide(task_root, episode_id, attempt_id, "reject")
+    async def reject(ls: SageServer, task_root: str, episode_id: str, attempt_id: str) -> dict:
+        return await ls.suggestions.decide(task_root, episode_id, attempt_id, "reject")
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SageServer, params: Any) -> None:
         ls.evaluation.close()
+        ls.suggestions.close()
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: SageServer, params: types.InitializeParams) -> None:

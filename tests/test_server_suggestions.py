@@ -23,10 +23,15 @@ NAIVE = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "vadd_naive
 async def client(lsp_client: LanguageClient, tmp_path_factory):
     base = tmp_path_factory.getbasetemp()
     lsp_client.suggestions = []
+    lsp_client.reports = []
 
     @lsp_client.feature("sage/suggestion")
     def on_suggestion(params):
         lsp_client.suggestions.append(params)
+
+    @lsp_client.feature("sage/report")
+    def on_report(params):
+        lsp_client.reports.append(params)
 
     @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def refresh(params):
@@ -197,3 +202,30 @@ async def test_a_bare_kernel_is_offered_a_scaffold_that_evaluates_to_a_clear_tod
     assert r.status == "harness_error"
     msg = next(d.message for d in r.diagnostics if d.code == "reference-error")
     assert "write the PyTorch computation add_custom must match" in msg
+
+
+@pytest.mark.asyncio
+async def test_evaluate_command_reports_and_show_memory_lists_it(client: LanguageClient, tmp_path):
+    task = tmp_path / "vadd_naive"
+    shutil.copytree(NAIVE, task)
+    uri = (task / "vadd_naive.cpp").as_uri()
+    started = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="sage.evaluate", arguments=[uri]))
+    assert started == {"started": True}
+    for _ in range(600):
+        if any(r.task == str(task) for r in client.reports):
+            break
+        await asyncio.sleep(0.1)
+    report = next(r for r in client.reports if r.task == str(task))
+    assert report.status == "correct" and report.passed == report.trials == 3 and report.estimatedUs > 0
+    assert report.chip == "910B2" and report.backend == "sim" and report.estimated and report.errors == 0
+    not_a_task = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="sage.evaluate", arguments=[(tmp_path / "notes.txt").as_uri()]))
+    assert not_a_task["started"] is False and "not an Ascend C" in not_a_task["reason"]
+
+    overview = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="sage.showMemory", arguments=[]))
+    if overview["exists"]:   # an earlier test of this module made it
+        assert overview["items"] >= 26 and isinstance(overview["rules"], list)
+    else:
+        assert "no memory yet" in overview["reason"]

@@ -22,6 +22,18 @@ from sage_npu.server.features.base import Feature
 
 log = logging.getLogger("sage_npu.server.evaluation")
 
+# After each evaluation, for a client's status display: what the code lens shows, as data.
+REPORT_NOTIFICATION = "sage/report"
+
+
+def summary(task: Task, report: Report) -> dict:
+    c, t = report.correctness, report.timing
+    return {"task": str(task.root), "kernel": str(task.kernel), "status": report.status, "chip": report.chip,
+            "backend": report.backend, "passed": c.passed if c else None, "trials": c.trials if c else None,
+            "estimatedUs": t.estimated_us if t else None, "bottleneck": t.bottleneck if t else None,
+            "estimated": report.backend != "ascend",
+            "errors": sum(d.severity == "error" for d in report.diagnostics)}
+
 
 class Evaluation(Feature):
     SOURCE = "eval"
@@ -52,11 +64,6 @@ class Evaluation(Feature):
                 self._evaluator = Evaluator(self.server.settings.eval)
             return self._evaluator
 
-    async def run_exclusive(self, fn):
-        """Run fn(evaluator) on the evaluation thread: one evaluator, one job at a time."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: fn(self._get_evaluator()))
-
     def close(self) -> None:
         with self._lock:
             if self._evaluator is not None:
@@ -78,9 +85,13 @@ class Evaluation(Feature):
         return None
 
     def document_save(self, params: types.DidSaveTextDocumentParams) -> None:
-        task = self.task_for(params.text_document.uri)
+        self.request(params.text_document.uri)
+
+    def request(self, uri: str) -> bool:
+        """Evaluate the task of `uri` soon (debounced, superseding an older run); False if it has none."""
+        task = self.task_for(uri)
         if task is None:
-            return
+            return False
         if self._debouncer is None:
             self._debouncer = Debouncer(self.server.settings.server.debounce_s)
         self._debouncer.delay_s = self.server.settings.server.debounce_s
@@ -89,6 +100,7 @@ class Evaluation(Feature):
         if self._running == task.root and self._evaluator is not None:
             self._evaluator.cancel()  # the run in progress is for an older save of this task
         self._debouncer.schedule(task.root, lambda: self._evaluate(task, gen))
+        return True
 
     async def _evaluate(self, task: Task, gen: int) -> None:
         token = str(uuid.uuid4())
@@ -113,6 +125,7 @@ class Evaluation(Feature):
         self.reports[task.root] = report
         self.publish(task, report)
         self.server.refresh_code_lenses()
+        self.server.protocol.notify(REPORT_NOTIFICATION, summary(task, report))
 
     def _run(self, task: Task) -> Report | None:
         self._running = task.root

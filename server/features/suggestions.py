@@ -18,13 +18,15 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from sage_npu.agent.episode import OptimizeResult
-from sage_npu.agent.optimize import optimize
 from sage_npu.npu_eval.task import TaskError, load_task
+from sage_npu.server.agent_worker import AgentWorker, WorkerError
 from sage_npu.server.features.base import Feature
 from sage_npu.server.scaffold import scaffold
 
 log = logging.getLogger("sage_npu.server.suggestions")
 
+EVALUATE = "sage.evaluate"
+SHOW_MEMORY = "sage.showMemory"
 OPTIMIZE = "sage.optimize"
 ACCEPT = "sage.acceptSuggestion"
 REJECT = "sage.rejectSuggestion"
@@ -52,35 +54,27 @@ class Suggestions(Feature):
         super().__init__(server)
         self.by_task: dict[Path, Suggestion] = {}
         self.running: set[Path] = set()
-        self._memory = None
+        self.worker = AgentWorker()   # episodes and the memory live in this process, not the server's
         self._rules: list[tuple[str, str, str]] = []  # resident rules (id, title, text), for hover
 
-    def _open_memory(self):
-        if self._memory is None:
-            from sage_npu.memory.experience_memory import ExperienceMemory
+    def _settings(self, *parts: str) -> dict:
+        return {p: getattr(self.server.settings, p).model_dump(mode="json") for p in parts}
 
-            self._memory = ExperienceMemory.open(self.server.settings.memory)
-        return self._memory
+    def close(self) -> None:
+        self.worker.close()
 
     # ---- resident rules, for hover ----
 
     def initialized(self, params: types.InitializedParams) -> None:
-        from sage_npu.memory.experience_memory import memory_path
-        from sage_npu.memory.store import META_FILE
+        self._refresh = asyncio.get_running_loop().create_task(self.refresh_rules())
 
-        # Only an existing memory: hovering must never create one.
-        if (memory_path(self.server.settings.memory) / META_FILE).exists():
-            self._refresh = asyncio.get_running_loop().create_task(
-                self.server.evaluation.run_exclusive(lambda _ev: self.refresh_rules()))
-
-    def refresh_rules(self) -> None:
-        """Reload the resident rules (on the evaluation thread: LanceDB stays off the event loop)."""
+    async def refresh_rules(self) -> None:
+        """Reload the resident rules from the agent process (hover answers from this copy)."""
         try:
-            rules = self._open_memory().list_items(kind="rule", status="resident")
+            self._rules = [tuple(r) for r in await asyncio.wrap_future(
+                self.worker.call("rules", self._settings("memory")))]
         except Exception:  # noqa: BLE001 - hover works without rules
             log.exception("cannot read the resident rules")
-            return
-        self._rules = [(r.id, r.title, r.text) for r in rules]
 
     def rules_for(self, api: str) -> list[str]:
         """Resident rules that mention the API, one Markdown line each (answered from memory)."""
@@ -154,23 +148,23 @@ class Suggestions(Feature):
                 self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
                     title="SAGE", message=f"optimizing {task.kernel.name}", cancellable=False))
 
-            def report(a) -> None:
+            loop = asyncio.get_running_loop()
+
+            def report(a: dict) -> None:   # on the worker's reader thread
                 if progress:
-                    est = f"{a.estimated_us:.2f} us" if a.estimated_us is not None else a.status
-                    self.server.work_done_progress.report(token, types.WorkDoneProgressReport(
-                        message=f"turn {a.turn}: {a.transform} -> {est}"))
+                    est = f"{a['estimated_us']:.2f} us" if a["estimated_us"] is not None else a["status"]
+                    loop.call_soon_threadsafe(self.server.work_done_progress.report, token,
+                                              types.WorkDoneProgressReport(
+                                                  message=f"turn {a['turn']}: {a['transform']} -> {est}"))
 
-            def episode(evaluator) -> OptimizeResult:
-                try:
-                    memory = self._open_memory()
-                except Exception:  # noqa: BLE001 - a broken memory must not stop the optimizer
-                    log.exception("the experience memory cannot be opened; optimizing without it")
-                    memory = None
-                return optimize(task.root, evaluator, self.server.settings.agent, memory=memory, on_attempt=report,
-                                hold=True)
-
-            result = await self.server.evaluation.run_exclusive(episode)
-            await self.server.evaluation.run_exclusive(lambda _ev: self.refresh_rules())
+            request = {"task": str(task.root), **self._settings("eval", "agent", "memory")}
+            try:
+                result: OptimizeResult = await asyncio.wrap_future(self.worker.call("optimize", request, report))
+            except WorkerError as e:
+                self.server.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"SAGE: the episode failed: {e}"))
+                return {"started": True, "status": "error", "reason": str(e)}
+            await self.refresh_rules()
         finally:
             self.running.discard(task.root)
             if progress:
@@ -189,12 +183,21 @@ class Suggestions(Feature):
             "estimated": result.best.backend != "ascend"})
         return {"started": True, "status": result.status, "title": sug.title}
 
-    def decide(self, task_root: str, episode_id: str, attempt_id: str, decision: str) -> dict:
-        sug = self.by_task.pop(Path(task_root), None)
+    async def memory_overview(self) -> dict:
+        """The memory's counts and its resident rules, for a client's "Show memory" view."""
         try:
-            credit = self._open_memory().decide(episode_id, decision, attempt_id)
-        except Exception as e:  # noqa: BLE001 - the person's edit stands even if the log fails
-            log.exception("logging the %s of %s failed", decision, episode_id)
+            return await asyncio.wrap_future(self.worker.call("overview", self._settings("memory")))
+        except WorkerError as e:
+            return {"exists": False, "reason": str(e)}
+
+    async def decide(self, task_root: str, episode_id: str, attempt_id: str, decision: str) -> dict:
+        sug = self.by_task.pop(Path(task_root), None)
+        request = {"episode_id": episode_id, "decision": decision, "attempt_id": attempt_id,
+                   **self._settings("memory")}
+        try:
+            credit = await asyncio.wrap_future(self.worker.call("decide", request))
+        except WorkerError as e:   # the person's edit stands even if the log fails
+            log.error("logging the %s of %s failed: %s", decision, episode_id, e)
             return {"logged": False, "reason": str(e)}
         return {"logged": True, "decision": decision, "reward": credit.reward, "had_suggestion": sug is not None}
 
