@@ -106,7 +106,6 @@ class _Pool:
     pool is never used."""
 
     def __init__(self, version: int, arrow) -> None:
-        self.version = version
         self.ids: list[str] = arrow.column("id").to_pylist()
         self.pos = {i: n for n, i in enumerate(self.ids)}
         self.u = arrow.column("u").to_numpy().astype(np.float64)
@@ -122,26 +121,30 @@ class _Pool:
         return {it.id: it for it in from_arrow(self.rows.take([self.pos[i] for i in ids]), Item)}
 
 
-def _pool(store: Store) -> _Pool | None:
-    """The cached pool, refreshed when the table moved on; None when a vector index serves search."""
+def _pool(store: Store, settings: MemorySettings) -> _Pool | None:
+    """The cached pool, refreshed when the table moved on; None when a vector index serves search,
+    or the table is past the index threshold (its index comes with the next compaction)."""
     if store.has_vector_index():
         return None
     table = store.table("items")
     version = table.version
     cached = store.cache.get("pool")
-    if cached is None or cached.version != version:
-        arrow = table.search().where(POOL).limit(max(table.count_rows(), 1)).to_arrow()
-        cached = store.cache["pool"] = _Pool(version, arrow)
-    return cached
+    if cached is None or cached[0] != version:
+        rows = table.count_rows()
+        pool = None
+        if rows < settings.index_threshold:
+            pool = _Pool(version, table.search().where(POOL).limit(max(rows, 1)).to_arrow())
+        cached = store.cache["pool"] = (version, pool)
+    return cached[1]
 
 
 def search_items(store: Store, qv: np.ndarray, query: str, settings: MemorySettings, k: int) -> list[Retrieved]:
     # Opened here, not in the coroutine: that runs on LanceDB's loop and must not wait on it.
     table = store.async_table("items")
-    pool = _pool(store)
+    pool = _pool(store, settings)
     if pool is not None:
         return _search_flat(store, table, pool, qv, _fts_text(query), settings, k)
-    return store.run(_search(table, qv, _fts_text(query), settings, k, True))
+    return store.run(_search(table, qv, _fts_text(query), settings, k, store.has_vector_index()))
 
 
 def _search_flat(store: Store, table, pool: _Pool, qv: np.ndarray, words: str, settings: MemorySettings,
