@@ -188,3 +188,16 @@ def test_framework_entry_gets_dtype_macros_from_its_tensors(evaluator, tmp_path)
     d = make(tmp_path / "leaky", {"leaky.cpp": FRAMEWORK, "reference.py": ref, "host.py": host})
     r = evaluator.evaluate(d)
     assert r.status == "correct", r.diagnostics
+
+
+def test_what_the_emulator_lacks_is_one_actionable_line(evaluator, tmp_path):
+    muls = "        AscendC::Muls(b, a, -1.0f, TILE);\n"
+    kernel = SAMPLE.replace(muls, muls + "        AscendC::Mmad(b, a, a, AscendC::MmadParams());\n"
+                                         "        AscendC::Nonexistent(b);\n")
+    d = make(tmp_path / "neg", {"neg_custom.asc": kernel, "data_utils.h": DATA_UTILS, "reference.py": REFERENCE,
+                                "host.py": HOST})
+    r = evaluator.evaluate(d)
+    found = [(x.line, x.message) for x in r.diagnostics if x.code == "compile-error"]
+    assert any(line == 25 and m.startswith("Mmad is a cube-unit (matrix) API") and "not emulated" in m
+               for line, m in found), found
+    assert any(line == 26 and "AscendC::Nonexistent is not provided by the emulator" in m for line, m in found)
