@@ -16,6 +16,7 @@ import logging
 import multiprocessing as mp
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict
@@ -197,8 +198,22 @@ def _optimize(state: _State, events, rid: int, p: dict) -> Any:
     except Exception as e:  # noqa: BLE001 - a broken memory must not stop the optimizer
         log.warning("the experience memory cannot be opened (%s); optimizing without it", e)
         memory = None
+    streamed = {"chars": 0, "sent": 0.0}
+
+    def on_token(piece: str) -> None:
+        # The model's answer streams in; tell the editor at most twice a second that it is coming.
+        streamed["chars"] += len(piece)
+        now = time.monotonic()
+        if now - streamed["sent"] >= 0.5:
+            streamed["sent"] = now
+            events.put(("progress", rid, {"kind": "tokens", "chars": streamed["chars"]}))
+
+    def on_attempt(a) -> None:
+        streamed["chars"] = 0
+        events.put(("progress", rid, {"kind": "attempt", **asdict(a)}))
+
     return optimize(p["task"], state.get_evaluator(p["eval"]), AgentSettings.model_validate(p["agent"]),
-                    memory=memory, hold=True, on_attempt=lambda a: events.put(("progress", rid, asdict(a))))
+                    memory=memory, hold=True, on_attempt=on_attempt, on_token=on_token)
 
 
 def _decide(state: _State, events, rid: int, p: dict) -> Any:

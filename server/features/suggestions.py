@@ -151,11 +151,15 @@ class Suggestions(Feature):
             loop = asyncio.get_running_loop()
 
             def report(a: dict) -> None:   # on the worker's reader thread
-                if progress:
+                if not progress:
+                    return
+                if a["kind"] == "tokens":
+                    message = f"the model is answering ({a['chars']} characters)"
+                else:
                     est = f"{a['estimated_us']:.2f} us" if a["estimated_us"] is not None else a["status"]
-                    loop.call_soon_threadsafe(self.server.work_done_progress.report, token,
-                                              types.WorkDoneProgressReport(
-                                                  message=f"turn {a['turn']}: {a['transform']} -> {est}"))
+                    message = f"turn {a['turn']}: {a['transform']} -> {est}"
+                loop.call_soon_threadsafe(self.server.work_done_progress.report, token,
+                                          types.WorkDoneProgressReport(message=message))
 
             request = {"task": str(task.root), **self._settings("eval", "agent", "memory")}
             try:
