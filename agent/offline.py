@@ -6,6 +6,7 @@ the best so far. Greedy: the best candidate of a round becomes the base of the n
 from __future__ import annotations
 
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +32,8 @@ from sage_npu.npu_eval.task import load_task
 
 def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 30,
                      on_attempt: Callable[[Attempt], None] | None = None,
-                     recorder: EpisodeRecorder | None = None, hold: bool = False) -> OptimizeResult:
+                     recorder: EpisodeRecorder | None = None, hold: bool = False,
+                     cancel: threading.Event | None = None) -> OptimizeResult:
     """Search the catalog for `turns` evaluations at most. With a recorder, each turn is
     shown the memory's items for this operator and declares which it followed; the episode is
     credited (ATU), or with `hold` recorded open for a person's decision, and what proved itself
@@ -56,7 +58,7 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
     used = 0
     proofs: list[tuple[str, str, float, list[str]]] = []
     with tempfile.TemporaryDirectory(prefix="sage-opt-") as tmp:
-        while used < turns:
+        while used < turns and not (cancel is not None and cancel.is_set()):
             if recorder is not None:
                 recorder.retrieve(best_files[task.kernel.name], [d.message for d in best.diagnostics])
             cands = [c for c in propose(Sources(task.kernel.name, best_files[task.kernel.name],
@@ -66,7 +68,7 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
                 break
             round_best: tuple[float, Candidate, Report, Attempt] | None = None
             for cand in cands:
-                if used >= turns:
+                if used >= turns or (cancel is not None and cancel.is_set()):
                     break
                 used += 1
                 trial_files = {**best_files, **cand.files}

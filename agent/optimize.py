@@ -36,7 +36,9 @@ def optimize(task_path: str | Path, evaluator: Evaluator, settings: AgentSetting
                                   recorder=recorder, hold=hold, cancel=cancel)
         else:
             result = optimize_offline(task_path, evaluator, turns=turns, on_attempt=on_attempt, recorder=recorder,
-                                      hold=hold)
+                                      hold=hold, cancel=cancel)
+        if cancel is not None and cancel.is_set() and not result.error:
+            result.error = "cancelled"
         if memory is not None and result.memory is not None:
             try:
                 consolidate_if_due(memory, settings.consolidate_every, client)

@@ -66,7 +66,14 @@ class AgentWorker:
             rid = self._next
             self._pending[rid] = (fut, on_progress)
             self._requests.put((kind, rid, payload))
+        fut.rid = rid  # type: ignore[attr-defined] - what cancel() names
         return fut
+
+    def cancel(self, fut: Future) -> None:
+        """Ask the worker to stop the request behind `fut` early; it still answers, with what it found."""
+        with self._lock:
+            if self._proc is not None and getattr(fut, "rid", None) in self._pending:
+                self._requests.put(("cancel", 0, {"target": fut.rid}))
 
     def _read(self, proc, events) -> None:
         while True:
@@ -136,6 +143,9 @@ def worker_main(requests, events) -> None:
         kind, rid, payload = requests.get()
         if kind == "shutdown":
             break
+        if kind == "cancel":
+            state.cancel(payload["target"])
+            continue
         pool = episodes if kind in EPISODE_KINDS else quick
         pool.submit(_handle, state, events, kind, rid, payload)
     episodes.shutdown(wait=True, cancel_futures=True)
@@ -150,6 +160,13 @@ class _State:
         self.local = threading.local()
         self.evaluator = None
         self.eval_settings = None
+        self.cancels: dict[int, threading.Event] = {}
+
+    def cancel_event(self, rid: int) -> threading.Event:
+        return self.cancels.setdefault(rid, threading.Event())
+
+    def cancel(self, rid: int) -> None:
+        self.cancel_event(rid).set()   # the episode stops before its next candidate
 
     def memory(self, settings: dict, create: bool):
         from sage_npu.memory.experience_memory import ExperienceMemory
@@ -213,7 +230,8 @@ def _optimize(state: _State, events, rid: int, p: dict) -> Any:
         events.put(("progress", rid, {"kind": "attempt", **asdict(a)}))
 
     return optimize(p["task"], state.get_evaluator(p["eval"]), AgentSettings.model_validate(p["agent"]),
-                    memory=memory, hold=True, on_attempt=on_attempt, on_token=on_token)
+                    memory=memory, hold=True, on_attempt=on_attempt, on_token=on_token,
+                    cancel=state.cancel_event(rid))
 
 
 def _decide(state: _State, events, rid: int, p: dict) -> Any:

@@ -229,3 +229,24 @@ async def test_evaluate_command_reports_and_show_memory_lists_it(client: Languag
         assert overview["items"] >= 26 and isinstance(overview["rules"], list)
     else:
         assert "no memory yet" in overview["reason"]
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_progress_stops_the_episode_early(client: LanguageClient, tmp_path):
+    task = tmp_path / "vadd_naive"
+    shutil.copytree(NAIVE, task)
+    run = asyncio.ensure_future(client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="sage.optimize", arguments=[(task / "vadd_naive.cpp").as_uri()])))
+    token = None
+    for _ in range(1200):
+        token = next((t for t, reports in client.progress_reports.items()
+                      if any(str(getattr(r, "message", "")).startswith("turn 1:") for r in reports)
+                      and any(str(getattr(r, "message", "")).startswith("optimizing") for r in reports)), None)
+        if token is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert token is not None, client.progress_reports
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await run
+    assert result["started"] and result["turns"] < 4, result    # the fixture allows 4 turns
+    assert result["error"] == "cancelled"

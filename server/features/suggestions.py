@@ -146,7 +146,7 @@ class Suggestions(Feature):
             if progress:
                 await self.server.work_done_progress.create_async(token)
                 self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                    title="SAGE", message=f"optimizing {task.kernel.name}", cancellable=False))
+                    title="SAGE", message=f"optimizing {task.kernel.name}", cancellable=True))
 
             loop = asyncio.get_running_loop()
 
@@ -162,8 +162,14 @@ class Suggestions(Feature):
                                           types.WorkDoneProgressReport(message=message))
 
             request = {"task": str(task.root), **self._settings("eval", "agent", "memory")}
+            pending = self.worker.call("optimize", request, report)
+            if progress:
+                # The client's cancel button: the episode stops before its next candidate and answers
+                # with what it found.
+                self.server.work_done_progress.tokens[token].add_done_callback(
+                    lambda f: self.worker.cancel(pending) if f.cancelled() else None)
             try:
-                result: OptimizeResult = await asyncio.wrap_future(self.worker.call("optimize", request, report))
+                result: OptimizeResult = await asyncio.wrap_future(pending)
             except WorkerError as e:
                 self.server.window_show_message(types.ShowMessageParams(
                     type=types.MessageType.Error, message=f"SAGE: the episode failed: {e}"))
@@ -173,19 +179,23 @@ class Suggestions(Feature):
             self.running.discard(task.root)
             if progress:
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        if result.error and result.error != "cancelled":
+            self.server.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"SAGE: the episode stopped early: {result.error}"))
         if result.status not in ("improved", "fixed"):
             msg = ("no faster correct candidate found" if result.status == "no_improvement"
                    else "the kernel is not correct yet: fix it first")
             self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
                                                                     message=f"SAGE: {msg}"))
-            return {"started": True, "status": result.status}
+            return {"started": True, "status": result.status, "turns": result.turns, "error": result.error}
         sug = Suggestion(task.root, result)
         self.by_task[task.root] = sug
         self.server.protocol.notify(NOTIFICATION, {
             "uri": uri, "task": str(task.root), "title": sug.title, "episodeId": result.episode_id,
             "attemptId": result.best_attempt_id, "speedup": result.speedup, "diff": result.diff,
             "estimated": result.best.backend != "ascend"})
-        return {"started": True, "status": result.status, "title": sug.title}
+        return {"started": True, "status": result.status, "title": sug.title, "turns": result.turns,
+                "error": result.error}
 
     async def memory_overview(self) -> dict:
         """The memory's counts and its resident rules, for a client's "Show memory" view."""
