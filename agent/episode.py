@@ -88,11 +88,14 @@ def evaluate_variant(evaluator: Evaluator, root: Path, files: dict[str, str], wh
 
 
 def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
+    """A patch of the changed files that `patch`/`git apply` (and the editor) can apply: a last line
+    without a newline gets the marker diff(1) writes, instead of running into the next line."""
     out = []
     for name in sorted(after):
         if before.get(name) != after[name]:
-            out.extend(difflib.unified_diff(before.get(name, "").splitlines(keepends=True),
-                                            after[name].splitlines(keepends=True), f"a/{name}", f"b/{name}"))
+            for line in difflib.unified_diff(before.get(name, "").splitlines(keepends=True),
+                                             after[name].splitlines(keepends=True), f"a/{name}", f"b/{name}"):
+                out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
 

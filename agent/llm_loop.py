@@ -29,8 +29,9 @@ from sage_npu.agent.episode import (
 )
 from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.llm import LLMCancelled, LLMClient, LLMError
-from sage_npu.agent.prompt import LastTry, TaskView, retry_message, turn_messages
+from sage_npu.agent.prompt import LastTry, TaskView, chip_facts, retry_message, turn_messages
 from sage_npu.agent.suites import has_kernel
+from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator
 from sage_npu.npu_eval.report import Diagnostic, Report
 from sage_npu.npu_eval.task import load_task
@@ -71,8 +72,9 @@ def optimize_llm(task_path: str | Path, evaluator: Evaluator, client: LLMClient,
     if reference is None or not reference.is_file() or (not drafting and "host.py" not in files):
         result.error = "the task has no host.py or reference.py: nothing to check a rewrite against"
         return _finish(result, recorder, hold, [], client)
-    view = TaskView(operator=root.name, kernel_name=kernel_name, reference=reference.read_text(),
-                    chip=evaluator.settings.chip)
+    chip = chip_profile(evaluator.settings.chip)
+    view = TaskView(operator=root.name, kernel_name=kernel_name, reference=reference.read_text(), chip=chip.name,
+                    chip_facts=chip_facts(chip))
     best: Report | None = seed if acceptable(seed) else None
     base_files, base_report = dict(files), seed
     reports: dict[str, Report] = {digest(files): seed}

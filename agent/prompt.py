@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sage_npu.agent.adoption_block import format_instructions
 from sage_npu.memory.retrieval import Retrieval
+from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.report import Report
 
 MAX_DIAGNOSTICS = 12
@@ -52,6 +53,7 @@ class TaskView:
     kernel_name: str
     reference: str
     chip: str
+    chip_facts: str = ""   # cores, UB, bandwidth: what tiling and block_dim must respect
 
 
 @dataclass
@@ -61,6 +63,12 @@ class LastTry:
     turn: int
     summary: str       # one line: the status and time, or why nothing was evaluated
     diff: str = ""
+
+
+def chip_facts(chip: ChipProfile) -> str:
+    usable = (chip.ub_bytes - chip.ub_reserved_bytes) // 1024
+    return (f" ({chip.vector_cores} vector cores, Unified Buffer {chip.ub_bytes // 1024} KB per core, keep under "
+            f"{usable} KB; HBM {chip.hbm_gbps / 1000:g} TB/s)")
 
 
 def _quote(tag: str, text: str) -> str:
@@ -111,7 +119,7 @@ def turn_messages(task: TaskView, files: dict[str, str], report: Report, shown: 
     """The whole conversation of one turn."""
     ids = shown.shown_ids() if shown is not None else []
     user = [
-        f"Task: the `{task.operator}` operator on chip {task.chip}. {goal}",
+        f"Task: the `{task.operator}` operator on chip {task.chip}{task.chip_facts}. {goal}",
         "The PyTorch reference it must match (reference.py):\n```python\n" + task.reference.rstrip() + "\n```",
         memory_block(shown),
     ]

@@ -41,6 +41,20 @@ class EditorSettings(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings)
 
 
+def _leaves(d: dict, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    out = []
+    for k, v in d.items():
+        out += _leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
+    return out
+
+
+def _with(base: dict, path: tuple[str, ...], value: Any) -> dict:
+    """A copy of `base` with the value at `path` replaced (nested dicts copied along the way)."""
+    head, *rest = path
+    inner = base.get(head)
+    return {**base, head: _with(inner, tuple(rest), value) if rest and isinstance(inner, dict) else value}
+
+
 def _snake(d: Any) -> Any:
     if isinstance(d, dict):
         return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake(v) for k, v in d.items()}
@@ -84,13 +98,16 @@ class SageServer(LanguageServer):
             if part not in merged or not isinstance(values, dict):
                 problems.append(f"sage.{part}: unknown setting")
                 continue
-            for key, value in values.items():
-                trial = {**merged[part], key: value}
+            # Leaf by leaf, so one bad value falls back alone and a nested block (agent.llm) keeps the
+            # fields the editor did not send.
+            for path, value in _leaves(values):
+                trial = _with(merged[part], path, value)
                 try:
                     EditorSettings.model_validate({**merged, part: trial})
                     merged[part] = trial
                 except ValidationError as e:
-                    problems.append(f"sage.{part}.{key}={value!r}: {e.errors()[0]['msg']}; using the default")
+                    name = ".".join((part, *path))
+                    problems.append(f"sage.{name}={value!r}: {e.errors()[0]['msg']}; using the default")
         self.settings = EditorSettings.model_validate(merged)
         self.evaluation.settings_changed()
         self.static_checks.settings_changed()

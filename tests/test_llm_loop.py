@@ -120,6 +120,7 @@ def test_good_rewrites_improve_the_kernel_and_teach_the_memory(ev, task, memory)
     ids = SHOWN.findall(prompt)
     assert len(ids) == 5 and "<memory>" in prompt and "estimated time:" in prompt
     assert "extern \"C\" __global__" in prompt and "def launch" in prompt and "```json" in prompt
+    assert "910B2 (48 vector cores, Unified Buffer 192 KB" in prompt
     # the adoption log: turn 1 adopted the first id; turn 2 declared everything not adopted
     log = adoptions_of(memory, r.episode_id)
     assert {(a.turn, a.item_id, a.status) for a in log} == (

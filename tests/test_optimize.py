@@ -106,3 +106,17 @@ def test_an_episode_credits_what_it_followed_and_remembers_what_worked(ev, tmp_p
     assert new.evidence and new.evidence[0].startswith(r.episode_id + "/")
     # Crediting the same episode again changes nothing.
     assert recorder.credit(r.turns).already_credited
+
+
+def test_the_suggestion_diff_applies_even_without_final_newlines(tmp_path):
+    import subprocess
+
+    from sage_npu.agent.episode import unified_diff
+
+    before = {"k.cpp": "int a;\nint b;", "host.py": "x = 1\n"}
+    after = {"k.cpp": "int a;\nint c;", "host.py": "x = 2\n"}
+    for name, text in before.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "s.diff").write_text(unified_diff(before, after))
+    subprocess.run(["git", "apply", "s.diff"], cwd=tmp_path, check=True, capture_output=True)
+    assert {n: (tmp_path / n).read_text() for n in after} == after

@@ -140,3 +140,15 @@ async def test_bad_setting_gets_a_message_and_the_default(client: LanguageClient
         settings={"sage": {"eval": {"chip": "H100", "trials": 3}}}))
     msg = await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
     assert "sage.eval.chip" in msg.message and "default" in msg.message
+
+
+def test_nested_settings_merge_leaf_by_leaf():
+    from sage_npu.agent.llm_settings import LLMSettings
+    from sage_npu.agent.settings import AgentSettings
+    from sage_npu.server.server import EditorSettings, create_server
+
+    server = create_server(EditorSettings(agent=AgentSettings(llm=LLMSettings(model="from-config", timeout_s=30))))
+    server.apply_settings({"sage": {"agent": {"llm": {"baseUrl": "http://127.0.0.1:8000/v1"}, "turns": 7}}})
+    llm = server.settings.agent.llm
+    assert (llm.base_url, llm.model, llm.timeout_s) == ("http://127.0.0.1:8000/v1", "from-config", 30)
+    assert server.settings.agent.turns == 7
