@@ -1,18 +1,29 @@
 // SAGE for Ascend C: a thin client. It finds a Python with sage-npu, starts
-// `python -m sage_npu.cli serve` over stdio, forwards the `sage.*` settings and restarts the
-// server when the way to start it changes. Everything else (evaluation on save, diagnostics,
-// code lenses) is the server's, tested once for every editor.
+// `python -m sage_npu.cli serve` over stdio with the LLM API key from VS Code's secret storage
+// in its environment, forwards the `sage.*` settings and restarts the server when the way to
+// start it changes. It adds commands for the server's own (evaluate, optimize, accept or reject
+// a suggestion, show the memory), a status bar item with the last result and a diff view of a
+// suggestion. Evaluation, diagnostics, code lenses and the agent are the server's, tested once
+// for every editor.
 import { execFile } from 'child_process';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import {
     DidChangeConfigurationNotification,
     DocumentSelector,
+    ExecuteCommandRequest,
     LanguageClient,
     LanguageClientOptions,
     ServerOptions,
 } from 'vscode-languageclient/node';
+import { DEFAULT_KEY_ENV, serverEnvironment } from './env';
+import { MemoryOverview, memoryMarkdown } from './memory';
 import { onDidChangePythonInterpreter, pythonExtensionInterpreter } from './python';
-import { Launch, LAUNCH_SETTINGS, launchCommand, serverSettings } from './settings';
+import { SuggestionReview } from './review';
+import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings } from './settings';
+import { isFailure, isReportSummary, ReportSummary, statusText, statusTooltip } from './status';
+import { isSuggestionNotice, pickForFile, remember, SuggestionNotice } from './suggestions';
+import { VirtualDocuments } from './virtualDocuments';
 
 // Kernels (.asc, or .cpp/.h that the server recognises as Ascend C by their content) and the
 // two Python files of a task, whose save also re-evaluates the kernel.
@@ -23,21 +34,78 @@ const DOCUMENTS: DocumentSelector = [
     { scheme: 'file', language: 'python', pattern: '**/{host,reference}.py' },
 ];
 
+// The server's command ids (sage_npu.server.features.suggestions). The client registers them
+// in VS Code itself, so the extension's own commands need other ids.
+const SERVER = {
+    evaluate: 'sage.evaluate',
+    optimize: 'sage.optimize',
+    accept: 'sage.acceptSuggestion',
+    reject: 'sage.rejectSuggestion',
+    showMemory: 'sage.showMemory',
+};
+
+/** Where the LLM API key is kept in VS Code's secret storage. */
+const KEY_SECRET = 'sage.agent.llm.apiKey';
+
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
+let secrets: vscode.SecretStorage;
+let review: SuggestionReview;
+let memoryDocuments: VirtualDocuments;
+let statusItem: vscode.StatusBarItem;
+let reports: ReportSummary[] = [];
+let busy: string | undefined;
 let launchedFrom: Launch['origin'] | undefined;
 // Restarts run one after another: a settings change during a start waits for it.
 let queue: Promise<void> = Promise.resolve();
 
-/** The value the user set for `sage.<key>` in any scope, or undefined when left at the default. */
+/** The value the user set for `sage.<key>`, or undefined when left at the default. */
 function explicit(key: string): unknown {
-    const seen = vscode.workspace.getConfiguration('sage').inspect(key);
-    return seen?.workspaceFolderValue ?? seen?.workspaceValue ?? seen?.globalValue;
+    return explicitValue(key, vscode.workspace.getConfiguration('sage').inspect(key));
+}
+
+function keyEnvName(): string {
+    const name = explicit('agent.llm.apiKeyEnv');
+    return typeof name === 'string' && name.trim() !== '' ? name.trim() : DEFAULT_KEY_ENV;
 }
 
 function workspaceDir(): string | undefined {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 }
+
+function errorText(e: unknown): string {
+    return e instanceof Error ? e.message : String(e);
+}
+
+// ---- status bar ----
+
+function activeFile(): string | undefined {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    return uri?.scheme === 'file' ? uri.fsPath : undefined;
+}
+
+function updateStatus(): void {
+    const config = vscode.workspace.getConfiguration('sage');
+    const configured = { backend: config.get<string>('eval.backend', 'sim'), chip: config.get<string>('eval.chip', '910B2') };
+    const report = pickForFile(reports, activeFile());
+    statusItem.text = statusText(configured, report, busy);
+    statusItem.tooltip = statusTooltip(report);
+    statusItem.backgroundColor = isFailure(report) ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+}
+
+/** Runs `work` with `label` ("optimizing") in the status bar. */
+async function whileBusy<T>(label: string, work: () => Promise<T>): Promise<T> {
+    busy = label;
+    updateStatus();
+    try {
+        return await work();
+    } finally {
+        busy = undefined;
+        updateStatus();
+    }
+}
+
+// ---- the server ----
 
 /** Undefined when `interpreter` can import the server, else what went wrong. */
 function cannotImportServer(interpreter: string[]): Promise<string | undefined> {
@@ -61,7 +129,7 @@ async function stop(): Promise<void> {
         try {
             await old.stop(5000);
         } catch (e) {
-            output.warn(`the previous server did not stop cleanly: ${e}`);
+            output.warn(`the previous server did not stop cleanly: ${errorText(e)}`);
         }
     }
 }
@@ -97,34 +165,85 @@ async function start(reason: string): Promise<void> {
         }
     }
 
+    const environment = serverEnvironment(process.env, keyEnvName(), await secrets.get(KEY_SECRET));
+    output.info(environment.note);
+    if (environment.problem) {
+        output.warn(environment.problem);
+        void vscode.window.showWarningMessage(`SAGE: ${environment.problem}. The server starts without the stored key.`);
+    }
     const cwd = workspaceDir();
-    const serverOptions: ServerOptions = { command: launch.command, args: launch.args, options: cwd ? { cwd } : {} };
+    const serverOptions: ServerOptions = {
+        command: launch.command,
+        args: launch.args,
+        options: { env: environment.env, ...(cwd ? { cwd } : {}) },
+    };
     const clientOptions: LanguageClientOptions = {
         documentSelector: DOCUMENTS,
         outputChannel: output,
         // A function, so a restart by the client itself (after a crash) sends current settings.
         initializationOptions: () => serverSettings(explicit),
+        middleware: {
+            // The lightbulb runs the server's accept/reject commands directly: keep our list in step.
+            executeCommand: (command, args, next) => {
+                if ((command === SERVER.accept || command === SERVER.reject) && typeof args[0] === 'string') {
+                    review.decided(args[0]);
+                }
+                const result: unknown = next(command, args);
+                return result;
+            },
+        },
     };
     const next = new LanguageClient('sage', 'SAGE', serverOptions, clientOptions);
+    next.onNotification('sage/report', (params: unknown) => {
+        if (isReportSummary(params)) {
+            reports = remember(reports, params);
+            updateStatus();
+        }
+    });
+    next.onNotification('sage/suggestion', (params: unknown) => {
+        if (isSuggestionNotice(params)) {
+            review.received(params);
+        } else {
+            output.warn(`ignored a sage/suggestion notification of an unexpected shape: ${JSON.stringify(params).slice(0, 200)}`);
+        }
+    });
     try {
         await next.start();
         client = next;
         output.info('server started');
     } catch (e) {
-        output.error(`the server failed to start: ${e}`);
-        void vscode.window.showErrorMessage(`SAGE: the language server failed to start: ${e}. See the SAGE output.`);
+        output.error(`the server failed to start: ${errorText(e)}`);
+        void vscode.window.showErrorMessage(`SAGE: the language server failed to start: ${errorText(e)}. See the SAGE output.`);
     }
 }
 
 function restart(reason: string): Promise<void> {
-    queue = queue.then(() => start(reason)).catch((e) => output.error(`restart failed: ${e}`));
+    queue = queue.then(() => start(reason)).catch((e) => output.error(`restart failed: ${errorText(e)}`));
     return queue;
 }
 
+/** Runs a server command; undefined (and said so) when the server is not running. */
+async function runServerCommand(command: string, ...args: unknown[]): Promise<unknown> {
+    if (!client?.isRunning()) {
+        const choice = await vscode.window.showWarningMessage(
+            'SAGE: the language server is not running. See the SAGE log for why, then run "SAGE: Restart Language Server".',
+            'Show Log');
+        if (choice === 'Show Log') {
+            output.show();
+        }
+        return undefined;
+    }
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+}
+
 async function settingsChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
-    if (LAUNCH_SETTINGS.some((key) => e.affectsConfiguration(`sage.${key}`))) {
-        await restart('sage.interpreter or sage.serverCommand changed');
-    } else if (e.affectsConfiguration('sage.eval') || e.affectsConfiguration('sage.server')) {
+    if (e.affectsConfiguration('sage.eval')) {
+        updateStatus();
+    }
+    const restartKey = RESTART_SETTINGS.find((key) => e.affectsConfiguration(`sage.${key}`));
+    if (restartKey) {
+        await restart(`sage.${restartKey} changed`);
+    } else if (['eval', 'server', 'agent', 'memory'].some((part) => e.affectsConfiguration(`sage.${part}`))) {
         // The server applies these live (it rebuilds its evaluator when sage.eval changes).
         if (client?.isRunning()) {
             await client.sendNotification(DidChangeConfigurationNotification.type, { settings: serverSettings(explicit) });
@@ -132,13 +251,155 @@ async function settingsChanged(e: vscode.ConfigurationChangeEvent): Promise<void
     }
 }
 
+// ---- commands ----
+
+/** The active editor's file document, saved; undefined (and said so) when there is none. */
+async function activeKernel(action: string): Promise<vscode.TextDocument | undefined> {
+    const document = vscode.window.activeTextEditor?.document;
+    if (!document || document.uri.scheme !== 'file') {
+        void vscode.window.showInformationMessage(
+            `SAGE: open an Ascend C kernel (or its task's host.py or reference.py) to ${action} it.`);
+        return undefined;
+    }
+    // The server evaluates the files on disk.
+    if (document.isDirty && !(await document.save())) {
+        void vscode.window.showWarningMessage(`SAGE: ${path.basename(document.fileName)} could not be saved; nothing was started.`);
+        return undefined;
+    }
+    return document;
+}
+
+function protocolUri(document: vscode.TextDocument): string {
+    return client ? client.code2ProtocolConverter.asUri(document.uri) : document.uri.toString();
+}
+
+async function evaluateKernel(): Promise<void> {
+    const document = await activeKernel('evaluate');
+    if (!document) {
+        return;
+    }
+    const answer = (await runServerCommand(SERVER.evaluate, protocolUri(document))) as { started?: boolean; reason?: string } | undefined;
+    if (answer && !answer.started) {
+        void vscode.window.showWarningMessage(
+            `SAGE: ${path.basename(document.fileName)} was not evaluated: ${answer.reason ?? 'the server declined'}.`);
+    }
+}
+
+interface OptimizeAnswer {
+    started?: boolean;
+    status?: string;
+    title?: string;
+    reason?: string;
+}
+
+async function optimizeKernel(): Promise<void> {
+    const document = await activeKernel('optimize');
+    if (!document) {
+        return;
+    }
+    const name = path.basename(document.fileName);
+    const answer = (await whileBusy('optimizing', () => runServerCommand(SERVER.optimize, protocolUri(document)))) as
+        OptimizeAnswer | undefined;
+    if (!answer) {
+        return;
+    }
+    output.info(`optimize ${name}: ${JSON.stringify(answer)}`);
+    if (!answer.started) {
+        void vscode.window.showWarningMessage(`SAGE: no episode for ${name}: ${answer.reason ?? 'the server declined'}.`);
+    }
+    // Otherwise the server has said how it went: a sage/suggestion notification (offered with
+    // Show Diff / Accept / Reject) when it found a better kernel, a message when it did not.
+}
+
+async function showMemory(): Promise<void> {
+    const answer = (await runServerCommand(SERVER.showMemory)) as MemoryOverview | undefined;
+    if (!answer) {
+        return;
+    }
+    const uri = memoryDocuments.put('/SAGE memory.md', memoryMarkdown(answer));
+    try {
+        await vscode.commands.executeCommand('markdown.showPreview', uri);
+    } catch {
+        // Without the built-in Markdown extension: the text itself.
+        await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    }
+}
+
+async function setApiKey(): Promise<void> {
+    const name = keyEnvName();
+    const key = await vscode.window.showInputBox({
+        title: 'SAGE: LLM API key',
+        prompt: `Kept in VS Code's secret storage and given to the language server as $${name}; never written to settings.`,
+        password: true,
+        ignoreFocusOut: true,
+        validateInput: (value) => (value.trim() ? undefined : 'Empty. To remove the key, run "SAGE: Clear LLM API Key".'),
+    });
+    if (key === undefined) {
+        return;
+    }
+    await secrets.store(KEY_SECRET, key.trim());
+    void vscode.window.showInformationMessage(`SAGE: API key stored; the server restarts to receive it as $${name}.`);
+}
+
+async function clearApiKey(): Promise<void> {
+    await secrets.delete(KEY_SECRET);
+    void vscode.window.showInformationMessage('SAGE: API key removed from secret storage; the server restarts without it.');
+}
+
+/** A command handler whose failure is reported, not lost in an unhandled rejection. */
+function command(id: string, handler: () => unknown): vscode.Disposable {
+    return vscode.commands.registerCommand(id, async () => {
+        try {
+            await handler();
+        } catch (e) {
+            output.error(`${id} failed: ${errorText(e)}`);
+            void vscode.window.showErrorMessage(`SAGE: ${id} failed: ${errorText(e)}. See the SAGE log.`);
+        }
+    });
+}
+
+function withSuggestion(act: (s: SuggestionNotice) => Promise<unknown>): () => Promise<void> {
+    return async () => {
+        const s = review.current();
+        if (s) {
+            await act(s);
+        }
+    };
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     output = vscode.window.createOutputChannel('SAGE', { log: true });
+    secrets = context.secrets;
+    review = new SuggestionReview(runServerCommand, output);
+    memoryDocuments = new VirtualDocuments('sage-memory');
+    statusItem = vscode.window.createStatusBarItem('sage.status', vscode.StatusBarAlignment.Left, 0);
+    statusItem.name = 'SAGE';
+    statusItem.command = 'sage.showOutput';
+    updateStatus();
+    statusItem.show();
     context.subscriptions.push(
         output,
-        vscode.commands.registerCommand('sage.restartServer', () => restart('restart command')),
-        vscode.commands.registerCommand('sage.showOutput', () => output.show()),
+        review,
+        memoryDocuments,
+        statusItem,
+        command('sage.evaluateKernel', evaluateKernel),
+        command('sage.optimizeKernel', optimizeKernel),
+        command('sage.acceptLast', withSuggestion((s) => review.accept(s))),
+        command('sage.rejectLast', withSuggestion((s) => review.reject(s))),
+        command('sage.showSuggestionDiff', withSuggestion((s) => review.showDiff(s))),
+        command('sage.openMemory', showMemory),
+        command('sage.setApiKey', setApiKey),
+        command('sage.clearApiKey', clearApiKey),
+        command('sage.restartServer', () => restart('restart command')),
+        command('sage.showOutput', () => output.show()),
         vscode.workspace.onDidChangeConfiguration(settingsChanged),
+        vscode.window.onDidChangeActiveTextEditor(updateStatus),
+        // Also fires when another window changes the key.
+        secrets.onDidChange((e) => {
+            if (e.key === KEY_SECRET) {
+                void restart('the LLM API key changed');
+            }
+        }),
     );
     const pythonChanged = await onDidChangePythonInterpreter(() => {
         if (launchedFrom === 'Python extension' || launchedFrom === 'PATH') {

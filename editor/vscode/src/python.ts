@@ -15,12 +15,12 @@ interface PythonEnvironmentsApi {
 }
 
 async function environmentsApi(): Promise<PythonEnvironmentsApi | undefined> {
-    const extension = extensions.getExtension('ms-python.python');
+    const extension = extensions.getExtension<{ environments?: PythonEnvironmentsApi } | undefined>('ms-python.python');
     if (!extension) {
         return undefined;
     }
     const api = extension.isActive ? extension.exports : await extension.activate();
-    return api?.environments as PythonEnvironmentsApi | undefined;
+    return api?.environments;
 }
 
 /** The active interpreter for `resource` (a file or workspace folder), or undefined. */

@@ -15,32 +15,73 @@ export const SERVER_SETTINGS = [
     'server.debounceS',
     'server.codeLens',
     'agent.turns',
+    'agent.llm.baseUrl',
+    'agent.llm.model',
+    'agent.llm.apiKeyEnv',
+    'agent.llm.timeoutS',
+    'memory.db',
+    'memory.embedder',
 ] as const;
 
 /** Settings read only by the extension; changing one restarts the server. */
 export const LAUNCH_SETTINGS = ['interpreter', 'serverCommand'] as const;
 
+/**
+ * Settings that decide where the API key goes. A workspace's own settings must not redirect
+ * the key to another endpoint or variable, so only the user's value counts (package.json also
+ * declares them with `"scope": "machine"`, which keeps them out of workspace settings).
+ */
+export const USER_ONLY_SETTINGS: readonly string[] = ['agent.llm.baseUrl', 'agent.llm.apiKeyEnv'];
+
+/** Changing one of these restarts the server: they shape its command line or its environment. */
+export const RESTART_SETTINGS: readonly string[] = [...LAUNCH_SETTINGS, 'agent.llm.apiKeyEnv'];
+
 /** The module `python -m` runs: `sage-npu serve` without relying on the console script being on PATH. */
 export const SERVER_MODULE_ARGS = ['-m', 'sage_npu.cli', 'serve'];
 
-export type ServerSettingsPayload = { sage: Record<string, Record<string, unknown>> };
+/** The values of one setting per scope, as `WorkspaceConfiguration.inspect` returns them. */
+export interface ScopedValues {
+    globalValue?: unknown;
+    workspaceValue?: unknown;
+    workspaceFolderValue?: unknown;
+}
+
+/** The value the user set for `key` (the most specific scope wins), or undefined when left at the default. */
+export function explicitValue(key: string, seen: ScopedValues | undefined): unknown {
+    if (!seen) {
+        return undefined;
+    }
+    if (USER_ONLY_SETTINGS.includes(key)) {
+        return seen.globalValue;
+    }
+    return seen.workspaceFolderValue ?? seen.workspaceValue ?? seen.globalValue;
+}
+
+type Nested = { [key: string]: unknown };
+export type ServerSettingsPayload = { sage: Nested };
 
 /**
  * The payload of initializationOptions and workspace/didChangeConfiguration.
  *
  * `explicit(key)` returns the value the user set (any scope) or undefined. Values left at
  * their default are not sent, so the server's own defaults (its --config file, SAGE_NPU_*
- * variables) stay in force, and clearing a setting in the editor restores them.
+ * variables) stay in force, and clearing a setting in the editor restores them. An empty
+ * string means "unset" too: the optional text settings (`agent.llm.baseUrl`, `memory.db`, ...)
+ * are declared with `""` as their default so the settings editor shows a text box.
  */
 export function serverSettings(explicit: (key: string) => unknown): ServerSettingsPayload {
-    const sage: Record<string, Record<string, unknown>> = {};
+    const sage: Nested = {};
     for (const key of SERVER_SETTINGS) {
         const value = explicit(key);
-        if (value === undefined || value === null) {
+        if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
             continue;
         }
-        const [part, name] = key.split('.');
-        (sage[part] ??= {})[name] = value;
+        const parts = key.split('.');
+        let node = sage;
+        for (const part of parts.slice(0, -1)) {
+            node = (node[part] ??= {}) as Nested;
+        }
+        node[parts[parts.length - 1]] = value;
     }
     return { sage };
 }
