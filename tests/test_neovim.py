@@ -244,3 +244,32 @@ def test_accepting_the_rewrite_in_neovim_writes_it_and_logs_the_acceptance(actio
     stats = ExperienceMemory.open(MemorySettings(db=Path(actions["memory"]), embedder="hashing"), create=False).stats()
     assert stats.episodes == 1 and stats.open_episodes == 0, stats
     assert actions["server_exit"] is not None and actions["server_exit"]["code"] == 0, _explain(actions)
+
+
+def test_the_readme_neovim_07_snippet_attaches_the_server(tmp_path):
+    """The setup a reader copies from the README starts one server and attaches it to a kernel."""
+    readme = (REPO / "README.md").read_text()
+    snippet = re.search(r"Neovim 0\.7 .*?```lua\n(.*?)```", readme, re.S)
+    assert snippet, "README lost its Neovim 0.7 snippet"
+    init = tmp_path / "init.lua"
+    init.write_text(snippet.group(1).replace('"sage-npu"', json.dumps(str(Path(sys.executable).parent / "sage-npu"))))
+    out = tmp_path / "out.json"
+    check = tmp_path / "check.lua"
+    check.write_text(f"""
+vim.cmd("edit {ADD / 'add_custom.cpp'}")
+vim.cmd("edit {REPO / 'examples' / 'tasks' / 'sub_custom' / 'sub_custom.cpp'}")
+local ok = vim.wait({WAIT_S * 1000}, function()
+  local c = vim.lsp.get_active_clients()
+  return #c == 1 and c[1].initialized
+end, 100)
+local c = vim.lsp.get_active_clients()
+local f = io.open("{out}", "w")
+f:write(vim.fn.json_encode({{ok = ok, clients = #c, name = c[1] and c[1].name or "",
+  attached = #vim.lsp.buf_get_clients(0)}}))
+f:close()
+vim.cmd("qa!")
+""")
+    subprocess.run([_nvim(), "--headless", "-u", str(init), "-i", "NONE", "-n", "-c", f"luafile {check}"],
+                   cwd=tmp_path, timeout=WAIT_S + 30, capture_output=True)
+    got = json.loads(out.read_text())
+    assert got == {"ok": True, "clients": 1, "name": "sage", "attached": 1}, got
