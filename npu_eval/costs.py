@@ -25,6 +25,8 @@ _VEC_PER_REPEAT = {
     # so a "repeat" there is 32 elements: taken as 4 cycles. Transposes move a 16x16 tile per repeat.
     "GatherMask": 1.0, "Gather": 2.0, "Gatherb": 2.0, "Sort32": 4.0, "Sort": 4.0, "MrgSort": 4.0,
     "Transpose": 1.0, "TransDataTo5HD": 1.0,
+    # Bit shifts by a scalar are single-pass elementwise ops (assumption, calibrate).
+    "ShiftLeft": 1.0, "ShiftRight": 1.0,
 }
 
 

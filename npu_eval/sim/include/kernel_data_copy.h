@@ -56,18 +56,22 @@ inline void ub_to_gm(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
     UbRange r{src.addr_ + ub_off, uint32_t(bytes)};
     sage::sim::ub_check_init(r, api, loc);
     const uint8_t* u = sage::sim::blk().ub + r.addr;
-    if (sage::sim::blk().atomic_add) {
+    bool identical = false;
+    if (const int op = sage::sim::blk().atomic_op) {
         for (uint64_t i = 0; i + sizeof(T) <= bytes; i += sizeof(T)) {
             T a, v;
             memcpy(&a, g + i, sizeof(T));
             memcpy(&v, u + i, sizeof(T));
-            a = T(a + v);
+            if (op == sage::sim::AtomicAddOp) a = T(a + v);
+            else if (op == sage::sim::AtomicMaxOp) a = (v > a) ? v : a;
+            else a = (v < a) ? v : a;
             memcpy(g + i, &a, sizeof(T));
         }
     } else {
+        identical = b && b->writer && memcmp(g, u, bytes) == 0;
         memcpy(g, u, bytes);
     }
-    sage::sim::gm_wrote(b, g, bytes, loc, api, sizeof(T));
+    sage::sim::gm_wrote(b, g, bytes, loc, api, sizeof(T), identical);
 }
 
 }  // namespace detail
@@ -235,16 +239,46 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
     DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0), loc);
 }
 
-// Atomic accumulation of UB->GM copies, per core until SetAtomicNone: blocks adding into the
-// same output do not race.
+// Atomic UB->GM copies (add, max, min), per core until DisableDmaAtomic (SetAtomicNone is its
+// older name): blocks combining into the same output do not race.
+namespace detail {
+template <typename T>
+inline void set_atomic(int op, const char* api, SrcLoc loc) {
+    static_assert(std::is_same<T, float>::value || std::is_same<T, half>::value ||
+                      std::is_same<T, int16_t>::value || std::is_same<T, int32_t>::value ||
+                      std::is_same<T, int8_t>::value || std::is_same<T, bfloat16_t>::value,
+                  "[dtype-unsupported] SetAtomicAdd/Max/Min take float, half, bfloat16_t, int32_t, int16_t or "
+                  "int8_t on this chip");
+    sage::sim::touch(loc);
+    sage::sim::blk().atomic_op = op;
+    (void)api;
+}
+}  // namespace detail
+
 template <typename T>
 __aicore__ inline void SetAtomicAdd(SAGE_LOC) {
+    detail::set_atomic<T>(sage::sim::AtomicAddOp, "SetAtomicAdd", loc);
+}
+template <typename T>
+__aicore__ inline void SetAtomicMax(SAGE_LOC) {
+    detail::set_atomic<T>(sage::sim::AtomicMaxOp, "SetAtomicMax", loc);
+}
+template <typename T>
+__aicore__ inline void SetAtomicMin(SAGE_LOC) {
+    detail::set_atomic<T>(sage::sim::AtomicMinOp, "SetAtomicMin", loc);
+}
+// Sets the element type of a following atomic operation: the emulator combines in the copy's own
+// element type, so only the check remains.
+template <typename T>
+__aicore__ inline void SetAtomicType(SAGE_LOC) {
     sage::sim::touch(loc);
-    sage::sim::blk().atomic_add = true;
+}
+__aicore__ inline void DisableDmaAtomic(SAGE_LOC) {
+    sage::sim::touch(loc);
+    sage::sim::blk().atomic_op = sage::sim::AtomicNone;
 }
 __aicore__ inline void SetAtomicNone(SAGE_LOC) {
-    sage::sim::touch(loc);
-    sage::sim::blk().atomic_add = false;
+    DisableDmaAtomic(loc);
 }
 
 }  // namespace AscendC

@@ -26,3 +26,6 @@
 #include "kernel_vec_sort.h"
 #include "kernel_vec_transpose.h"
 #include "kernel_cann9.h"
+#include "kernel_sys.h"
+#include "kernel_vec_shift.h"
+#include "kernel_gm_scalar.h"

@@ -64,6 +64,31 @@ public:
     using PrimType = T;
     __aicore__ LocalTensor() = default;
 
+    // CANN 9: a tensor at a fixed UB byte address `addr`, `tileSize` elements, no allocator (the
+    // kernel places its tensors itself). Past the UB is a fault; an unaligned address is
+    // reported by the first vector op or DataCopy that uses it.
+    __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, SAGE_LOC) {
+        using namespace sage::sim;
+        touch(loc);
+        (void)pos;
+        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        if (uint64_t(addr) + bytes > rt().ub_bytes) {
+            fail("ub-overflow", loc,
+                 "LocalTensor(pos, addr %u, tileSize %u) spans UB bytes %u..%llu, past the %zu bytes (%zu KB) of "
+                 "Unified Buffer on %s, in block %d: place it lower or make it smaller",
+                 addr, tileSize, addr, (unsigned long long)(addr + bytes - 1), rt().ub_bytes, rt().ub_bytes / 1024,
+                 chip_name(), blk().idx);
+        }
+        auto& b = blk();
+        b.slots.push_back(Slot{addr, uint32_t(bytes), 0, SlotState::Scratch, -1, "LocalTensor at a fixed address",
+                               loc, 0, 1});
+        ub_clear({addr, uint32_t(bytes)});
+        addr_ = addr;
+        size_ = tileSize;
+        slot_ = &b.slots.back();
+        gen_ = 0;
+    }
+
     // A view `offset` elements in. operator[] cannot take the caller's line, so a view past
     // the end is not reported here but by the API call that uses it, at that call's line.
     __aicore__ inline LocalTensor operator[](uint32_t offset) const {

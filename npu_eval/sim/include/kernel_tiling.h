@@ -3,23 +3,50 @@
 // defines SAGE_TILING_TYPE from Launch(args=[..., Tiling(type="Name", ...)]).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
-#define REGISTER_TILING_DEFAULT(T) using SageRegisteredTilingType = T
+// The type GET_TILING_DATA reads: SAGE_TILING_TYPE, a macro when the harness names the type
+// (Tiling(type="Name")), else the alias REGISTER_TILING_DEFAULT declares. The harness defines
+// the macro after this header was read (it includes the emulator first), so the choice is left
+// to where GET_TILING_DATA expands.
+#define REGISTER_TILING_DEFAULT(T)           \
+    using SageRegisteredTilingType = T;      \
+    using SAGE_TILING_TYPE = T
 #define REGISTER_TILING_FOR_TILINGKEY(...)
 
-#ifdef SAGE_TILING_TYPE
-#define SAGE_GET_TILING_TYPE SAGE_TILING_TYPE
-#else
-#define SAGE_GET_TILING_TYPE SageRegisteredTilingType
-#endif
-
-#define GET_TILING_DATA(var, tiling)                                                    \
-    SAGE_GET_TILING_TYPE var;                                                           \
-    memcpy(&var, reinterpret_cast<const void*>(tiling), sizeof(SAGE_GET_TILING_TYPE))
+#define GET_TILING_DATA(var, tiling)   \
+    SAGE_TILING_TYPE var;              \
+    memcpy(&var, reinterpret_cast<const void*>(tiling), sizeof(var))
 #define GET_TILING_DATA_WITH_STRUCT(type, var, tiling) \
     type var;                                          \
     memcpy(&var, reinterpret_cast<const void*>(tiling), sizeof(type))
 #define GET_TILING_DATA_MEMBER(type, member, var, tiling)                                  \
     decltype(type::member) var;                                                            \
     memcpy(&var, reinterpret_cast<const uint8_t*>(tiling) + offsetof(type, member), sizeof(var))
+
+// CANN op projects define the tiling in op_host/<op>_tiling.h with BEGIN_TILING_DATA_DEF ...
+// END_TILING_DATA_DEF, and the op build generates the kernel's plain struct of the same fields
+// from it (the kernel file itself never defines it). Here such a definition is that struct, with
+// the host side's set_/get_ accessors. A task whose kernel file only reads GET_TILING_DATA names
+// the header with the build define SAGE_TILING_HEADER, found beside the kernel:
+// Launch(defines={"SAGE_TILING_HEADER": '"op_host/my_op_tiling.h"'}, args=[..., Tiling(type="optiling::TilingData", ...)]).
+#ifndef BEGIN_TILING_DATA_DEF
+#define BEGIN_TILING_DATA_DEF(name) struct name {
+#define TILING_DATA_FIELD_DEF(type, field)                   \
+    type field;                                              \
+    inline void set_##field(type sage_v) { field = sage_v; } \
+    inline type get_##field() const { return field; }
+#define TILING_DATA_FIELD_DEF_ARR(type, count, field)                                     \
+    type field[count];                                                                    \
+    inline void set_##field(const type* sage_v) { memcpy(field, sage_v, sizeof(field)); } \
+    inline const type* get_##field() const { return field; }
+#define TILING_DATA_FIELD_DEF_STRUCT(type, field) type field;
+#define END_TILING_DATA_DEF }
+#define REGISTER_TILING_DATA_CLASS(op, cls)
+#endif
+
+#ifdef SAGE_TILING_HEADER
+#include SAGE_TILING_HEADER
+#endif

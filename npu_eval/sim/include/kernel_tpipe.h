@@ -271,6 +271,7 @@ public:
     // a kernel that runs phases with a TPipe each does not add them up.
     __aicore__ ~TPipe() {
         if (sage::sim::blk().tpipe == this) {
+            if (!destroyed_) Destroy(sage::sim::rt().last);
             sage::sim::blk().tpipe = nullptr;
             sage::sim::blk().ub_used = 0;
         }
@@ -292,8 +293,23 @@ public:
         buf.slot_->state = sage::sim::SlotState::Scratch;
         return true;
     }
-    __aicore__ inline void Reset() { sage::sim::blk().ub_used = 0; }
-    __aicore__ inline void Destroy() { sage::sim::blk().ub_used = 0; }
+    // CANN's Reset drains MTE2 and MTE3 (and hands the buffers from V to MTE3) before the pool
+    // is reused; Destroy ends with pipe_barrier(PIPE_ALL). The trace records them so the
+    // missing-sync check sees the ordering a later TPipe relies on.
+    __aicore__ inline void Reset(SAGE_LOC) {
+        using namespace sage::sim;
+        touch(loc);
+        trace_event(TraceKind::Barrier, Pipe::MTE2, "TPipe::Reset", loc, int32_t(PIPE_MTE2), 0);
+        trace_event(TraceKind::Barrier, Pipe::MTE3, "TPipe::Reset", loc, int32_t(PIPE_MTE3), 0);
+        blk().ub_used = 0;
+    }
+    __aicore__ inline void Destroy(SAGE_LOC) {
+        using namespace sage::sim;
+        touch(loc);
+        trace_event(TraceKind::Barrier, Pipe::ALL, "TPipe::Destroy", loc, int32_t(PIPE_ALL), 0);
+        blk().ub_used = 0;
+        destroyed_ = true;
+    }
     __aicore__ inline void Init() {}
 
     template <HardEvent evt>
@@ -310,6 +326,7 @@ public:
     __aicore__ inline void ReleaseEventID(TEventID) {}
 
 private:
+    bool destroyed_ = false;
     static uint64_t rounded(uint32_t len) { return (uint64_t(len) + 31u) / 32u * 32u; }
 
     // The whole InitBuffer call must fit: `num` buffers of `len` bytes, each rounded up to a

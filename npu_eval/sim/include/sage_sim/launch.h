@@ -106,8 +106,12 @@ inline void* device_alloc(size_t bytes, const char* api, SrcLoc loc) {
     GmBuffer b = gm_map(bytes, -1, format("%s at %s:%d", api, base_name(loc.file), loc.line));
     if (!b.base) return nullptr;
     // Fresh device memory holds whatever was there: a kernel or host that reads it before
-    // writing sees garbage, not zeros.
-    memset(b.base, 0x5A, bytes);
+    // writing sees garbage, not zeros. `sage-npu run --zero-device-memory` fills zeros instead,
+    // as a new process's first allocations often hold on the device, for programs that rely on it.
+#ifndef SAGE_DEVICE_MEM_FILL
+#define SAGE_DEVICE_MEM_FILL 0x5A
+#endif
+    memset(b.base, SAGE_DEVICE_MEM_FILL, bytes);
     if (bytes > kMaxTrackedGmBytes) {
         std::free(b.writer);
         b.writer = nullptr;

@@ -117,6 +117,8 @@ struct FreedGm {
     SrcLoc at;
 };
 
+enum AtomicOp : int { AtomicNone = 0, AtomicAddOp = 1, AtomicMaxOp = 2, AtomicMinOp = 3 };
+
 struct BlockState {
     int idx = 0, num = 1;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
@@ -127,7 +129,9 @@ struct BlockState {
     int flags_set[64][8] = {}; // pending SetFlag count per HardEvent (< 64) and event id
     int next_event_id[8] = {};
     void* tpipe = nullptr;     // GetTPipePtr()
-    bool atomic_add = false;   // SetAtomicAdd: UB->GM copies accumulate (per core, as on the device)
+    // SetAtomicAdd/Max/Min: UB->GM copies combine with GM (per core, as on the device) until
+    // DisableDmaAtomic. Non-zero: the copy is a read-modify-write, so blocks do not race.
+    int atomic_op = 0;         // AtomicOp
     std::vector<TraceRec> trace;
 };
 
@@ -358,7 +362,7 @@ inline GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write,
 }
 
 inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first, uint64_t bytes, SrcLoc loc,
-                    const char* api, uint32_t elem) {
+                    const char* api, uint32_t elem, bool identical = false) {
     if (already_reported("gm-race", loc)) return;
     int other = int(prev & 0xFFF) - 1;
     uint32_t id = prev >> 12;
@@ -366,6 +370,16 @@ inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first,
     if (id && id <= rt().locs.size()) where = SrcLoc{rt().locs[id - 1].first.c_str(), rt().locs[id - 1].second};
     if (elem == 0) elem = 1;
     const char* name = b->name.c_str();
+    if (identical) {
+        // Same bytes from every writer: the order cannot change the result, so not a fault.
+        report("gm-race", Severity::Warning, loc,
+               "block %d writes %s[%zu..%zu] with %s, which block %d already wrote (at %s) with the same values: "
+               "the result does not depend on the order, but the blocks duplicate the work. Give each block its "
+               "own slice of the output (check the offset given to SetGlobalBuffer)",
+               blk().idx, name, first / elem, (first + bytes) / elem - 1, api ? api : "a store", other,
+               line_ref(where, loc).c_str());
+        return;
+    }
     report("gm-race", Severity::Error, loc,
            "block %d writes %s[%zu..%zu] with %s, but block %d already wrote %s[%zu] (at %s): on the device the "
            "blocks run at "
@@ -379,14 +393,15 @@ inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first,
 // the same bytes, which race on the device. On the hot path of every UB->GM copy, so one pass
 // over the writer array, memory-bound (four writer bytes per output byte): the race test is
 // a compare that a correct kernel never takes.
+// `identical`: the store left the bytes as they were (the caller compared before writing).
 inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
-                     uint32_t elem = 1) {
+                     uint32_t elem = 1, bool identical = false) {
     if (!b->writer || !bytes) return;
     const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << 12) | mine;
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
     uint32_t* w = b->writer + off;
-    if (blk().atomic_add) {
+    if (blk().atomic_op) {
         std::fill(w, w + bytes, me);
         return;
     }
@@ -397,7 +412,7 @@ inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, con
         if (__builtin_expect(prev != 0 && (prev & 0xFFF) != mine, 0) && hit == bytes) hit = i, hit_prev = prev;
         w[i] = me;
     }
-    if (hit != bytes) gm_race(b, off + hit, hit_prev, off, bytes, loc, api, elem);
+    if (hit != bytes) gm_race(b, off + hit, hit_prev, off, bytes, loc, api, elem, identical);
 }
 
 // ---- Unified Buffer ----
