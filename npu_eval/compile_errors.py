@@ -39,7 +39,6 @@ _HEADER_HINTS = {
     "lib/matrix/matmul/matmul.h": "the matmul high-level API (cube unit)",
     "tiling/platform/platform_ascendc.h": "CANN's platform query library",
     "platform/platform_ascendc.h": "CANN's platform query library",
-    "register/tilingdata_base.h": "CANN's op-project tiling registration",
     "tiling/tiling_api.h": "CANN's host tiling library",
 }
 # GCC quotes with '...' or, in a UTF-8 locale, with typographic quotes.

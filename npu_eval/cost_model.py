@@ -87,12 +87,22 @@ def instr_cycles(r: Rec, costs: CostTable, mte_bytes_per_cycle: float) -> float:
         stream = r.bytes / mte_bytes_per_cycle * (costs.mte_unaligned_factor if r.a else 1.0)
         return costs.mte_setup_cycles + costs.mte_burst_cycles * max(r.b - 1, 0) + stream
     if r.pipe == "S":
-        return costs.scalar_gm_cycles if r.api.startswith("GlobalTensor") else costs.scalar_ub_cycles
+        return costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles
     return costs.vec_startup_cycles + r.bytes / 256.0
 
 
+# Scalar instructions that reach GM (a round trip each): GlobalTensor Get/SetValue, the dcache
+# bypass reads and writes, and the scalar atomics.
+_SCALAR_GM = ("GlobalTensor", "ReadGmByPassDCache", "WriteGmByPassDCache", "AtomicAdd", "AtomicMax", "AtomicMin",
+              "AtomicExch", "AtomicCas")
+
+
+def _scalar_gm(api: str) -> bool:
+    return api.startswith(_SCALAR_GM)
+
+
 def _gm_bytes(r: Rec) -> int:
-    if r.pipe in ("MTE2", "MTE3") or r.api.startswith("GlobalTensor"):
+    if r.pipe in ("MTE2", "MTE3") or (r.pipe == "S" and _scalar_gm(r.api)):
         return r.bytes
     return 0
 

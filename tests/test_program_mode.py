@@ -446,3 +446,39 @@ def test_crash_in_a_kernel_names_the_launch(tmp_path, settings):
     (d,) = [d for d in second.diagnostics if d.code == "crash"]
     assert "SIGSEGV" in d.message and "null pointer" in d.message
     assert Path(d.file) == path and d.line == line_of(path, "AscendC::DataCopy(zGm, v, blockLength);")
+
+
+FRESH_MEMORY = """\
+#include <cstdio>
+#include "acl/acl.h"
+
+int main()
+{
+    unsigned char host[4] = {1, 1, 1, 1};
+    void* dev = nullptr;
+    aclrtMalloc(&dev, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(host, sizeof(host), dev, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST);
+    std::printf("fresh: %d %d\\n", host[0], host[3]);
+    aclrtFree(dev);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags,expected", [([], "fresh: 90 90"), (["--zero-device-memory"], "fresh: 0 0")])
+def test_cli_fresh_device_memory_is_garbage_unless_zeroed(tmp_path, settings, capfd, flags, expected):
+    path = write_program(tmp_path / "fresh", "fresh.cpp", FRESH_MEMORY, with_data=False)
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true")
+    add_run_parser(sub, common)
+    args = parser.parse_args(["run", str(path), "--json", *flags])
+    old = os.getcwd()
+    os.chdir(path.parent)   # the run works in a copy of the current directory
+    try:
+        assert args.func(args, settings) == 0
+    finally:
+        os.chdir(old)
+    data = json.loads(capfd.readouterr().out)
+    assert expected in data["stdout"], data["stdout"]
