@@ -32,6 +32,9 @@ STATUS_COLUMNS = ["status", "status_reason", "updated_at"]
 class RuleDraft(BaseModel):
     title: str
     text: str
+    # The draft says what its experience says (an extract of it): the rule keeps the experience's
+    # vector instead of being embedded again, which is most of a first consolidation's time.
+    same_meaning: bool = False
 
 
 class RuleAbstractor(Protocol):
@@ -60,7 +63,7 @@ class ExtractiveAbstractor:
                     kept = [self.tokens.truncate(sentence, max(budget, 1))]
                 break
             kept.append(sentence)
-        return RuleDraft(title=item.title, text=" ".join(kept) + proven)
+        return RuleDraft(title=item.title, text=" ".join(kept) + proven, same_meaning=True)
 
 
 class Selected(BaseModel):
@@ -134,6 +137,7 @@ def consolidate(store: Store, settings: MemorySettings, embedder: Embedder, abst
         wanted = [f"rule-{it.id}" for it in ok if it.kind == "experience"]
         existing_rules = set(store.items(wanted)) if wanted else set()
         new_rules: list[Item] = []
+        inherit: dict[str, str] = {}   # rule id -> the experience whose vector it keeps
         for it in ok:
             rid = f"rule-{it.id}"
             if it.kind != "experience" or rid in existing_rules:
@@ -145,12 +149,20 @@ def consolidate(store: Store, settings: MemorySettings, embedder: Embedder, abst
                 adopted_ops=list(it.adopted_ops), p=it.n_ado / it.n_ret if it.n_ret else 0.0, status="cold",
                 status_reason=f"abstracted from {it.id}", evidence=list(it.evidence), origin=it.id, origin_seq=seq,
                 last_seq=it.last_seq, created_at=stamp, updated_at=stamp))
+            if draft.same_meaning:
+                inherit[rid] = it.id
             set_status(it, "retired", f"abstracted into {rid}")
         if new_rules:
-            lengths = tokens.count([r.prompt_text() for r in new_rules])
-            vectors = embedder.embed([r.prompt_text() for r in new_rules])
-            for r, L, v in zip(new_rules, lengths, vectors, strict=True):
-                r.tokens, r.vector = L, v.tolist()
+            for r, L in zip(new_rules, tokens.count([r.prompt_text() for r in new_rules]), strict=True):
+                r.tokens = L
+            kept = store.items(list(inherit.values()), with_vector=True) if inherit else {}
+            for r in new_rules:
+                if r.id in inherit and kept.get(inherit[r.id]) is not None:
+                    r.vector = kept[inherit[r.id]].vector
+            fresh = [r for r in new_rules if not r.vector]
+            if fresh:
+                for r, v in zip(fresh, embedder.embed([r.prompt_text() for r in fresh]), strict=True):
+                    r.vector = v.tolist()
 
         new_ids = {r.id for r in new_rules}
         rules = [it for it in items if it.kind == "rule" and it.id not in status_rows] + new_rules

@@ -62,3 +62,24 @@ def test_a_garbage_draft_falls_back_to_the_offline_rule(memory):
 def test_without_a_model_consolidation_still_runs_offline(memory):
     report = consolidate_if_due(memory, every=1, client=None)
     assert report is not None and len(report.new_rules) == 1
+
+
+def test_an_offline_rule_keeps_its_experiences_vector_and_a_drafted_one_is_embedded(memory, tmp_path):
+    report = consolidate_if_due(memory, every=1, client=None)
+    rule = memory.store.item(report.new_rules[0], with_vector=True)
+    origin = memory.store.item(rule.origin, with_vector=True)
+    assert rule.vector == origin.vector        # an extract says what its experience says
+    draft = {"title": "Double-buffer streaming queues", "text": "Give copy queues two buffers."}
+    other = ExperienceMemory.open(MemorySettings(db=tmp_path / "other", embedder="hashing", load_starter=False))
+    [item] = other.add_experiences([NewExperience(title="t", text=TEXT, tags=["double-buffering"])])
+    for k, op in enumerate(("a", "b", "c")):
+        other.credit(EpisodeLog(episode=Episode(id=f"e{k}", operator=op, model="m", turns=1),
+                                attempts=[Attempt(id=f"e{k}/0", episode_id=f"e{k}", turn=0, status="correct",
+                                                  time_us=10.0),
+                                          Attempt(id=f"e{k}/1", episode_id=f"e{k}", turn=1, status="correct",
+                                                  time_us=6.0)],
+                                adoptions=[Adoption(episode_id=f"e{k}", turn=1, item_id=item, status="adopted",
+                                                    rationale="used")]))
+    with FakeOpenAI([Reply(text="```json\n" + json.dumps(draft) + "\n```")]) as srv, client(srv) as c:
+        drafted = other.store.item(consolidate_if_due(other, every=3, client=c).new_rules[0], with_vector=True)
+    assert drafted.vector == other.embedder.embed([drafted.prompt_text()])[0].tolist()
