@@ -18,6 +18,7 @@ _VEC_PER_REPEAT = {
     "Div": 4.0, "Exp": 4.0, "Ln": 4.0, "Sqrt": 4.0, "Rsqrt": 4.0, "Reciprocal": 4.0,
     "Exp.float32": 6.0, "Ln.float32": 6.0, "Div.float32": 6.0,  # assumption: fp32 transcendentals iterate more
     "ReduceSum": 2.0, "ReduceMax": 2.0, "ReduceMin": 2.0,
+    "Sum": 2.0,  # assumption: the high-level Sum is a row reduction, costed like ReduceSum
     "Cast": 1.0, "Compare": 1.0, "CompareScalar": 1.0, "Compares": 1.0, "Select": 1.0,
     # Gathers and sorts (assumptions, calibrate): GatherMask streams like an elementwise op; Gather
     # and Gatherb read one address per element or block, taken as 2 cycles per repeat; Sort32 and

@@ -690,3 +690,30 @@ def test_syncall_across_blocks_in_a_task(evaluator):
     r = evaluator.evaluate(Path(__file__).parent / "tasks" / "swap_blocks")
     assert r.status == "correct", r.diagnostics
     assert r.correctness.passed == r.correctness.trials and r.timing is not None
+
+
+def test_high_level_sum_and_broadcast_in_a_task(evaluator):
+    # Rows minus their mean with Sum over padded rows and BroadCast along axis 1, on full and
+    # tail shapes (13 columns pad to 16).
+    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "row_sum_bcast")
+    assert r.status == "correct", [(d.code, d.line, d.message) for d in r.diagnostics]
+    assert r.correctness.trials >= 3
+
+
+def test_broadcast_along_axis_0_and_in_one_dimension(evaluator):
+    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "bias_bcast")   # x + b[None, :] + s
+    assert r.status == "correct", [(d.code, d.line, d.message) for d in r.diagnostics]
+
+
+def test_sum_with_a_bad_row_pitch_is_reported_at_the_call(evaluator, tmp_path):
+    import shutil
+
+    task = tmp_path / "row_sum_bcast"
+    shutil.copytree(Path(__file__).parent / "tasks" / "row_sum_bcast", task)
+    kernel = task / "row_sum_bcast.cpp"
+    kernel.write_text(kernel.read_text().replace("SumParams p{t.rows, t.pitch, t.cols}",
+                                                 "SumParams p{t.rows, t.cols, t.cols}"))   # 13 columns: unpadded
+    r = evaluator.evaluate(task)
+    bad = next(d for d in r.diagnostics if d.code == "ub-out-of-bounds")
+    assert "inner must be n rounded up" in bad.message
+    assert "AscendC::Sum(" in kernel.read_text().splitlines()[bad.line - 1]

@@ -29,3 +29,4 @@
 #include "kernel_sys.h"
 #include "kernel_vec_shift.h"
 #include "kernel_gm_scalar.h"
+#include "kernel_adv_simple.h"
