@@ -254,10 +254,31 @@ _DOCS = [
            "GetBlockNum() - 1: the usual base of its slice of GM.", ()),
     ApiDoc("GetBlockNum", ("__aicore__ inline int64_t GetBlockNum();",), "The number of blocks launched "
            "(block_dim).", ()),
+    ApiDoc("Sum", ("template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = "
+                   "false>\n__aicore__ inline void Sum(const LocalTensor<T>& dstTensor, const LocalTensor<T>& "
+                   "srcTensor,\n    [const LocalTensor<uint8_t>& sharedTmpBuffer,] const SumParams& sumParams);",),
+           "High-level row sums: dst[i] = the sum of the first n elements of row i, for `outter` rows.",
+           ("SumParams{outter, inner, n}: inner is n rounded up to 32 bytes (the row pitch in UB), in elements.",
+            "half and float.")),
+    ApiDoc("Broadcast", ("template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>\n"
+                         "__aicore__ inline void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src,\n"
+                         "    const uint32_t dstShape[dim], const uint32_t srcShape[dim]"
+                         "[, LocalTensor<uint8_t>& sharedTmpBuffer]);  // CANN 8: BroadCast",),
+           "numpy broadcasting in UB: dim 1 ([1] -> [n]) or dim 2 along axis 0 ([1, N] -> [M, N]) or axis 1 "
+           "([M, 1] -> [M, N]).",
+           ("The source must be 1 along `axis` and equal to the destination elsewhere.",)),
+    ApiDoc("SyncAll", ("template <bool isAIVOnly = true>\n__aicore__ inline void SyncAll();",
+                       "template <bool isAIVOnly = true>\n__aicore__ inline void SyncAll(const GlobalTensor<int32_t>& "
+                       "gmWorkspace,\n    const LocalTensor<int32_t>& ubWorkspace, const int32_t usedCores = 0);"),
+           "A barrier across every block of the launch: data one block wrote to GM before it is visible to all "
+           "after it.",
+           ("Every block must reach it the same number of times, or the launch hangs (reported as flag-deadlock).",
+            "The GM-workspace form needs its workspace zeroed by the host.")),
 ]
 
 DOCS: dict[str, ApiDoc] = {d.name: d for d in _DOCS}
 DOCS["Compares"] = DOCS["CompareScalar"]
+DOCS["BroadCast"] = DOCS["Broadcast"]
 
 
 def lookup(name: str) -> ApiDoc | None:

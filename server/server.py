@@ -41,6 +41,20 @@ class EditorSettings(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings)
 
 
+def _aliases(raw: dict) -> dict:
+    """The short spellings editors' docs use: `sage.llm.*` is `sage.agent.llm.*`, `sage.memory.path`
+    is `sage.memory.db`."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    if isinstance(out.get("llm"), dict):
+        agent = out.setdefault("agent", {})
+        if isinstance(agent, dict):
+            agent["llm"] = {**out.pop("llm"), **(agent.get("llm") or {})}
+    memory = out.get("memory")
+    if isinstance(memory, dict) and "path" in memory:
+        memory.setdefault("db", memory.pop("path"))
+    return out
+
+
 def _leaves(d: dict, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
     out = []
     for k, v in d.items():
@@ -94,7 +108,7 @@ class SageServer(LanguageServer):
         raw = raw.get("sage", raw)
         merged = self.defaults.model_dump()
         problems = []
-        for part, values in _snake(raw).items():
+        for part, values in _aliases(_snake(raw)).items():
             if part not in merged or not isinstance(values, dict):
                 problems.append(f"sage.{part}: unknown setting")
                 continue

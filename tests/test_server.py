@@ -152,3 +152,14 @@ def test_nested_settings_merge_leaf_by_leaf():
     llm = server.settings.agent.llm
     assert (llm.base_url, llm.model, llm.timeout_s) == ("http://127.0.0.1:8000/v1", "from-config", 30)
     assert server.settings.agent.turns == 7
+
+
+def test_short_spellings_of_llm_and_memory_settings():
+    from sage_npu.server.server import create_server
+
+    server = create_server()
+    server.apply_settings({"sage": {"llm": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "qwen"},
+                                    "memory": {"path": "/tmp/sage-mem"}}})
+    assert (server.settings.agent.llm.base_url, server.settings.agent.llm.model) == ("http://127.0.0.1:11434/v1",
+                                                                                      "qwen")
+    assert str(server.settings.memory.db) == "/tmp/sage-mem"
