@@ -158,7 +158,14 @@ def _ub_buffers(m: KernelModel) -> dict[object, dict[str, _Buffer]]:
         key = _scope_key(c.function)
         if c.name in ("Reset", "Destroy") and m.object_kind(c.receiver, c.function) == "pipe":
             reset.add(key)
-        if c.name != "InitBuffer" or len(c.args) not in (2, 3):
+        if c.name == "InitBufPool" and len(c.args) == 2 and m.object_kind(c.receiver, c.function) != "pool":
+            # A pool carves its length out of the UB once; the buffers inside it (pool.InitBuffer)
+            # share that space. The three-argument form shares another pool's space: nothing new.
+            pool = m.ref_name(c.args[0]) or "pool"
+            buf = _Buffer(pool, c, 1, m.const_value(c.args[1]))
+            scopes.setdefault(key, {})[pool] = buf
+            continue
+        if c.name != "InitBuffer" or len(c.args) not in (2, 3) or m.object_kind(c.receiver, c.function) == "pool":
             continue
         name = m.ref_name(c.args[0])
         d = m.decl_of(name, c.function) if name else None

@@ -270,7 +270,7 @@ class KernelModel:
         return globals_[-1] if len(globals_) == 1 else None
 
     def object_kind(self, name: str | None, fn: Function | None, at: int | None = None) -> str | None:
-        """"queue", "tbuf", "pipe", "local" (LocalTensor), "global" (GlobalTensor) or None."""
+        """"queue", "tbuf", "pipe", "pool" (TBufPool), "local" (LocalTensor), "global" (GlobalTensor) or None."""
         if name is None:
             return None
         d = self.decl_of(name, fn, at)
@@ -473,7 +473,7 @@ class _Snippet(KernelModel):
 def type_kind(type_text: str) -> str | None:
     base = type_text.split("<", 1)[0].split("::")[-1].strip()
     return {"LocalTensor": "local", "GlobalTensor": "global", "TQue": "queue", "TQueBind": "queue",
-            "TSCM": "queue", "TBuf": "tbuf", "TPipe": "pipe"}.get(base)
+            "TSCM": "queue", "TBuf": "tbuf", "TPipe": "pipe", "TBufPool": "pool"}.get(base)
 
 
 def queue_position(type_text: str) -> str | None:

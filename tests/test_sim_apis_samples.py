@@ -4,9 +4,10 @@ constructor, DivCeil/AlignUp/GetSystemCycle/GetRuntimeUBSize/GetSubBlockNum (ker
 TPipe::Destroy ordering a later TPipe's work, blocks storing identical values to the same
 GM bytes (a warning, not a race), the DMA atomics SetAtomicAdd/Max/Min + DisableDmaAtomic,
 the GM scalar accesses Read/WriteGmByPassDCache + DataSyncBarrier and the Ascend 950 scalar
-atomics (kernel_gm_scalar.h), and a framework task whose tiling struct comes from an op_host
-BEGIN_TILING_DATA_DEF header (kernel_tiling.h). The kernels are our own; numpy recomputes the
-results."""
+atomics (kernel_gm_scalar.h), a framework task whose tiling struct comes from an op_host
+BEGIN_TILING_DATA_DEF header (kernel_tiling.h), DataCopyPad's pad register (SetPadValue, isPad)
+and TBufPool (pools carved from the TPipe, nested and shared pools, Reset, EXTERN_IMPL_BUFPOOL).
+The kernels are our own; numpy recomputes the results."""
 
 from __future__ import annotations
 
@@ -463,3 +464,246 @@ def test_framework_task_takes_its_tiling_struct_from_the_op_host_header(tmp_path
     (task / "host.py").write_text(TILED_HOST)
     report = evaluate(task, settings)
     assert report.status == "correct", report.model_dump_json(indent=2)
+
+
+# ---------------------------------------------------------------- DataCopyPad's pad register
+
+PAD_KERNEL = """\
+extern "C" __global__ __aicore__ void probe(GM_ADDR xs, GM_ADDR out)
+{
+    AscendC::LocalTensor<int16_t> ub(AscendC::TPosition::VECIN, 0, 7 * 16);
+    AscendC::GlobalTensor<int16_t> x;
+    AscendC::GlobalTensor<int16_t> o;
+    x.SetGlobalBuffer((__gm__ int16_t*)xs, 20);
+    o.SetGlobalBuffer((__gm__ int16_t*)out, 7 * 16);
+    // two rows of 10 elements, each padded to 16 on the right with the SetPadValue value
+    AscendC::SetPadValue((int16_t)7);
+    AscendC::DataCopyPad(ub, x, {2, 20, 0, 0, 0}, AscendC::DataCopyPadExtParams<int16_t>{false, 0, 6, 0});
+    // isPad: 2 on the left, 4 on the right, all -3; the register keeps -3 afterwards
+    AscendC::DataCopyPad(ub[32], x, {1, 20, 0, 0, 0}, AscendC::DataCopyPadExtParams<int16_t>{true, 2, 4, -3});
+    AscendC::DataCopyPad(ub[48], x[10], {1, 20, 0, 0, 0}, AscendC::DataCopyPadExtParams<int16_t>{false, 0, 6, 9});
+    // no left/right padding: the alignment fill repeats the row's first element
+    AscendC::DataCopyPad(ub[64], x[5], {1, 20, 0, 0, 0}, AscendC::DataCopyPadExtParams<int16_t>{false, 0, 0, 0});
+    // SetPadValue again: the next padded copy takes the new value
+    AscendC::SetPadValue((int16_t)-100);
+    AscendC::DataCopyPad(ub[80], x, {2, 4, 0, 0, 0}, AscendC::DataCopyPadExtParams<int16_t>{false, 1, 2, 0});
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(o, ub, 7 * 16);
+}
+"""
+
+
+def test_set_pad_value_fills_data_copy_pad_padding(tmp_path, settings):
+    path = program(tmp_path / "pad", PAD_KERNEL, 20, 7 * 16 * 2)
+    x = np.arange(1, 21, dtype=np.int16) * 11
+    x.tofile(path.parent / "input" / "x.bin")
+    report = run(settings, path)
+    assert report.status == "ok", report.model_dump_json(indent=2)
+    assert not [d for d in diagnostics(report) if d.severity == "error" or d.code == "uninitialized-read"], \
+        diagnostics(report)
+    out = np.fromfile(path.parent / "output" / "out.bin", dtype=np.int16).reshape(7, 16)
+    np.testing.assert_array_equal(out[0], np.r_[x[:10], [7] * 6])
+    np.testing.assert_array_equal(out[1], np.r_[x[10:], [7] * 6])
+    np.testing.assert_array_equal(out[2], np.r_[[-3] * 2, x[:10], [-3] * 4])
+    np.testing.assert_array_equal(out[3], np.r_[x[10:], [-3] * 6])   # isPad=false: the register, not 9
+    np.testing.assert_array_equal(out[4], np.r_[x[5:15], [x[5]] * 6])
+    # 2 elements of data after 1 of left padding, right padding and the alignment fill: the new value
+    np.testing.assert_array_equal(out[5], np.r_[[-100], x[:2], [-100] * 13])
+    np.testing.assert_array_equal(out[6], np.r_[[-100], x[2:4], [-100] * 13])
+
+
+def test_padding_without_a_pad_value_is_undefined(tmp_path, settings):
+    kernel = """\
+extern "C" __global__ __aicore__ void probe(GM_ADDR xs, GM_ADDR out)
+{
+    AscendC::LocalTensor<int16_t> ub(AscendC::TPosition::VECIN, 0, 16);
+    AscendC::GlobalTensor<int16_t> x;
+    AscendC::GlobalTensor<int16_t> o;
+    x.SetGlobalBuffer((__gm__ int16_t*)xs, 10);
+    o.SetGlobalBuffer((__gm__ int16_t*)out, 16);
+    AscendC::DataCopyPad(ub, x, {1, 20, 0, 0, 0}, AscendC::DataCopyPadExtParams<int16_t>{false, 0, 6, 5});
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);
+    AscendC::DataCopy(o, ub, 16);
+}
+"""
+    path = program(tmp_path / "nopad", kernel, 10, 32)
+    np.arange(10, dtype=np.int16).tofile(path.parent / "input" / "x.bin")
+    report = run(settings, path)
+    found = [d for d in diagnostics(report) if d.code == "uninitialized-read"]
+    assert found and found[0].line == line_of(path, "DataCopy(o, ub, 16)"), diagnostics(report)
+
+
+# ---------------------------------------------------------------- TBufPool
+
+POOL_STAGE = """\
+template <class Pool>
+__aicore__ inline uintptr_t Stage(Pool& pool, AscendC::GlobalTensor<int16_t>& x, AscendC::GlobalTensor<int16_t> o,
+                                  int16_t k)
+{
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> qin;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> qout;
+    pool.InitBuffer(qin, 1, 256);
+    pool.InitBuffer(qout, 1, 256);
+    AscendC::LocalTensor<int16_t> a = qin.AllocTensor<int16_t>();
+    uintptr_t at = reinterpret_cast<uintptr_t>(a.GetPhyAddr());
+    AscendC::DataCopy(a, x, 128);
+    qin.EnQue(a);
+    a = qin.DeQue<int16_t>();
+    AscendC::LocalTensor<int16_t> b = qout.AllocTensor<int16_t>();
+    AscendC::Muls(b, a, k, 128);
+    qout.EnQue(b);
+    qin.FreeTensor(a);
+    b = qout.DeQue<int16_t>();
+    AscendC::DataCopy(o, b, 128);
+    qout.FreeTensor(b);
+    return at;
+}
+"""
+
+POOL_KERNEL = POOL_STAGE + """\
+extern "C" __global__ __aicore__ void probe(GM_ADDR xs, GM_ADDR out)
+{
+    AscendC::GlobalTensor<int16_t> x;
+    AscendC::GlobalTensor<int16_t> o;
+    x.SetGlobalBuffer((__gm__ int16_t*)xs, 128);
+    o.SetGlobalBuffer((__gm__ int16_t*)out, 3 * 128);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> before;
+    pipe.InitBuffer(before, 64);
+    AscendC::TBufPool<AscendC::TPosition::VECCALC> whole, first, second;
+    pipe.InitBufPool(whole, 2048);
+    whole.InitBufPool(first, 512);
+    whole.InitBufPool(second, 512, first);     // shares first's memory
+    uintptr_t a1 = Stage(first, x, o, 2);
+    first.Reset();
+    uintptr_t a2 = Stage(second, x, o[128], 3);  // the same UB bytes, after the Reset
+    second.Reset();
+    uintptr_t a3 = Stage(whole, x, o[256], 5);  // the rest of the outer pool
+    whole.Reset();
+    uintptr_t base = reinterpret_cast<uintptr_t>(before.Get<int16_t>().GetPhyAddr());
+    AscendC::printf("addr %d %d %d\\n", int(a1 - base), int(a2 - base), int(a3 - base));
+}
+"""
+
+
+def test_tbufpool_carves_shares_and_reuses_after_reset(tmp_path, settings):
+    path = program(tmp_path / "pool", POOL_KERNEL, 128, 3 * 128 * 2)
+    x = np.arange(-64, 64, dtype=np.int16)
+    x.tofile(path.parent / "input" / "x.bin")
+    report = run(settings, path)
+    assert report.status == "ok", report.model_dump_json(indent=2)
+    assert not [d for d in diagnostics(report) if d.severity == "error" or d.code == "missing-sync"], \
+        diagnostics(report)
+    out = np.fromfile(path.parent / "output" / "out.bin", dtype=np.int16).reshape(3, 128)
+    np.testing.assert_array_equal(out, np.stack([x * 2, x * 3, x * 5]))
+    # TBuf at 0 (64 bytes), the outer pool from 64: the nested pool first, then its sharer at the
+    # same bytes, then the outer pool's own buffers after the 512 bytes the nested pool took
+    assert "addr 64 64 576" in report.stdout, report.stdout
+
+
+POOL_OVERFLOW = """\
+extern "C" __global__ __aicore__ void probe(GM_ADDR xs, GM_ADDR out)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBufPool<AscendC::TPosition::VECCALC> pool;
+    AscendC::TQue<AscendC::TPosition::VECIN, 2> qin;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;
+    pipe.InitBufPool(pool, 1000);
+    pool.InitBuffer(qin, 2, 256);
+    pool.InitBuffer(tmp, 512 + 32);
+}
+"""
+
+
+def test_tbufpool_buffers_past_the_pool_are_an_overflow_at_their_line(tmp_path, settings):
+    path = program(tmp_path / "over", POOL_OVERFLOW, 0, 32)
+    report = run(settings, path)
+    found = [d for d in diagnostics(report) if d.code == "ub-overflow"]
+    assert found and found[0].line == line_of(path, "pool.InitBuffer(tmp"), diagnostics(report)
+    assert found[0].severity == "error" and report.launches[0].status != "ok"
+    # 1000 bytes round up to 1024; 2 x 256 taken at the earlier line; 544 more end 32 bytes past it
+    msg = found[0].message
+    assert "1024 bytes" in msg and f"2 x 256 at line {line_of(path, 'pool.InitBuffer(qin')}" in msg, msg
+    assert "32 bytes" in msg, msg
+
+
+@pytest.mark.parametrize("after,code", [
+    ("qin.AllocTensor<int16_t>();", "use-after-free"),    # a queue of the reset pool
+    ("pool.InitBuffer(other, 1, 64);", "ub-overflow"),    # the 910B's Reset empties the pool
+])
+def test_tbufpool_reset_takes_its_buffers_back(tmp_path, settings, after, code):
+    kernel = """\
+extern "C" __global__ __aicore__ void probe(GM_ADDR xs, GM_ADDR out)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBufPool<AscendC::TPosition::VECCALC> pool;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> qin, other;
+    pipe.InitBufPool(pool, 1024);
+    pool.InitBuffer(qin, 1, 256);
+    pool.Reset();
+    AFTER
+}
+""".replace("AFTER", after)
+    path = program(tmp_path / "reset", kernel, 0, 32)
+    report = run(settings, path)
+    found = [d for d in diagnostics(report) if d.code == code]
+    assert found and found[0].line == line_of(path, after), diagnostics(report)
+    assert f"line {line_of(path, 'pool.Reset()')}" in found[0].message, found[0].message
+
+
+CUSTOM_POOL = """\
+// Our own pool: each queue buffer gets a 64-byte gap after it.
+class GappedPool {
+public:
+    __aicore__ inline GappedPool() { Init(); }
+    template <class Q>
+    __aicore__ inline bool InitBuffer(Q& que, uint8_t num, uint32_t len)
+    {
+        auto handle = this->GetBufHandle(this->GetCurBufSize());
+        uint32_t at = this->GetCurAddr();
+        que.InitStartBufHandle(handle, num, len);
+        for (uint32_t i = 0; i < num; i++) {
+            que.InitBufHandle(this, i, handle, at + i * (len + 64), len);
+        }
+        this->SetCurAddr(at + num * (len + 64));
+        this->SetCurBufSize(this->GetCurBufSize() + num);
+        return true;
+    }
+    EXTERN_IMPL_BUFPOOL(GappedPool, AscendC::TPosition::VECCALC, 4);
+};
+
+""" + POOL_STAGE + """\
+extern "C" __global__ __aicore__ void probe(GM_ADDR xs, GM_ADDR out)
+{
+    AscendC::GlobalTensor<int16_t> x;
+    AscendC::GlobalTensor<int16_t> o;
+    x.SetGlobalBuffer((__gm__ int16_t*)xs, 128);
+    o.SetGlobalBuffer((__gm__ int16_t*)out, 128);
+    AscendC::TPipe pipe;
+    GappedPool pool;
+    pipe.InitBufPool(pool, POOL_BYTES);
+    Stage(pool, x, o, 7);
+    pool.Reset();
+}
+"""
+
+
+def test_custom_pool_places_buffers_inside_its_memory(tmp_path, settings):
+    path = program(tmp_path / "custom", CUSTOM_POOL.replace("POOL_BYTES", "2 * (256 + 64)"), 128, 256)
+    x = np.arange(128, dtype=np.int16)
+    x.tofile(path.parent / "input" / "x.bin")
+    report = run(settings, path)
+    assert report.status == "ok", report.model_dump_json(indent=2)
+    np.testing.assert_array_equal(np.fromfile(path.parent / "output" / "out.bin", dtype=np.int16), x * 7)
+
+
+def test_custom_pool_placing_past_its_memory_is_an_overflow(tmp_path, settings):
+    path = program(tmp_path / "custom_over", CUSTOM_POOL.replace("POOL_BYTES", "512"), 128, 256)
+    np.arange(128, dtype=np.int16).tofile(path.parent / "input" / "x.bin")
+    report = run(settings, path)
+    found = [d for d in diagnostics(report) if d.code == "ub-overflow"]
+    # the second queue's buffer starts at 320 and ends at 576, past the 512-byte pool
+    assert found and found[0].line == line_of(path, "que.InitBufHandle(this"), diagnostics(report)
+    assert "64 bytes past its end" in found[0].message, found[0].message

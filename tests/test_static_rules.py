@@ -329,3 +329,26 @@ def test_half_typed_kernels_trip_no_rule(caplog):
                 check_source(src[:cut], B910)
                 check_source(src[:cut] + src[cut + 40:], P310)  # a hole in the middle
     assert not caplog.records, caplog.records[0].getMessage()
+
+
+POOLS = """\
+#include "kernel_operator.h"
+
+extern "C" __global__ __aicore__ void pools(GM_ADDR x)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBufPool<AscendC::TPosition::VECCALC> pool;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> q1, q2, q3;
+    pipe.InitBufPool(pool, 96 * 1024);
+    pool.InitBuffer(q1, 1, 64 * 1024);   // inside the pool: the pool's 96 KB hold them, reused after Reset
+    pool.InitBuffer(q2, 1, 64 * 1024);
+    pool.InitBuffer(q3, 1, 64 * 1024);
+}
+"""
+
+
+def test_buffers_inside_a_tbufpool_count_once_as_the_pool():
+    assert not [f for f in check_source(POOLS, B910) if f.code == "ub-overflow"]
+    big = edit(POOLS, ("pipe.InitBufPool(pool, 96 * 1024);", "pipe.InitBufPool(pool, 200 * 1024);"))
+    f = only(check_source(big, B910), "ub-overflow")
+    assert f.line == line_of(big, "InitBufPool") or "pool" in f.message

@@ -172,27 +172,67 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
                            uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc);
 }
 
+// DataCopyPad's pad register, as the device keeps it: SetPadValue writes it, and so does every
+// DataCopyPad with isPad (CANN calls set_mov_pad_val(paddingValue) only when isPad is true).
+// The copy itself always takes its left/right padding from the register, so isPad = false
+// pads with the last SetPadValue (or the last isPad copy's value); the register holds the
+// value's bits and a copy reads the low sizeof(T) bytes.
+namespace detail {
+template <typename T>
+inline void set_pad_register(T value) {
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    sage::sim::blk().pad_bits = bits;
+    sage::sim::blk().pad_set = true;
+}
+template <typename T>
+inline T pad_register() {
+    T v;
+    uint64_t bits = sage::sim::blk().pad_bits;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+}
+}  // namespace detail
+
+template <typename T, TPosition pos = TPosition::MAX>
+__aicore__ inline void SetPadValue(T paddingValue, SAGE_LOC) {
+    static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::MAX,
+                  "SetPadValue: the pad value applies to GM->VECIN/VECOUT copies; pos must be VECIN, VECOUT or "
+                  "MAX (the default)");
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "[dtype-unsupported] SetPadValue takes a 1, 2 or 4-byte type, the element type of the "
+                  "DataCopyPad it prepares");
+    sage::sim::touch(loc);
+    detail::set_pad_register(paddingValue);
+}
+
 // DataCopyPad GM -> UB: blockCount bursts of blockLen bytes; each burst lands at a 32-byte
 // boundary in UB, after leftPadding elements and before rightPadding ones, and the unit writes
-// whole 32-byte blocks: with isPad the padding holds paddingValue; without it and without
-// left/right padding the alignment fill repeats the burst's first element (the DataCopyPad doc,
-// as summarised in research/ascendc-api.md 6.2), so a vector op over the whole last block reads
-// written data; left/right padding without isPad is undefined, left unwritten here.
+// whole 32-byte blocks. With left/right padding, the padding and the alignment fill after it
+// hold the pad register's value (paddingValue with isPad, else the last SetPadValue); a kernel
+// that never set the register gets undefined padding, left unwritten here so a read of it is
+// reported. Without left/right padding, isPad fills the alignment with paddingValue and
+// otherwise the fill repeats the burst's first element (the DataCopyPad doc, as summarised in
+// research/ascendc-api.md 6.2), so a vector op over the whole last block reads written data.
 template <typename T>
 __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                                    const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad, SAGE_LOC) {
     sage::sim::touch(loc);
+    if (pad.isPad) detail::set_pad_register(pad.paddingValue);
     uint64_t data_at = pad.leftPadding * sizeof(T);
     uint64_t ub_burst = (uint64_t(p.blockLen) + data_at + pad.rightPadding * sizeof(T) + 31) / 32 * 32;
     uint64_t ub_step = ub_burst + uint64_t(p.dstStride) * 32;
     uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + ub_burst : 0;
     dst.check("DataCopyPad", ub_span / sizeof(T), loc);
-    bool fill_first = !pad.isPad && !pad.leftPadding && !pad.rightPadding && p.blockLen >= sizeof(T);
+    bool padded = pad.leftPadding || pad.rightPadding;
+    bool fill_pad = pad.isPad || (padded && sage::sim::blk().pad_set);
+    bool fill_first = !fill_pad && !padded && p.blockLen >= sizeof(T);
+    const T pad_value = detail::pad_register<T>();
     for (uint16_t i = 0; i < p.blockCount; ++i) {
         uint32_t at = uint32_t(i * ub_step);
         T* row = reinterpret_cast<T*>(sage::sim::blk().ub + dst.addr_ + at);
-        if (pad.isPad) {
-            for (uint64_t k = 0; k < ub_burst / sizeof(T); ++k) row[k] = pad.paddingValue;
+        if (fill_pad) {
+            for (uint64_t k = 0; k < ub_burst / sizeof(T); ++k) row[k] = pad_value;
             sage::sim::ub_mark({dst.addr_ + at, uint32_t(ub_burst)});
         }
         detail::gm_to_ub(dst, src, i * (uint64_t(p.blockLen) + p.srcStride), p.blockLen,

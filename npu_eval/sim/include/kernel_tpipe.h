@@ -3,7 +3,10 @@
 // queue, AllocTensor with every buffer taken) stop the block here, at the user's line.
 #pragma once
 
+#include <algorithm>
 #include <deque>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernel_tensor.h"
@@ -46,6 +49,192 @@ inline std::string holders(const std::vector<sage::sim::Slot*>& slots, sage::sim
 
 class TPipe;
 
+// A buffer handle of a custom TBufPool (CANN: a TBufType*, passed around as uint8_t*).
+using TBufHandle = uint8_t*;
+
+namespace detail {
+// A TBufPool's share of the Unified Buffer, [start, start + len), handed out from cur upward.
+struct PoolState {
+    uint32_t start = 0, len = 0, cur = 0;
+    uint8_t bufs = 0;        // buffer handles in use (a custom pool's GetCurBufSize)
+    bool live = false;       // InitBufPool gave it memory, and no Reset took it back since
+    sage::sim::SrcLoc init{"", 0};   // that InitBufPool
+    sage::sim::SrcLoc reset{"", 0};  // the last Reset
+    uint8_t* handles = nullptr;      // the pool's buffer handles (a custom pool's GetBufHandle)
+    uint32_t handle_count = 0;
+    struct Part {
+        sage::sim::SrcLoc loc;
+        int num;
+        uint32_t bytes;
+    };
+    std::vector<Part> parts;                // what InitBuffer/InitBufPool took from it, for messages
+    std::vector<sage::sim::Slot*> slots;    // its buffers: a Reset takes them back
+};
+// Pools reach each other's state (a pool shares or carves another) through this one friend.
+struct PoolAccess {
+    template <class P>
+    static PoolState& of(P& pool) {
+        return pool.tBufPoolImpl;
+    }
+};
+
+inline uint32_t round32(uint32_t len) { return uint32_t((uint64_t(len) + 31u) / 32u * 32u); }
+
+inline sage::sim::Slot* carve_at(uint32_t addr, uint32_t bytes, int owner, const char* kind, int index, int count,
+                                 sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    auto& b = blk();
+    b.slots.push_back(Slot{addr, bytes, 0, SlotState::Free, owner, kind, loc, index, count});
+    ub_clear({addr, bytes});
+    return &b.slots.back();
+}
+
+// "the TBufPool from InitBufPool at line 30 (65536 bytes from UB byte 0)"
+inline std::string pool_origin(const PoolState& p, sage::sim::SrcLoc from) {
+    return sage::sim::format("the TBufPool from InitBufPool at %s (%u bytes from UB byte %u)",
+                             sage::sim::line_ref(p.init, from).c_str(), p.len, p.start);
+}
+
+// A pool must hold memory before anything is placed in it. On the 910B, Reset gives the
+// memory back (CANN zeroes the pool's start and length), so a buffer placed afterwards would
+// land at UB byte 0, over the TPipe's first buffers.
+inline void pool_require_live(const PoolState& p, const char* api, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (p.live) return;
+    if (p.reset.line) {
+        fail("ub-overflow", loc,
+             "%s on a TBufPool that Reset at %s emptied, in block %d: Reset gives the pool's memory back (its "
+             "start and length become 0), so the device would place this buffer at UB byte 0, over other "
+             "buffers. Give the pool memory again with InitBufPool first, or use a pool that shares its "
+             "memory (InitBufPool(newPool, len, oldPool) before the Reset)",
+             api, line_ref(p.reset, loc).c_str(), blk().idx);
+    }
+    fail("ub-overflow", loc,
+         "%s on a TBufPool that has no memory, in block %d: give it memory with pipe.InitBufPool(pool, bytes) "
+         "(or parentPool.InitBufPool(pool, bytes)) before its first InitBuffer",
+         api, blk().idx);
+}
+
+// Takes num x bytes from the pool at its cur address; an InitBuffer that does not fit the pool
+// stops here, at its line.
+inline uint32_t pool_take(PoolState& p, const char* api, int num, uint32_t bytes, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    pool_require_live(p, api, loc);
+    uint64_t need = uint64_t(num) * bytes;
+    uint64_t end = uint64_t(p.start) + p.len;
+    if (p.cur + need > end) {
+        std::string earlier;
+        for (size_t i = 0; i < p.parts.size(); ++i) {
+            if (i == 4) {
+                earlier += ", ...";
+                break;
+            }
+            earlier += format("%s%d x %u at %s", i ? ", " : "", p.parts[i].num, p.parts[i].bytes,
+                              line_ref(p.parts[i].loc, loc).c_str());
+        }
+        fail("ub-overflow", loc,
+             "%s of %d x %u bytes needs %llu bytes of %s, but earlier calls already hold %u of it (%s): %llu in "
+             "all, past the pool's end by %llu bytes, in block %d. Give the pool more memory in its InitBufPool, "
+             "or shrink the buffers",
+             api, num, bytes, (unsigned long long)need, pool_origin(p, loc).c_str(), p.cur - p.start,
+             earlier.empty() ? "none" : earlier.c_str(), (unsigned long long)(p.cur - p.start + need),
+             (unsigned long long)(p.cur + need - end), blk().idx);
+    }
+    uint32_t at = p.cur;
+    p.cur += uint32_t(need);
+    p.parts.push_back({loc, num, bytes});
+    return at;
+}
+
+inline void pool_assign(PoolState& p, uint32_t start, uint32_t len, sage::sim::SrcLoc loc) {
+    p.start = p.cur = start;
+    p.len = len;
+    p.bufs = 0;
+    p.live = true;
+    p.init = loc;
+    p.parts.clear();
+    p.slots.clear();
+}
+
+// Shares `share`'s memory: CANN gives the new pool the other's start and length.
+inline void pool_share(PoolState& p, const PoolState& share, uint32_t len, const char* api, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    pool_require_live(share, api, loc);
+    uint32_t bytes = round32(len);
+    if (bytes > share.len) {
+        fail("ub-overflow", loc,
+             "%s of %u bytes sharing %s, which holds %u bytes, in block %d: a pool sharing another's memory must "
+             "not be longer than it. Ask for at most %u bytes, or enlarge the shared pool",
+             api, bytes, pool_origin(share, loc).c_str(), share.len, blk().idx, share.len);
+    }
+    pool_assign(p, share.start, share.len, loc);
+}
+
+// Reset: the pool's buffers go back (a tensor or queue from them used later is reported), and
+// on the 910B the pool itself is emptied. CANN waits for each buffer's pending free event here;
+// the trace records a full barrier so the missing-sync check sees the next pool's writes ordered
+// after this pool's last reads of the same memory.
+inline void pool_reset(PoolState& p, const char* api, sage::sim::SrcLoc loc, bool traced) {
+    using namespace sage::sim;
+    if (traced) trace_event(TraceKind::Barrier, Pipe::ALL, api, loc, int32_t(PIPE_ALL), 0);
+    for (Slot* s : p.slots) {
+        s->state = SlotState::Free;
+        ++s->gen;
+        s->freed = loc;
+        s->pool_reset = true;
+    }
+    p.slots.clear();
+    p.parts.clear();
+    p.bufs = 0;
+    p.reset = loc;
+#if defined(__NPU_ARCH__) && (__NPU_ARCH__ == 3510)
+    p.cur = p.start;  // the 950's Reset keeps the pool's memory and rewinds it
+#else
+    p.start = p.cur = p.len = 0;
+    p.live = false;
+#endif
+}
+
+// A custom pool's InitBufHandle: the buffer at `addr` must lie inside the pool, and its handle
+// inside the pool's BUFID_SIZE handles.
+inline sage::sim::Slot* pool_place(PoolState& p, const char* api, uint32_t index, TBufHandle handle, uint32_t addr,
+                                   uint32_t len, int owner, const char* kind, int count, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    pool_require_live(p, api, loc);
+    if (p.handles && handle) {
+        int64_t at = int64_t(handle - p.handles) + int64_t(index);
+        if (at < 0 || at >= int64_t(p.handle_count)) {
+            fail("ub-overflow", loc,
+                 "%s for buffer handle %lld of a custom TBufPool declared with %u handles (EXTERN_IMPL_BUFPOOL's "
+                 "BUFID_SIZE), in block %d: on the device a handle past the end overwrites the pool's other "
+                 "members. Declare the pool with more handles, or give it fewer buffers",
+                 api, (long long)at, p.handle_count, blk().idx);
+        }
+    }
+    uint64_t end = uint64_t(p.start) + p.len;
+    if (addr < p.start || addr + uint64_t(len) > end) {
+        uint64_t past = addr + uint64_t(len) > end ? addr + uint64_t(len) - end : 0;
+        fail("ub-overflow", loc,
+             "%s places buffer %u (%u bytes) at UB bytes [%u, %llu), outside %s, in block %d%s. The pool's "
+             "InitBuffer hands out more than InitBufPool gave it: give the pool more memory, or shrink the buffers",
+             api, index, len, addr, (unsigned long long)(addr + uint64_t(len)), pool_origin(p, loc).c_str(),
+             blk().idx, past ? format(" (%llu bytes past its end)", (unsigned long long)past).c_str() : "");
+    }
+    Slot* s = carve_at(addr, len, owner, kind, int(index), count, loc);
+    p.slots.push_back(s);
+    return s;
+}
+
+[[noreturn]] inline void pool_reset_use(const char* api, const sage::sim::Slot& s, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    fail("use-after-free", loc,
+         "%s on %s after TBufPool::Reset at %s took the buffer back, in block %d: the pool's memory may hold "
+         "another pool's buffers now. Finish with a pool's tensors before its Reset, and InitBuffer the "
+         "queue or TBuf again (in a live pool) before using it after",
+         api, slot_origin(s, loc).c_str(), line_ref(s.freed, loc).c_str(), blk().idx);
+}
+}  // namespace detail
+
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind {
 public:
@@ -61,6 +250,7 @@ public:
                  "pipe.InitBuffer(queue, num, bytes) before the first AllocTensor",
                  detail::queue_kind(src), blk().idx);
         }
+        if (slots_[0]->pool_reset) detail::pool_reset_use("AllocTensor", *slots_[0], loc);
         // The device hands out a queue's buffers in a ring, so with BUFFER_NUM 2 consecutive
         // tiles land in different buffers (that is what lets the pipes overlap).
         for (size_t k = 0; k < slots_.size(); ++k) {
@@ -123,6 +313,7 @@ public:
                  hint.c_str());
         }
         Slot* s = fifo_.front();
+        if (s->pool_reset) detail::pool_reset_use("DeQue", *s, loc);
         fifo_.pop_front();
         s->state = SlotState::Allocated;
         s->held = loc;
@@ -164,14 +355,33 @@ public:
         return false;
     }
     __aicore__ inline void FreeAllEvent() {}
-    template <typename... Args>
-    __aicore__ inline void InitBufHandle(Args...) {}
+
+    // A custom TBufPool (EXTERN_IMPL_BUFPOOL) places the queue's buffers itself: first the
+    // handle and count, then each buffer's UB address, which must lie inside that pool.
+    __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len, SAGE_LOC) {
+        sage::sim::touch(loc);
+        (void)startBufhandle;
+        (void)len;
+        slots_.clear();
+        fifo_.clear();
+        next_alloc_ = 0;
+        start_num_ = num;
+    }
+    template <typename P>
+    __aicore__ inline void InitBufHandle(P* bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr,
+                                         uint32_t len, SAGE_LOC) {
+        sage::sim::touch(loc);
+        sage::sim::Slot* s = detail::pool_place(detail::PoolAccess::of(*bufPool), "InitBufHandle", index, bufhandle,
+                                                curPoolAddr, len, id_, detail::queue_kind(src), start_num_, loc);
+        slots_.push_back(s);
+    }
 
     // ---- emulator internals ----
     std::vector<sage::sim::Slot*> slots_;
     std::deque<sage::sim::Slot*> fifo_;
     int id_;
     size_t next_alloc_ = 0;
+    int start_num_ = 1;
 
 private:
     template <typename T>
@@ -205,6 +415,7 @@ private:
                  slots_.empty() ? detail::queue_kind(src) : slot_origin(*slots_[0], loc).c_str(),
                  slot_origin(*t.slot_, loc).c_str(), blk().idx);
         }
+        if (t.slot_->pool_reset) detail::pool_reset_use(api, *t.slot_, loc);
         if (t.slot_->gen != t.gen_ || t.slot_->state == SlotState::Free) {
             fail("use-after-free", loc,
                  "%s of a tensor whose buffer FreeTensor at %s already gave back to %s, in block %d: free each "
@@ -235,6 +446,7 @@ public:
             fail("ub-out-of-bounds", loc,
                  "TBuf::Get before pipe.InitBuffer(buf, bytes) gave the buffer memory, in block %d", blk().idx);
         }
+        if (slot_->pool_reset) detail::pool_reset_use("TBuf::Get", *slot_, loc);
         if (uint64_t(len) * sizeof(T) > slot_->bytes) {
             fail("ub-out-of-bounds", loc,
                  "TBuf::Get(%u) asks for %u elements of %u bytes = %llu bytes, but %s holds %u bytes (%u such "
@@ -260,8 +472,119 @@ public:
         return t;
     }
 
+    // A custom TBufPool places the buffer itself (num is 1 for a TBuf).
+    __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len, SAGE_LOC) {
+        sage::sim::touch(loc);
+        (void)startBufhandle;
+        (void)num;
+        (void)len;
+        slot_ = nullptr;
+    }
+    template <typename P>
+    __aicore__ inline void InitBufHandle(P* bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr,
+                                         uint32_t len, SAGE_LOC) {
+        sage::sim::touch(loc);
+        slot_ = detail::pool_place(detail::PoolAccess::of(*bufPool), "InitBufHandle", index, bufhandle, curPoolAddr,
+                                   len, id_, "TBuf", 1, loc);
+        slot_->state = sage::sim::SlotState::Scratch;
+    }
+
     sage::sim::Slot* slot_ = nullptr;
     int id_;
+};
+
+// The buffer handles of a pool; a custom pool (EXTERN_IMPL_BUFPOOL) hands them out itself.
+template <uint32_t bufIDSize>
+struct TBufPoolImpl : detail::PoolState {
+    TBufPoolImpl() {
+        handles = buf_;
+        handle_count = bufIDSize;
+    }
+    TBufPoolImpl(const TBufPoolImpl&) = delete;
+    TBufPoolImpl& operator=(const TBufPoolImpl&) = delete;
+    uint8_t buf_[bufIDSize ? bufIDSize : 1] = {};
+};
+
+namespace detail {
+template <TPosition pos>
+constexpr bool ub_position() {
+    return pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC;
+}
+template <class P>
+constexpr void check_pool_type() {
+    static_assert(P::isTbufPool, "InitBufPool takes a TBufPool (or a class using EXTERN_IMPL_BUFPOOL)");
+    static_assert(ub_position<P::poolPos>(),
+                  "TBufPool: the emulator models Unified Buffer pools (VECIN/VECOUT/VECCALC) only; L1 pools "
+                  "(A1/B1/C1) belong to the cube unit, which is not emulated");
+}
+}  // namespace detail
+
+// A part of the Unified Buffer that TPipe::InitBufPool (or a parent pool) gives, carved into
+// queues and TBufs by InitBuffer and into nested pools by InitBufPool; a second pool may share
+// its memory, for stages that run one after the other (Reset the first before using the second).
+template <TPosition pos, uint32_t bufIDSize = 4>
+class TBufPool {
+public:
+    static constexpr TPosition poolPos = pos;
+    static constexpr bool isTbufPool = true;
+
+    __aicore__ inline TBufPool() { detail::check_pool_type<TBufPool>(); }
+
+    template <TPosition src, TPosition dst, int32_t depth, auto mask>
+    __aicore__ inline bool InitBuffer(TQueBind<src, dst, depth, mask>& que, uint8_t num, uint32_t len, SAGE_LOC) {
+        sage::sim::touch(loc);
+        uint32_t bytes = detail::round32(len);
+        uint32_t at = detail::pool_take(tBufPoolImpl, "TBufPool::InitBuffer", num, bytes, loc);
+        que.slots_.clear();
+        que.fifo_.clear();
+        que.next_alloc_ = 0;
+        for (uint8_t i = 0; i < num; ++i) {
+            sage::sim::Slot* s = detail::carve_at(at + i * bytes, bytes, que.id_, detail::queue_kind(src), i, num, loc);
+            tBufPoolImpl.slots.push_back(s);
+            que.slots_.push_back(s);
+        }
+        return true;
+    }
+    template <TPosition bufPos>
+    __aicore__ inline bool InitBuffer(TBuf<bufPos>& buf, uint32_t len, SAGE_LOC) {
+        sage::sim::touch(loc);
+        uint32_t bytes = detail::round32(len);
+        uint32_t at = detail::pool_take(tBufPoolImpl, "TBufPool::InitBuffer", 1, bytes, loc);
+        buf.slot_ = detail::carve_at(at, bytes, buf.id_, "TBuf", 0, 1, loc);
+        buf.slot_->state = sage::sim::SlotState::Scratch;
+        tBufPoolImpl.slots.push_back(buf.slot_);
+        return true;
+    }
+    // A nested pool carved from this one.
+    template <class T>
+    __aicore__ inline bool InitBufPool(T& bufPool, uint32_t len, SAGE_LOC) {
+        detail::check_pool_type<T>();
+        sage::sim::touch(loc);
+        uint32_t bytes = detail::round32(len);
+        uint32_t at = detail::pool_take(tBufPoolImpl, "TBufPool::InitBufPool", 1, bytes, loc);
+        detail::pool_assign(detail::PoolAccess::of(bufPool), at, bytes, loc);
+        return true;
+    }
+    // A pool sharing shareBuf's memory (its start and length).
+    template <class T, class U>
+    __aicore__ inline bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf, SAGE_LOC) {
+        detail::check_pool_type<T>();
+        detail::check_pool_type<U>();
+        sage::sim::touch(loc);
+        detail::pool_share(detail::PoolAccess::of(bufPool), detail::PoolAccess::of(shareBuf), len,
+                           "TBufPool::InitBufPool", loc);
+        return true;
+    }
+    __aicore__ inline void Reset(SAGE_LOC) {
+        sage::sim::touch(loc);
+        detail::pool_reset(tBufPoolImpl, "TBufPool::Reset", loc, true);
+    }
+
+protected:
+    TBufPoolImpl<bufIDSize> tBufPoolImpl;
+
+private:
+    friend struct detail::PoolAccess;
 };
 
 class TPipe {
@@ -280,7 +603,11 @@ public:
     template <TPosition src, TPosition dst, int32_t depth, auto mask>
     __aicore__ inline bool InitBuffer(TQueBind<src, dst, depth, mask>& que, uint8_t num, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);
-        reserve(num, len, loc);
+        reserve(num, len, loc, "InitBuffer");
+        // A queue given memory again (after Reset) holds only the new buffers, as on the device.
+        que.slots_.clear();
+        que.fifo_.clear();
+        que.next_alloc_ = 0;
         for (uint8_t i = 0; i < num; ++i)
             que.slots_.push_back(carve(len, que.id_, detail::queue_kind(src), i, num, loc));
         return true;
@@ -288,11 +615,37 @@ public:
     template <TPosition pos>
     __aicore__ inline bool InitBuffer(TBuf<pos>& buf, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);
-        reserve(1, len, loc);
+        reserve(1, len, loc, "InitBuffer");
         buf.slot_ = carve(len, buf.id_, "TBuf", 0, 1, loc);
         buf.slot_->state = sage::sim::SlotState::Scratch;
         return true;
     }
+    // A TBufPool: `len` bytes of the Unified Buffer (rounded up to 32-byte blocks), taken like an
+    // InitBuffer; the pool's own InitBuffer calls then carve it.
+    template <class T>
+    __aicore__ inline bool InitBufPool(T& bufPool, uint32_t len, SAGE_LOC) {
+        using namespace sage::sim;
+        detail::check_pool_type<T>();
+        touch(loc);
+        uint32_t bytes = detail::round32(len);
+        reserve(1, bytes, loc, "InitBufPool");
+        auto& b = blk();
+        detail::pool_assign(detail::PoolAccess::of(bufPool), b.ub_used, bytes, loc);
+        pools_.push_back({b.ub_used, bytes, loc});
+        b.ub_used += bytes;
+        return true;
+    }
+    // A pool sharing shareBuf's memory: CANN gives it shareBuf's start and length.
+    template <class T, class U>
+    __aicore__ inline bool InitBufPool(T& bufPool, uint32_t len, U& shareBuf, SAGE_LOC) {
+        detail::check_pool_type<T>();
+        detail::check_pool_type<U>();
+        sage::sim::touch(loc);
+        detail::pool_share(detail::PoolAccess::of(bufPool), detail::PoolAccess::of(shareBuf), len,
+                           "TPipe::InitBufPool", loc);
+        return true;
+    }
+
     // CANN's Reset drains MTE2 and MTE3 (and hands the buffers from V to MTE3) before the pool
     // is reused; Destroy ends with pipe_barrier(PIPE_ALL). The trace records them so the
     // missing-sync check sees the ordering a later TPipe relies on.
@@ -302,12 +655,14 @@ public:
         trace_event(TraceKind::Barrier, Pipe::MTE2, "TPipe::Reset", loc, int32_t(PIPE_MTE2), 0);
         trace_event(TraceKind::Barrier, Pipe::MTE3, "TPipe::Reset", loc, int32_t(PIPE_MTE3), 0);
         blk().ub_used = 0;
+        pools_.clear();
     }
     __aicore__ inline void Destroy(SAGE_LOC) {
         using namespace sage::sim;
         touch(loc);
         trace_event(TraceKind::Barrier, Pipe::ALL, "TPipe::Destroy", loc, int32_t(PIPE_ALL), 0);
         blk().ub_used = 0;
+        pools_.clear();
         destroyed_ = true;
     }
     __aicore__ inline void Init() {}
@@ -327,11 +682,16 @@ public:
 
 private:
     bool destroyed_ = false;
+    struct PoolNote {
+        uint32_t addr, bytes;
+        sage::sim::SrcLoc init;
+    };
+    std::vector<PoolNote> pools_;  // InitBufPool reservations, for an overflow message
     static uint64_t rounded(uint32_t len) { return (uint64_t(len) + 31u) / 32u * 32u; }
 
     // The whole InitBuffer call must fit: `num` buffers of `len` bytes, each rounded up to a
-    // 32-byte block, on top of what earlier InitBuffer calls took.
-    void reserve(int num, uint32_t len, sage::sim::SrcLoc loc) {
+    // 32-byte block, on top of what earlier InitBuffer and InitBufPool calls took.
+    void reserve(int num, uint32_t len, sage::sim::SrcLoc loc, const char* api) {
         using namespace sage::sim;
         auto& b = blk();
         uint64_t need = uint64_t(num) * rounded(len);
@@ -339,29 +699,44 @@ private:
         if (uint64_t(b.ub_used) + need <= safe) return;
         if (uint64_t(b.ub_used) + need <= rt().ub_bytes) {
             report("ub-overflow", Severity::Warning, loc,
-                   "InitBuffer brings the Unified Buffer to %llu bytes, into the top %zu KB of the %zu KB on %s, "
+                   "%s brings the Unified Buffer to %llu bytes, into the top %zu KB of the %zu KB on %s, "
                    "which some CANN versions reserve (data placed there was seen corrupted). Staying under %llu "
                    "bytes is safe",
-                   (unsigned long long)(b.ub_used + need), rt().ub_reserved_bytes / 1024, rt().ub_bytes / 1024,
+                   api, (unsigned long long)(b.ub_used + need), rt().ub_reserved_bytes / 1024, rt().ub_bytes / 1024,
                    chip_name(), (unsigned long long)safe);
             return;
         }
-        std::string earlier;
-        int shown = 0;
+        // One entry per earlier InitBuffer call (its first buffer) or InitBufPool, in UB order;
+        // buffers inside a pool are the pool's.
+        std::vector<std::pair<uint32_t, std::string>> held;
+        auto in_pool = [&](const Slot& s) {
+            for (const PoolNote& p : pools_)
+                if (s.addr >= p.addr && s.addr < p.addr + p.bytes) return true;
+            return false;
+        };
         for (const Slot& s : b.slots) {
-            if (s.index != 0 || s.addr + s.bytes > b.ub_used) continue;  // one entry per InitBuffer call
-            if (shown++ == 4) {
+            if (s.index != 0 || s.addr + s.bytes > b.ub_used || s.owner < 0 || in_pool(s)) continue;
+            held.push_back({s.addr, format("%d x %u at %s", s.count, s.bytes, line_ref(s.init, loc).c_str())});
+        }
+        for (const PoolNote& p : pools_) {
+            if (p.addr + p.bytes > b.ub_used) continue;
+            held.push_back({p.addr, format("a TBufPool of %u at %s", p.bytes, line_ref(p.init, loc).c_str())});
+        }
+        std::stable_sort(held.begin(), held.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+        std::string earlier;
+        for (size_t i = 0; i < held.size(); ++i) {
+            if (i == 4) {
                 earlier += ", ...";
                 break;
             }
-            earlier += format("%s%d x %u at %s", shown > 1 ? ", " : "", s.count, s.bytes,
-                              line_ref(s.init, loc).c_str());
+            earlier += (i ? ", " : "") + held[i].second;
         }
         fail("ub-overflow", loc,
-             "InitBuffer of %d x %u bytes%s needs %llu bytes of Unified Buffer, but earlier InitBuffer calls "
+             "%s of %d x %u bytes%s needs %llu bytes of Unified Buffer, but earlier InitBuffer/InitBufPool calls "
              "already hold %u (%s): %llu in all, past the %zu bytes (%zu KB) usable on %s by %llu bytes, in block "
              "%d. Shrink the tile (more tiles per block), use fewer buffers, or spread the data over more blocks",
-             num, len, rounded(len) != len ? format(" (%llu each, rounded to 32-byte blocks)",
+             api, num, len, rounded(len) != len ? format(" (%llu each, rounded to 32-byte blocks)",
                                                    (unsigned long long)rounded(len)).c_str() : "",
              (unsigned long long)need, b.ub_used, earlier.empty() ? "none" : earlier.c_str(),
              (unsigned long long)(b.ub_used + need), rt().ub_bytes, rt().ub_bytes / 1024, chip_name(),
@@ -384,3 +759,34 @@ __aicore__ inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(sage::sim::b
 
 // CANN declares it at global scope; official samples call GetTPipePtr() unqualified.
 using AscendC::GetTPipePtr;
+
+// A user-defined TBufPool: the class places its queues' and TBufs' buffers itself (through
+// GetBufHandle/GetCurAddr/SetCurAddr/GetCurBufSize/SetCurBufSize and the queues'
+// InitStartBufHandle/InitBufHandle), inside the memory TPipe::InitBufPool gives it. Ends without
+// a semicolon, as CANN's, so the class writes `EXTERN_IMPL_BUFPOOL(MyPool, pos, n);`.
+#define EXTERN_IMPL_BUFPOOL(EXT_BUFPOOL, POSITION, BUFID_SIZE)                                                    \
+public:                                                                                                           \
+    static constexpr AscendC::TPosition poolPos = POSITION;                                                       \
+    static constexpr int bufIDSize = BUFID_SIZE;                                                                  \
+    static constexpr bool isTbufPool = true;                                                                      \
+    __aicore__ inline ~EXT_BUFPOOL() { AscendC::detail::pool_reset(tBufPoolImpl, "TBufPool::Reset", {"", 0}, false); } \
+    __aicore__ inline void Reset(SAGE_LOC) {                                                                      \
+        sage::sim::touch(loc);                                                                                    \
+        AscendC::detail::pool_reset(tBufPoolImpl, "TBufPool::Reset", loc, true);                                  \
+    }                                                                                                             \
+    __aicore__ inline void Init() {                                                                               \
+        AscendC::detail::check_pool_type<EXT_BUFPOOL>();                                                          \
+        tBufPoolImpl.start = tBufPoolImpl.cur = tBufPoolImpl.len = 0;                                             \
+        tBufPoolImpl.bufs = 0;                                                                                    \
+    }                                                                                                             \
+    __aicore__ inline AscendC::TBufHandle GetBufHandle(uint8_t offset) { return tBufPoolImpl.buf_ + offset; }     \
+    __aicore__ inline void SetCurAddr(uint32_t curAddr) { tBufPoolImpl.cur = curAddr; }                          \
+    __aicore__ inline uint32_t GetCurAddr() { return tBufPoolImpl.cur; }                                         \
+    __aicore__ inline void SetCurBufSize(uint8_t curBufSize) { tBufPoolImpl.bufs = curBufSize; }                 \
+    __aicore__ inline uint8_t GetCurBufSize() { return tBufPoolImpl.bufs; }                                      \
+                                                                                                                  \
+protected:                                                                                                        \
+    AscendC::TBufPoolImpl<BUFID_SIZE> tBufPoolImpl;                                                               \
+                                                                                                                  \
+private:                                                                                                          \
+    friend struct AscendC::detail::PoolAccess

@@ -81,6 +81,9 @@ struct Slot {
     SrcLoc alloc{"", 0}; // the last AllocTensor of it
     SrcLoc held{"", 0};  // the AllocTensor, EnQue or DeQue that last moved it
     SrcLoc freed{"", 0}; // the last FreeTensor of it
+    // Set when the TBufPool holding it was Reset: the memory may hold another pool's buffers
+    // now, so any later use of the buffer is a use-after-free (freed = the Reset's line).
+    bool pool_reset = false;
 };
 
 // One record per API call, for the cost model (DESIGN section 4) and the missing-sync check.
@@ -132,6 +135,10 @@ struct BlockState {
     // SetAtomicAdd/Max/Min: UB->GM copies combine with GM (per core, as on the device) until
     // DisableDmaAtomic. Non-zero: the copy is a read-modify-write, so blocks do not race.
     int atomic_op = 0;         // AtomicOp
+    // DataCopyPad's pad register (set_mov_pad_val): SetPadValue or an isPad copy writes it;
+    // GM->UB copies with left/right padding fill the padding from it, isPad or not.
+    uint64_t pad_bits = 0;
+    bool pad_set = false;      // never written in this block: the padding is undefined
     std::vector<TraceRec> trace;
 };
 
