@@ -183,6 +183,13 @@ def parse_answer(text: str, shown_ids: Iterable[str], *, code_required: bool = T
     return out
 
 
+def json_block(text: str) -> Any:
+    """The JSON in a model's answer: its first ```json (or bare ```) block, else the whole text.
+    Raises ValueError (json.JSONDecodeError) when it is not JSON."""
+    m = re.search(r"```(?:json)?[ \t]*\n(.*?)```", text, re.S)
+    return json.loads(m.group(1) if m else text)
+
+
 def format_instructions(shown_ids: Iterable[str]) -> str:
     """The answer format, for the prompt."""
     ids = list(shown_ids)

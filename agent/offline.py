@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sage_npu.agent.episode import (
-    MIN_GAIN,
     Attempt,
     OptimizeResult,
     acceptable,
     digest,
     evaluate_variant,
+    faster,
     time_of,
     unified_diff,
 )
@@ -75,7 +75,7 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
                 tried.add(digest(trial_files))
                 report = evaluate_variant(evaluator, task.root, trial_files, Path(tmp) / f"turn{used}")
                 t = time_of(report)
-                ok = acceptable(report) and t is not None and t < best_t * (1 - MIN_GAIN)
+                ok = faster(report, best_t)
                 att = Attempt(used, cand.transform, cand.description, report.status, t, ok, cand.tags)
                 if recorder is not None:
                     att.attempt_id = recorder.attempt(used, report.status, t, cand.transform)

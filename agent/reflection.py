@@ -8,12 +8,11 @@ to the deterministic text, so a bad answer never costs the episode its lesson.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 
 from pydantic import BaseModel, Field, ValidationError
 
+from sage_npu.agent.adoption_block import json_block
 from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.llm import LLMClient, LLMError
 from sage_npu.memory.experience_memory import NewExperience
@@ -57,9 +56,7 @@ def _prompt(operator: str, proofs: list[Proof], diff: str) -> list[dict[str, str
 
 
 def _parse(text: str, proofs: list[Proof]) -> list[_Drafted]:
-    m = re.search(r"```(?:json)?\s*\n(.*?)```", text, re.S)
-    raw = m.group(1) if m else text
-    data = json.loads(raw)
+    data = json_block(text)
     if isinstance(data, dict):
         data = data.get("experiences", [data])
     valid = {a for a, *_ in proofs}

@@ -8,12 +8,11 @@ model, a garbage answer, a rule over the length cap) gets the offline, extractiv
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 
 from pydantic import ValidationError
 
+from sage_npu.agent.adoption_block import json_block
 from sage_npu.agent.llm import LLMClient, LLMError
 from sage_npu.memory import ugc
 from sage_npu.memory.experience_memory import ExperienceMemory
@@ -45,8 +44,7 @@ def draft_rule(client: LLMClient, item: Item, max_tokens: int) -> ugc.RuleDraft:
                                     f'{{"title": "...", "text": "at most {max_tokens} tokens"}}'},
     ]
     text = client.complete(messages).text
-    m = re.search(r"```(?:json)?\s*\n(.*?)```", text, re.S)
-    return ugc.RuleDraft.model_validate(json.loads(m.group(1) if m else text))
+    return ugc.RuleDraft.model_validate(json_block(text))
 
 
 def consolidate_if_due(memory: ExperienceMemory, every: int, client: LLMClient | None = None):

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("sage_npu.server.agent_worker")
@@ -238,27 +239,27 @@ def _decide(state: _State, events, rid: int, p: dict) -> Any:
     return state.memory(p["memory"], create=True).decide(p["episode_id"], p["decision"], p["attempt_id"])
 
 
-def _rules(state: _State, events, rid: int, p: dict) -> list[tuple[str, str, str]]:
-    from sage_npu.memory.experience_memory import memory_path
-    from sage_npu.memory.settings import MemorySettings
-    from sage_npu.memory.store import META_FILE
-
-    # Only an existing memory: asking for hover rules must never create one.
-    if not (memory_path(MemorySettings.model_validate(p["memory"])) / META_FILE).exists():
-        return []
-    rules = state.memory(p["memory"], create=False).list_items(kind="rule", status="resident")
-    return [(r.id, r.title, r.text) for r in rules]
-
-
-def _overview(state: _State, events, rid: int, p: dict) -> dict:
+def _existing_memory(state: _State, p: dict):
+    """The memory if it exists, else its path: reading rules or counts must never create one."""
     from sage_npu.memory.experience_memory import memory_path
     from sage_npu.memory.settings import MemorySettings
     from sage_npu.memory.store import META_FILE
 
     where = memory_path(MemorySettings.model_validate(p["memory"]))
-    if not (where / META_FILE).exists():
-        return {"exists": False, "path": str(where), "reason": "no memory yet: the first episode creates it"}
-    mem = state.memory(p["memory"], create=False)
+    return state.memory(p["memory"], create=False) if (where / META_FILE).exists() else where
+
+
+def _rules(state: _State, events, rid: int, p: dict) -> list[tuple[str, str, str]]:
+    mem = _existing_memory(state, p)
+    if isinstance(mem, Path):
+        return []
+    return [(r.id, r.title, r.text) for r in mem.list_items(kind="rule", status="resident")]
+
+
+def _overview(state: _State, events, rid: int, p: dict) -> dict:
+    mem = _existing_memory(state, p)
+    if isinstance(mem, Path):
+        return {"exists": False, "path": str(mem), "reason": "no memory yet: the first episode creates it"}
     rules = mem.list_items(kind="rule", status="resident")
     return {"exists": True, **mem.stats().model_dump(mode="json"),
             "rules": [{"id": r.id, "title": r.title, "text": r.text, "u": r.u} for r in rules]}
