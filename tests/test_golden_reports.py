@@ -1,0 +1,44 @@
+"""The JSON report of every bundled example and fault kernel equals the golden file recorded
+before the pipeline was restructured (timing aside: the cost model is tuned separately).
+
+Regenerate after an intended change with `SAGE_NPU_UPDATE_GOLDEN=1 pytest tests/test_golden_reports.py`
+and review the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "tests" / "golden" / "reports"
+TASKS = sorted(p for root in (REPO / "examples" / "tasks", REPO / "tests" / "faults")
+               for p in root.iterdir() if p.is_dir() and (p / "host.py").exists())
+
+
+def normalized(report_json: str) -> dict:
+    """The report with repository paths made relative and the timing section dropped."""
+    d = json.loads(report_json.replace(str(REPO) + "/", "<repo>/"))
+    d.pop("timing", None)
+    return d
+
+
+@pytest.fixture(scope="module")
+def ev(tmp_path_factory):
+    from sage_npu.npu_eval.evaluate import Evaluator
+    from sage_npu.npu_eval.settings import EvalSettings
+
+    with Evaluator(EvalSettings(trials=2, seed=0)) as e:
+        yield e
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_report_equals_golden(ev, task: Path):
+    got = normalized(ev.evaluate(task).model_dump_json())
+    golden = GOLDEN / f"{task.parent.name}__{task.name}.json"
+    if os.environ.get("SAGE_NPU_UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert golden.exists(), f"no golden report for {task}: run with SAGE_NPU_UPDATE_GOLDEN=1"
+    assert got == json.loads(golden.read_text())
