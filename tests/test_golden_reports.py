@@ -18,9 +18,10 @@ TASKS = sorted(p for root in (REPO / "examples" / "tasks", REPO / "tests" / "fau
                for p in root.iterdir() if p.is_dir() and (p / "host.py").exists())
 
 
-def normalized(report_json: str) -> dict:
-    """The report with repository paths made relative and the timing section dropped."""
-    d = json.loads(report_json.replace(str(REPO) + "/", "<repo>/"))
+def normalized(report_json: str, task: Path) -> dict:
+    """The report with the task's folder spelt `<task>`, other repository paths made relative, and
+    the timing section dropped."""
+    d = json.loads(report_json.replace(str(task), "<task>").replace(str(REPO) + "/", "<repo>/"))
     d.pop("timing", None)
     return d
 
@@ -36,7 +37,7 @@ def ev(tmp_path_factory):
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_report_equals_golden(ev, task: Path):
-    got = normalized(ev.evaluate(task).model_dump_json())
+    got = normalized(ev.evaluate(task).model_dump_json(), task)
     golden = GOLDEN / f"{task.parent.name}__{task.name}.json"
     if os.environ.get("SAGE_NPU_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
