@@ -67,6 +67,7 @@ from pathlib import Path
 from sage_npu.agent import suites
 from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
+from sage_npu.npu_eval.report import timing_label
 from sage_npu.npu_eval.settings import EvalSettings
 
 SCHEMA_VERSION = 1
@@ -110,7 +111,7 @@ class BenchResult:
 
     @property
     def timing_label(self) -> str:
-        return "measured" if self.backend == "ascend" else "est. (CPU model)"
+        return timing_label(estimated=self.backend != "ascend")
 
     def metrics(self) -> dict:
         solved = [r for r in self.rows if r.correct]

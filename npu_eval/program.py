@@ -42,7 +42,7 @@ from sage_npu.npu_eval import sandbox as sb
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator, diagnostic
-from sage_npu.npu_eval.report import Diagnostic, Timing
+from sage_npu.npu_eval.report import Diagnostic, Timing, labelled
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import _LAUNCH, blank_ascendc, parse
 
@@ -600,7 +600,7 @@ def format_program_report(report: ProgramReport) -> str:
             emit(d, f" (launch {lr.index})")
     for lr in report.launches:
         t = lr.timing
-        est = (f", est. {t.estimated_us:.2f} us device time (CPU model), bottleneck {t.bottleneck}"
+        est = (f", {labelled(f'{t.estimated_us:.2f} us', t.estimated)} device time, bottleneck {t.bottleneck}"
                if t is not None else "")
         lines.append(f"launch {lr.index}: {lr.kernel} on {lr.block_dim} blocks at {Path(lr.file).name}:{lr.line}: "
                      f"{lr.status}{est}")

@@ -92,7 +92,9 @@ class HotLine(_Model):
 
 
 class Timing(_Model):
-    estimated: Literal[True] = True
+    # True for the emulator's cost model, False for a device measurement (msprof): every surface
+    # labels its figures through `labelled()` from this flag.
+    estimated: bool = True
     estimated_us: float
     launch_overhead_us: float
     roofline_us: float
@@ -119,6 +121,17 @@ class Report(_Model):
 
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]
+
+
+def timing_label(estimated: bool) -> str:
+    """The one place that names where a time comes from: the CPU cost model's estimate, or a
+    measurement on a device."""
+    return "est. (CPU model)" if estimated else "measured"
+
+
+def labelled(value: str, estimated: bool) -> str:
+    """A time or speedup with its provenance: `est. 1.08 us (CPU model)` or `measured 1.08 us`."""
+    return f"est. {value} (CPU model)" if estimated else f"measured {value}"
 
 
 def report_json_schema() -> dict:

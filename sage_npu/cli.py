@@ -140,10 +140,11 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     from sage_npu.memory.experience_memory import ExperienceMemory
     from sage_npu.memory.store import StoreError
     from sage_npu.npu_eval.evaluate import BackendUnavailable, Evaluator
+    from sage_npu.npu_eval.report import timing_label
     from sage_npu.npu_eval.task import TaskError
 
     settings = load_settings(args.config, _overrides(args))
-    label = "measured" if settings.eval.backend == "ascend" else "est. (CPU model)"
+    label = timing_label(estimated=settings.eval.backend != "ascend")
     streamed = [0]
 
     def progress(a) -> None:

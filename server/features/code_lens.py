@@ -8,7 +8,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.report import Report, labelled
 from sage_npu.npu_eval.signature import find_entries
 from sage_npu.server.features.base import Feature
 
@@ -20,7 +20,7 @@ def summary(report: Report, previous: Report | None) -> str:
         parts[0] += f" {c.passed}/{c.trials}"
     t = report.timing
     if t is not None:
-        parts.append(f"est. {t.estimated_us:.2f} us (CPU model)")
+        parts.append(labelled(f"{t.estimated_us:.2f} us", t.estimated))
         parts.append(f"bottleneck {t.bottleneck}")
         p = previous.timing if previous is not None else None
         if p is not None and p.estimated_us > 0:

@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from sage_npu.agent.episode import OptimizeResult
+from sage_npu.npu_eval.report import labelled
 from sage_npu.npu_eval.task import TaskError, load_task
 from sage_npu.server.agent_worker import AgentWorker, WorkerError
 from sage_npu.server.features.base import Feature
@@ -41,12 +42,11 @@ class Suggestion:
     @property
     def title(self) -> str:
         c = self.result.best.correctness
-        label = "measured" if self.result.best.backend == "ascend" else "est."
-        model = "" if self.result.best.backend == "ascend" else " (CPU model)"
-        if self.result.status == "fixed":
-            t = self.result.best.timing.estimated_us
-            return f"SAGE fix: correct on {c.passed} trials ({label} {t:.2f} us{model})"
-        return f"SAGE rewrite: {label} {self.result.speedup:.2f}x{model}, correct on {c.passed} trials"
+        t = self.result.best.timing
+        estimated = t is None or t.estimated
+        if self.result.status == "fixed" and t is not None:
+            return f"SAGE fix: correct on {c.passed} trials ({labelled(f'{t.estimated_us:.2f} us', estimated)})"
+        return f"SAGE rewrite: {labelled(f'{self.result.speedup:.2f}x', estimated)}, correct on {c.passed} trials"
 
 
 class Suggestions(Feature):
