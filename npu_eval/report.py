@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sage_npu.npu_eval.codes import DiagnosticCode
+
 SCHEMA_VERSION = 1
 
 Status = Literal[
@@ -23,37 +25,13 @@ Status = Literal[
 ]
 Severity = Literal["error", "warning", "info"]
 
-# The diagnostic codes of DESIGN section 4, plus the stage codes a report can carry when the
-# failure is not the kernel's (a host.py exception, a reference that does not run).
-DIAGNOSTIC_CODES = (
-    "compile-error",
-    "ub-overflow",
-    "unaligned-copy",
-    "gm-out-of-bounds",
-    "ub-out-of-bounds",
-    "queue-deadlock",
-    "flag-deadlock",
-    "missing-sync",
-    "use-after-free",
-    "uninitialized-read",
-    "gm-race",
-    "raw-gm-access",
-    "dtype-unsupported",
-    "timeout",
-    "crash",
-    "mismatch",
-    "host-error",
-    "reference-error",
-    "task-error",
-)
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class Diagnostic(_Model):
-    """A finding at a place in the user's files; positions are 1-based."""
+    """A finding at a place in the user's files; positions are 1-based. `code` is one of the
+    registry's (npu_eval/codes.py)."""
 
     file: str
     line: int = Field(ge=1)
@@ -61,7 +39,7 @@ class Diagnostic(_Model):
     end_line: int = Field(ge=1)
     end_column: int = Field(ge=1)
     severity: Severity
-    code: str
+    code: DiagnosticCode
     message: str
     block: int | None = None
 

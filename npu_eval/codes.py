@@ -1,0 +1,130 @@
+"""The registry of diagnostic codes: every code a Report, a static finding or the emulator's C++
+side may carry is defined here, once, with what it means and where it comes from.
+
+`DiagnosticCode` is the `Literal` the Report's `Diagnostic.code` is typed with, so an unknown code
+fails validation wherever it is produced. The C++ headers spell the runtime codes as string
+literals in `record_fault(...)`/`fault(...)` calls; `tests/test_codes.py` checks each of them
+against this registry, and `docs/diagnostic-codes.md` is generated from it
+(`python -m sage_npu.npu_eval.codes > docs/diagnostic-codes.md`, checked by the same test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+DiagnosticCode = Literal[
+    "compile-error",
+    "ub-overflow",
+    "unaligned-copy",
+    "gm-out-of-bounds",
+    "ub-out-of-bounds",
+    "queue-deadlock",
+    "flag-deadlock",
+    "missing-sync",
+    "use-after-free",
+    "uninitialized-read",
+    "gm-race",
+    "raw-gm-access",
+    "dtype-unsupported",
+    "assert-failed",
+    "acl-error",
+    "timeout",
+    "crash",
+    "mismatch",
+    "beyond-roofline",
+    "trace-truncated",
+    "missing-free",
+    "scalar-in-loop",
+    "single-buffer",
+    "host-error",
+    "reference-error",
+    "task-error",
+]
+
+# Where a code is found: by the compiler, by the emulator while the kernel runs, by the cost
+# model on the run's trace, by reading the source (static analysis, also while typing), or by a
+# pipeline stage around the kernel (task loading, host.py, reference.py, comparison).
+Origin = Literal["compiler", "emulator", "cost-model", "source", "pipeline"]
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: DiagnosticCode
+    origins: tuple[Origin, ...]
+    meaning: str
+
+
+CODES: dict[str, CodeInfo] = {c.code: c for c in (
+    CodeInfo("compile-error", ("compiler",),
+             "the compiler rejected the kernel (condensed to your line; an API the emulator lacks, or a cube "
+             "API, says so)"),
+    CodeInfo("ub-overflow", ("emulator", "source"),
+             "buffers exceed the chip's usable Unified Buffer (910B: error past 192 KB, warning past 184 KB; "
+             "310P: 248 KB)"),
+    CodeInfo("unaligned-copy", ("emulator", "source"),
+             "a DataCopy length that is not a multiple of 32 bytes, or a UB address off a 32-byte boundary"),
+    CodeInfo("gm-out-of-bounds", ("emulator",),
+             "a global-memory access outside the buffer the host passed (often a tail shape)"),
+    CodeInfo("ub-out-of-bounds", ("emulator",), "a vector op or copy beyond a local tensor"),
+    CodeInfo("queue-deadlock", ("emulator",),
+             "DeQue on an empty queue, or AllocTensor with every buffer in use: the device would hang"),
+    CodeInfo("flag-deadlock", ("emulator",),
+             "a WaitFlag whose SetFlag never comes, or a SyncAll not every block reaches"),
+    CodeInfo("missing-sync", ("cost-model", "source"),
+             "two pipes touch the same buffer with no queue, flag or barrier ordering them"),
+    CodeInfo("use-after-free", ("emulator",),
+             "a local tensor used after FreeTensor (or device memory after aclrtFree)"),
+    CodeInfo("uninitialized-read", ("emulator",),
+             "a vector op reads UB not written since its AllocTensor/Get (warning)"),
+    CodeInfo("gm-race", ("emulator",),
+             "two blocks write overlapping global memory (different values: error; the same: warning)"),
+    CodeInfo("raw-gm-access", ("source",),
+             "GM read or written through a raw pointer instead of the API (warning)"),
+    CodeInfo("dtype-unsupported", ("emulator", "compiler"), "an API/dtype pair the chip does not support"),
+    CodeInfo("assert-failed", ("emulator",), "an `ascendc_assert`/`assert` in the kernel failed"),
+    CodeInfo("acl-error", ("emulator",),
+             "a host program's ACL call failed (bad pointer, size or stream), at the call (program mode)"),
+    CodeInfo("timeout", ("pipeline",), "the kernel ran past its time limit, at the last API call it made"),
+    CodeInfo("crash", ("pipeline",), "the kernel died (a signal), at the last API call it made"),
+    CodeInfo("mismatch", ("pipeline",),
+             "an output differs from the reference: the first wrong index, on the line that wrote it"),
+    CodeInfo("beyond-roofline", ("cost-model",),
+             "the estimate beats the time HBM needs to write the outputs: outputs were written untraced"),
+    CodeInfo("trace-truncated", ("cost-model",),
+             "the trace hit its record cap: the estimate covers the start of the kernel (info)"),
+    CodeInfo("missing-free", ("source",),
+             "a tensor from AllocTensor/DeQue is never freed on some path: the queue runs dry"),
+    CodeInfo("scalar-in-loop", ("source",),
+             "element-by-element GetValue/SetValue in a loop: the scalar unit is far slower than a vector op"),
+    CodeInfo("single-buffer", ("source",),
+             "a queue with one buffer in a loop: copy-in and compute cannot overlap (hint: double buffering)"),
+    CodeInfo("host-error", ("pipeline",), "host.py raised or broke a rule of the launch plan, at its line"),
+    CodeInfo("reference-error", ("pipeline",), "reference.py raised or returned something unusable, at its line"),
+    CodeInfo("task-error", ("pipeline",), "the task is incomplete or unreadable (missing kernel, host.py, ...)"),
+)}
+
+assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"
+
+
+def is_code(name: str) -> bool:
+    return name in CODES
+
+
+def codes_markdown() -> str:
+    """docs/diagnostic-codes.md: the table of every code, generated from the registry."""
+    lines = [
+        "# Diagnostic codes",
+        "",
+        "Generated from `npu_eval/codes.py` (`python -m sage_npu.npu_eval.codes > docs/diagnostic-codes.md`);",
+        "a test keeps it current. Every diagnostic prints as `file:line:col: severity: message [code]`.",
+        "",
+        "| code | found by | what happened |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{c.code}` | {', '.join(c.origins)} | {c.meaning} |" for c in CODES.values()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(codes_markdown(), end="")
