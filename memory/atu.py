@@ -90,8 +90,8 @@ def episode_reward(attempts: Iterable[Attempt], d: float) -> Reward:
     if untimed:
         raise ValueError(f"correct attempts {untimed} have no positive time_us; the reward needs every correct "
                          f"kernel's time (device, or estimated without launch overhead)")
-    t_first = correct[0].time_us
-    t_best = min(a.time_us for a in correct)
+    times = [float(a.time_us or 0.0) for a in correct]  # every one positive: checked above
+    t_first, t_best = times[0], min(times)
     return Reward(z=1.0 - t_best / t_first, correct=True, t_first=t_first, t_best=t_best)
 
 
@@ -100,7 +100,10 @@ def accepted_reward(attempts: Iterable[Attempt], accepted: Attempt, d: float) ->
     first correct kernel); -d if the accepted kernel is not correct."""
     if not accepted.correct:
         return Reward(z=-d, correct=False)
+    if accepted.time_us is None or accepted.time_us <= 0:
+        raise ValueError(f"the accepted attempt {accepted.id} has no positive time_us; the reward needs it")
     base = episode_reward(attempts, d)
+    assert base.t_first is not None  # the accepted attempt is correct, so the episode has a first correct one
     return Reward(z=1.0 - accepted.time_us / base.t_first, correct=True, t_first=base.t_first,
                   t_best=accepted.time_us)
 

@@ -34,7 +34,11 @@ class EmbeddingError(RuntimeError):
 
 class Embedder(Protocol):
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """The vector size (a model may learn it on its first call)."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row of unit length."""

@@ -52,7 +52,7 @@ def record_episode(store: Store, log: EpisodeLog, settings: MemorySettings, dead
     """Store an editor episode as open: it is credited later by `decide` or `expire_open_episodes`."""
     with store.lock():
         _recover(store, settings)
-        existing, _ = _lookup(store, log.episode.id)
+        existing, _, _ = _lookup(store, log.episode.id)
         if existing is not None and existing.state == "credited":
             return
         ep = log.episode.model_copy(update={
@@ -89,7 +89,7 @@ def decide(store: Store, episode_id: str, decision: Literal["accept", "reject"],
     item. An episode already credited (decided, or timed out) is left as it is."""
     with store.lock():
         _recover(store, settings)
-        ep, seq = _lookup(store, episode_id)
+        ep, seq, _ = _lookup(store, episode_id)
         if ep is None:
             raise UnknownId(f"no episode {episode_id!r} in the memory at {store.path}")
         if ep.state == "credited":
@@ -155,9 +155,10 @@ def recompute(store: Store, settings: MemorySettings, write: bool = True) -> Rec
 # ---- internals
 
 
-def _lookup(store: Store, episode_id: str, item_ids: list[str] | None = None):
+def _lookup(store: Store, episode_id: str, item_ids: list[str] | None = None
+            ) -> tuple[Episode | None, int, dict[str, Counters]]:
     """The stored episode (or None), the next credit sequence number and, with item_ids, those
-    items' learned state: read concurrently."""
+    items' learned state (else empty): read concurrently."""
     queries = [("episodes", f"id = {sql_str(episode_id)} OR state = 'credited'", ["id", "seq"])]
     if item_ids:
         queries.append(("items", sql_in("id", item_ids), ["id", "kind", "u", "n_ret", "n_ado", "adopted_ops", "p"]))
@@ -166,8 +167,6 @@ def _lookup(store: Store, episode_id: str, item_ids: list[str] | None = None):
     existing = None
     if episode_id in ids:
         existing = store.fetch("episodes", f"id = {sql_str(episode_id)}")[0]
-    if item_ids is None:
-        return existing, max(seqs, default=0) + 1
     return existing, max(seqs, default=0) + 1, _to_counters(results[1] if item_ids else None)
 
 

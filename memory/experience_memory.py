@@ -38,7 +38,7 @@ class NewExperience(BaseModel):
     tags: list[str] = Field(default_factory=list)
     source: str = ""
     evidence: list[str] = Field(default_factory=list, description="attempt ids that prove it")
-    id: str | None = Field(None, description="default: derived from title and text, so duplicates merge")
+    id: str | None = Field(default=None, description="default: derived from title and text, so duplicates merge")
 
 
 class Stats(BaseModel):

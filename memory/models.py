@@ -41,24 +41,26 @@ class Item(BaseModel):
     kind: ItemKind = "experience"
     title: str
     text: str
-    operator: str = Field("", description="operator the experience was learned on; empty for general knowledge")
+    operator: str = Field(default="", description="operator the experience was learned on; empty for general knowledge")
     category: str = ""
     tags: list[str] = Field(default_factory=list)
-    source: str = Field("", description="where the knowledge comes from: a document, a repository path, an attempt")
-    vector: list[float] | None = Field(None, description="embedding; None when read without vectors")
+    source: str = Field(
+        default="", description="where the knowledge comes from: a document, a repository path, an attempt"
+    )
+    vector: list[float] | None = Field(default=None, description="embedding; None when read without vectors")
     u: float = 0.0
-    u0: float = Field(0.0, description="utility before any episode (replay starts here)")
+    u0: float = Field(default=0.0, description="utility before any episode (replay starts here)")
     n_ret: int = 0
     n_ado: int = 0
     adopted_ops: list[str] = Field(default_factory=list)
-    p: float = Field(0.0, description="usage of a rule: EMA of adoption")
+    p: float = Field(default=0.0, description="usage of a rule: EMA of adoption")
     status: ItemStatus = "cold"
     status_reason: str = ""
     evidence: list[str] = Field(default_factory=list, description="attempt ids that prove it")
-    origin: str = Field("", description="for a rule: the item it abstracts")
-    origin_seq: int = Field(0, description="for a rule: credit sequence number at which it was abstracted")
-    tokens: int = Field(0, description="L: token length of the rule as shown in prompts (0 for experiences)")
-    last_seq: int = Field(0, description="credit sequence number of the last episode applied to this item")
+    origin: str = Field(default="", description="for a rule: the item it abstracts")
+    origin_seq: int = Field(default=0, description="for a rule: credit sequence number at which it was abstracted")
+    tokens: int = Field(default=0, description="L: token length of the rule as shown in prompts (0 for experiences)")
+    last_seq: int = Field(default=0, description="credit sequence number of the last episode applied to this item")
     created_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
 
@@ -78,7 +80,7 @@ class Attempt(BaseModel):
     turn: int = Field(ge=0)
     source_hash: str = ""
     status: str = Field(description="the evaluation's status; 'correct' is the only correct one")
-    time_us: float | None = Field(None, description="device or estimated time without launch overhead")
+    time_us: float | None = Field(default=None, description="device or estimated time without launch overhead")
     speedup: float | None = None
     created_at: datetime = Field(default_factory=now)
 
@@ -110,16 +112,18 @@ class Episode(BaseModel):
     operator: str
     model: str = ""
     turns: int = 0
-    t_first: float | None = Field(None, description="time of the first correct kernel")
-    t_best: float | None = Field(None, description="time of the best correct kernel")
-    reward: float | None = Field(None, description="z, once credited")
+    t_first: float | None = Field(default=None, description="time of the first correct kernel")
+    t_best: float | None = Field(default=None, description="time of the best correct kernel")
+    reward: float | None = Field(default=None, description="z, once credited")
     correct: bool = False
     state: EpisodeState = "open"
-    outcome: Outcome | None = Field(None, description="how it was credited")
+    outcome: Outcome | None = Field(default=None, description="how it was credited")
     accepted_attempt: str = ""
     credited_turns: list[int] = Field(default_factory=list)
-    seq: int = Field(0, description="credit sequence number (order of crediting; 0 while open)")
-    deadline: datetime | None = Field(None, description="an open editor episode is credited as the agent's after this")
+    seq: int = Field(default=0, description="credit sequence number (order of crediting; 0 while open)")
+    deadline: datetime | None = Field(
+        default=None, description="an open editor episode is credited as the agent's after this"
+    )
     created_at: datetime = Field(default_factory=now)
     credited_at: datetime | None = None
 

@@ -32,12 +32,15 @@ POOL = "status = 'cold'"
 FTS_QUERY_WORDS = 24
 
 
+# How an item was found: nearest vectors, full-text hits, or both.
+Via = Literal["vector", "text", "both"]
+
 class Retrieved(BaseModel):
     item: Item
     sim: float
     sim_norm: float
     score: float
-    via: Literal["vector", "text", "both"]
+    via: Via
 
 
 class Retrieval(BaseModel):
@@ -152,7 +155,7 @@ def _search_flat(store: Store, table, pool: _Pool, qv: np.ndarray, words: str, s
     """The vector candidates from the pool in memory, the text hits from LanceDB's full-text index."""
     q = qv / max(float(np.linalg.norm(qv)), 1e-12)
     sims = pool.unit @ q if len(pool.ids) else np.zeros(0)
-    cands: dict[str, tuple[float, float, str]] = {}
+    cands: dict[str, tuple[float, float, Via]] = {}
     if settings.candidates > 0 and len(sims):
         n = min(settings.candidates, len(sims))
         for j in np.argpartition(-sims, n - 1)[:n]:
@@ -187,11 +190,11 @@ async def _search(t, qv: np.ndarray, words: str, settings: MemorySettings, k: in
         jobs.append(t.query().nearest_to_text(words).where(POOL).select(["id", "u", "vector"])
                     .limit(settings.fts_candidates).to_arrow())
     results = await asyncio.gather(*jobs)
-    cands: dict[str, tuple[float, float, str]] = {}
+    cands: dict[str, tuple[float, float, Via]] = {}
     for n, arrow in enumerate(results):
         if not arrow.num_rows:
             continue
-        via = "vector" if n == 0 and settings.candidates > 0 else "text"
+        via: Via = "vector" if n == 0 and settings.candidates > 0 else "text"
         # (LanceDB adds _distance to vector results even when not selected: decide by the index.)
         if via == "vector" and not indexed:
             sims = 1.0 - np.asarray(arrow.column("_distance").to_pylist(), dtype=np.float64)

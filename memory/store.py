@@ -381,7 +381,7 @@ class Store:
 
         t = self.table(name)
         have = {ix.name for ix in t.list_indices()}
-        wanted = {"id_idx": ("id", BTree())}
+        wanted: dict[str, tuple[str, BTree | Bitmap | FTS]] = {"id_idx": ("id", BTree())}
         if name == "items":
             wanted |= {f"{DOC_COLUMN}_idx": (DOC_COLUMN, FTS()), "status_idx": ("status", Bitmap())}
         elif name in ("adoptions", "attempts"):
