@@ -1,4 +1,4 @@
-// SetFlag/WaitFlag and PipeBarrier. The emulator runs a block in program order, so a
+// SetFlag/WaitFlag, PipeBarrier and the cross-block barrier SyncAll. The emulator runs a block in program order, so a
 // WaitFlag whose SetFlag has not been issued before it can never be satisfied: on the device
 // the waiting pipe hangs. That is reported here as a flag deadlock at the WaitFlag's line.
 #pragma once
@@ -6,7 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "kernel_common.h"
+#include "../sage_sim/coop.h"
+#include "../sage_sim/vec.h"
 
 namespace AscendC {
 
@@ -138,3 +139,48 @@ __aicore__ inline void wait_flag(AscendC::pipe_t pipe, AscendC::pipe_t tpipe, As
                         "ever set it");
     AscendC::detail::wait_flag(e, eventID, loc);
 }
+
+namespace AscendC {
+
+// ---------------------------------------------------------------- SyncAll
+
+namespace detail {
+inline void sync_all(int need, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    touch(loc);
+    trace_event(TraceKind::Barrier, Pipe::ALL, "SyncAll", loc, int32_t(PIPE_ALL), need);
+    if (need <= 1) return;
+    if (!coop().active) {
+        fail("crash", loc,
+             "SyncAll across %d blocks, but this run executes the blocks one after another (block %d has run to "
+             "its end before block %d starts), so a barrier between them cannot be honoured. The build switches "
+             "to the cooperative block runner when the kernel file names SyncAll; call it from the kernel file "
+             "(not only from a header), or build with -DSAGE_SIM_COOP=1",
+             need, blk().idx > 0 ? blk().idx - 1 : 0, blk().idx + 1);
+    }
+    fiber_wait(loc, need);
+}
+}  // namespace detail
+
+// The hardware all-core barrier: every block waits until all blocks of the launch reach it.
+template <bool isAIVOnly = true>
+__aicore__ inline void SyncAll(SAGE_LOC) {
+    detail::sync_all(sage::sim::blk().num, loc);
+}
+
+// The software barrier through a GM workspace (each core writes a flag and polls the others'):
+// usedCores blocks take part, all of them when 0. The workspaces need 32 bytes per core.
+template <bool isAIVOnly = true>
+__aicore__ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
+                               const int32_t usedCores = 0, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    int need = usedCores > 0 ? usedCores : blk().num;
+    uint64_t elems = uint64_t(need) * 8;  // 32 bytes of int32 per core
+    gm_check(gmWorkspace.addr_, elems * sizeof(int32_t), loc, true, "SyncAll's gmWorkspace", sizeof(int32_t),
+             gmWorkspace.gm_);
+    ubWorkspace.check("SyncAll's ubWorkspace", elems, loc);
+    detail::sync_all(need, loc);
+}
+
+}  // namespace AscendC

@@ -12,7 +12,7 @@
 // reference implementation's second step does. Max/Min keep the first index of the extreme.
 #pragma once
 
-#include "sage_sim/vec.h"
+#include "../sage_sim/vec.h"
 
 namespace AscendC {
 

@@ -7,7 +7,7 @@
 
 #include <type_traits>
 
-#include "kernel_common.h"
+#include "../utils/common_types.h"
 
 namespace AscendC {
 

@@ -1,70 +1,71 @@
-// Tensor-scalar vector ops: Adds Muls Maxs Mins LeakyRelu (kernel_operator_vec_binary_scalar_intf.h).
-// The scalar has the tensor's type T, deduced from both arguments as the real headers do,
-// so `Muls(halfTensor, halfTensor, 0.5f, n)` fails to compile here as it does on CANN:
-// write `(half)0.5` or a half variable.
+// Element-wise unary vector ops: Exp Ln Abs Sqrt Rsqrt Reciprocal Relu Not, each with the
+// count form and the two mask/repeat forms (kernel_operator_vec_unary_intf.h).
+// Half computes in float and rounds to half once. Sqrt is then exact (correctly rounded);
+// Exp/Ln/Rsqrt/Reciprocal use the C library in float, within an ulp of the device's
+// approximation in float and equal to it after the rounding to half in nearly every case.
 #pragma once
 
-#include "sage_sim/vec.h"
+#include <cmath>
+
+#include "../sage_sim/vec.h"
 
 namespace AscendC {
 
-#define SAGE_SCALAR_OP(NAME, OK, LIST, EXPR)                                                                      \
+#define SAGE_UNARY_OP(NAME, OK, LIST, EXPR)                                                                       \
     template <typename T>                                                                                        \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,      \
-                                const int32_t& count, SAGE_LOC) {                                                \
-        SAGE_DTYPE_GATE(#NAME, T, OK, LIST)                                                                      \
-        if constexpr (OK) {                                                                                      \
-            auto b = ::sage::sim::up(scalarValue);                                                               \
-            ::sage::sim::unary_count(#NAME, dst, src, count, loc, [b](T& d, const T& s) {                        \
-                auto a = ::sage::sim::up(s);                                                                     \
-                d = ::sage::sim::down<T>(EXPR);                                                                  \
-            });                                                                                                  \
-        }                                                                                                        \
-    }                                                                                                            \
-    template <typename T, bool isSetMask = true>                                                                 \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,      \
-                                const uint64_t mask[], const uint8_t repeatTime,                                 \
-                                const UnaryRepeatParams& repeatParams, SAGE_LOC) {                               \
-        SAGE_DTYPE_GATE(#NAME, T, OK, LIST)                                                                      \
-        if constexpr (OK) {                                                                                      \
-            ::sage::sim::touch(loc);                                                                             \
-            auto b = ::sage::sim::up(scalarValue);                                                               \
-            auto m = ::sage::sim::repeats_from_array(::sage::sim::elems_per_repeat<T>(), isSetMask, mask,        \
-                                                     repeatTime);                                                \
-            ::sage::sim::unary_masked(#NAME, dst, src, m, repeatParams, loc, [b](T& d, const T& s) {             \
-                auto a = ::sage::sim::up(s);                                                                     \
-                d = ::sage::sim::down<T>(EXPR);                                                                  \
-            });                                                                                                  \
-        }                                                                                                        \
-    }                                                                                                            \
-    template <typename T, bool isSetMask = true>                                                                 \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,      \
-                                uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& repeatParams,  \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,      \
                                 SAGE_LOC) {                                                                      \
         SAGE_DTYPE_GATE(#NAME, T, OK, LIST)                                                                      \
         if constexpr (OK) {                                                                                      \
+            ::sage::sim::unary_count(#NAME, dst, src, count, loc, [](T& d, const T& s) {                         \
+                auto a = ::sage::sim::up(s);                                                                     \
+                d = ::sage::sim::down<T>(EXPR);                                                                  \
+            });                                                                                                  \
+        }                                                                                                        \
+    }                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                 \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],     \
+                                const uint8_t repeatTime, const UnaryRepeatParams& repeatParams, SAGE_LOC) {     \
+        SAGE_DTYPE_GATE(#NAME, T, OK, LIST)                                                                      \
+        if constexpr (OK) {                                                                                      \
             ::sage::sim::touch(loc);                                                                             \
-            auto b = ::sage::sim::up(scalarValue);                                                               \
+            auto m = ::sage::sim::repeats_from_array(::sage::sim::elems_per_repeat<T>(), isSetMask, mask,        \
+                                                     repeatTime);                                                \
+            ::sage::sim::unary_masked(#NAME, dst, src, m, repeatParams, loc, [](T& d, const T& s) {              \
+                auto a = ::sage::sim::up(s);                                                                     \
+                d = ::sage::sim::down<T>(EXPR);                                                                  \
+            });                                                                                                  \
+        }                                                                                                        \
+    }                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                 \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,             \
+                                const uint8_t repeatTime, const UnaryRepeatParams& repeatParams, SAGE_LOC) {     \
+        SAGE_DTYPE_GATE(#NAME, T, OK, LIST)                                                                      \
+        if constexpr (OK) {                                                                                      \
+            ::sage::sim::touch(loc);                                                                             \
             auto m = ::sage::sim::repeats_from_len(::sage::sim::elems_per_repeat<T>(), isSetMask, mask,          \
                                                    repeatTime);                                                  \
-            ::sage::sim::unary_masked(#NAME, dst, src, m, repeatParams, loc, [b](T& d, const T& s) {             \
+            ::sage::sim::unary_masked(#NAME, dst, src, m, repeatParams, loc, [](T& d, const T& s) {              \
                 auto a = ::sage::sim::up(s);                                                                     \
                 d = ::sage::sim::down<T>(EXPR);                                                                  \
             });                                                                                                  \
         }                                                                                                        \
     }
 
-#define SAGE_ARITH_OK (::sage::sim::one_of<T, half, float, int16_t, int32_t>())
-#define SAGE_ARITH_LIST "half, float, int16_t, int32_t"
+#define SAGE_FLOAT_OK (::sage::sim::one_of<T, half, float>())
 
-SAGE_SCALAR_OP(Adds, SAGE_ARITH_OK, SAGE_ARITH_LIST, a + b)
-SAGE_SCALAR_OP(Muls, SAGE_ARITH_OK, SAGE_ARITH_LIST, a * b)
-SAGE_SCALAR_OP(Maxs, SAGE_ARITH_OK, SAGE_ARITH_LIST, ((a > b || a != a) ? a : b))
-SAGE_SCALAR_OP(Mins, SAGE_ARITH_OK, SAGE_ARITH_LIST, ((a < b || a != a) ? a : b))
-SAGE_SCALAR_OP(LeakyRelu, (::sage::sim::one_of<T, half, float>()), "half, float", (a >= 0 ? a : a * b))
+SAGE_UNARY_OP(Exp, SAGE_FLOAT_OK, "half, float", std::exp(a))
+SAGE_UNARY_OP(Ln, SAGE_FLOAT_OK, "half, float", std::log(a))
+SAGE_UNARY_OP(Abs, SAGE_FLOAT_OK, "half, float", std::fabs(a))
+SAGE_UNARY_OP(Sqrt, SAGE_FLOAT_OK, "half, float", std::sqrt(a))
+SAGE_UNARY_OP(Rsqrt, SAGE_FLOAT_OK, "half, float", 1.0f / std::sqrt(a))
+SAGE_UNARY_OP(Reciprocal, SAGE_FLOAT_OK, "half, float", 1.0f / a)
+// NaN passes through (a < 0 is false), as torch.relu does.
+SAGE_UNARY_OP(Relu, (::sage::sim::one_of<T, half, float, int32_t>()), "half, float, int32_t",
+              (a < 0 ? decltype(a)(0) : a))
+SAGE_UNARY_OP(Not, (::sage::sim::one_of<T, int16_t, uint16_t>()), "int16_t, uint16_t", ~a)
 
-#undef SAGE_ARITH_OK
-#undef SAGE_ARITH_LIST
-#undef SAGE_SCALAR_OP
+#undef SAGE_FLOAT_OK
+#undef SAGE_UNARY_OP
 
 }  // namespace AscendC

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "sage_sim/vec.h"
+#include "../sage_sim/vec.h"
 
 namespace AscendC {
 

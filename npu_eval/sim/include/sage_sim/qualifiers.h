@@ -46,7 +46,7 @@ using GM_ADDR = __gm__ uint8_t*;
 
 // The core a kernel body runs on. The emulator runs vector kernels only, so every block is an
 // AIV core: `if ASCEND_IS_AIV { ... }` (written without parentheses) runs, ASCEND_IS_AIC code
-// does not. g_coreType itself is declared in kernel_cann9.h.
+// does not. g_coreType itself is declared in basic_api/kernel_operator_sys_var_intf.h.
 #define ASCEND_IS_AIV (g_coreType == ::AscendC::AIV)
 #define ASCEND_IS_AIC (g_coreType == ::AscendC::AIC)
 #define ASCEND_IS_AICORE constexpr(false)

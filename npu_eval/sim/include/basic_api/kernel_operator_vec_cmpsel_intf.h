@@ -11,7 +11,7 @@
 //   VSEL_TENSOR_TENSOR_MODE (2): bit i for element i, src1 a tensor
 #pragma once
 
-#include "sage_sim/vec.h"
+#include "../sage_sim/vec.h"
 
 namespace sage {
 namespace sim {

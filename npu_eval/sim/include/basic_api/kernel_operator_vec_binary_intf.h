@@ -7,7 +7,7 @@
 // + - * / (float holds the exact result of a half op before its single rounding).
 #pragma once
 
-#include "sage_sim/vec.h"
+#include "../sage_sim/vec.h"
 
 namespace AscendC {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <limits>
 
-#include "sage_sim/vec.h"
+#include "../sage_sim/vec.h"
 
 namespace sage {
 namespace sim {

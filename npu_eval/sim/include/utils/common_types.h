@@ -3,9 +3,9 @@
 
 #include <cstdint>
 
-#include "kernel_dtypes.h"
-#include "kernel_macros.h"
-#include "sage_sim/runtime.h"
+#include "../sage_sim/dtypes.h"
+#include "../sage_sim/qualifiers.h"
+#include "../sage_sim/runtime.h"
 
 enum pipe_t : uint8_t {
     PIPE_S = 0,

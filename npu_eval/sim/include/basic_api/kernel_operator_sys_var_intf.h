@@ -1,12 +1,13 @@
-// System helpers the official samples call next to their compute: the cycle counter
-// (GetSystemCycle), core/sub-block queries (GetSubBlockNum, GetArchVersion), integer helpers
-// (DivCeil, AlignUp) and the UB size query.
+// System variables and helpers: the block_idx/block_num/g_coreType built-ins, the cycle
+// counter (GetSystemCycle), core/sub-block queries (GetSubBlockNum, GetArchVersion), integer
+// helpers (DivCeil, AlignUp) and the UB size query.
 #pragma once
 
 #include <chrono>
 #include <type_traits>
 
-#include "sage_sim/runtime.h"
+#include "../sage_sim/runtime.h"
+#include "../utils/common_types.h"
 
 namespace AscendC {
 
@@ -55,3 +56,15 @@ __aicore__ constexpr inline auto AlignUp(T num, U align) -> std::common_type_t<T
 }
 
 }  // namespace AscendC
+
+// ---------------------------------------------------------------- built-in variables
+
+// The device compiler gives kernels block_idx and block_num as built-in variables, and CANN's
+// CPU debug declares them `extern int64_t`. Here they are references to the running block's
+// state, so they hold GetBlockIdx()/GetBlockNum() in every block with nothing to update, and a
+// kernel's own local of the same name still shadows them.
+inline const decltype(sage::sim::BlockState::idx)& block_idx = sage::sim::rt().block.idx;
+inline const decltype(sage::sim::BlockState::num)& block_num = sage::sim::rt().block.num;
+// Vector kernels run on AIV cores, one sub-block each in split mode.
+inline const int32_t sub_block_idx = 0;
+inline const int32_t g_coreType = AscendC::AIV;

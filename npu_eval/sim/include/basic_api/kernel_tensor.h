@@ -1,9 +1,10 @@
 // GlobalTensor and LocalTensor. A LocalTensor is a view into the block's Unified Buffer: a
 // byte address, an element count and the buffer slot it came from (with the slot's
-// generation, so a tensor used after FreeTensor is caught).
+// generation, so a tensor used after FreeTensor is caught). And CANN 9's LocalMemAllocator,
+// which hands out static LocalTensors.
 #pragma once
 
-#include "kernel_common.h"
+#include "../utils/common_types.h"
 
 namespace AscendC {
 
@@ -218,6 +219,100 @@ public:
     sage::sim::Slot* slot_ = nullptr;
     uint32_t gen_ = 0;
     int32_t tag_ = 0;
+};
+
+// ---------------------------------------------------------------- LocalMemAllocator
+
+namespace detail {
+inline sage::sim::Slot* static_slot(uint32_t addr, uint32_t bytes, const char* kind, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    auto& b = blk();
+    b.slots.push_back(Slot{addr, bytes, 0, SlotState::Scratch, -1, kind, loc, 0, 1});
+    ub_clear({addr, bytes});
+    return &b.slots.back();
+}
+}  // namespace detail
+
+// CANN 9's static tensor allocation: a bump pointer over the Unified Buffer, no queues. Each
+// Alloc takes the next tileSize elements; like the device it does not round up to 32 bytes,
+// so a tile of an odd size leaves the next tensor unaligned (reported when a vector op or a
+// DataCopy uses it). Only one allocator may own the UB at a time and it must not be mixed
+// with TPipe (both carve the same UB from its start).
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+public:
+    static_assert(hard != Hardware::GM && hard != Hardware::MAX, "illegal hardware position GM or MAX");
+    static_assert(hard == Hardware::UB,
+                  "LocalMemAllocator: the emulator models the Unified Buffer only (vector kernels); L1/L0 "
+                  "memories of the cube unit are not emulated");
+
+    __aicore__ inline LocalMemAllocator(SAGE_LOC) {
+        using namespace sage::sim;
+        touch(loc);
+        if (blk().ub_used != 0) {
+            report("ub-overflow", Severity::Warning, loc,
+                   "LocalMemAllocator created while TPipe::InitBuffer has already carved %u bytes of the Unified "
+                   "Buffer, in block %d: both start at the beginning of the UB, so their tensors overlap on the "
+                   "device. Use either static tensors (LocalMemAllocator) or TPipe/TQue/TBuf, not both",
+                   blk().ub_used, blk().idx);
+        }
+    }
+
+    __aicore__ inline uint32_t GetCurAddr() const { return head_; }
+
+    template <TPosition pos, class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc(SAGE_LOC) {
+        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
+                      "logic pos and hardware pos not matched: a UB allocator hands out VECIN/VECOUT/VECCALC");
+        return take<DataType>(tileSize, loc);
+    }
+    template <TPosition pos, class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize, SAGE_LOC) {
+        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
+                      "logic pos and hardware pos not matched: a UB allocator hands out VECIN/VECOUT/VECCALC");
+        return take<DataType>(tileSize, loc);
+    }
+    template <class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc(SAGE_LOC) {
+        return take<DataType>(tileSize, loc);
+    }
+    template <class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize, SAGE_LOC) {
+        return take<DataType>(tileSize, loc);
+    }
+
+private:
+    template <class T>
+    LocalTensor<T> take(uint32_t tileSize, sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        touch(loc);
+        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        if (uint64_t(head_) + bytes > rt().ub_bytes) {
+            fail("ub-overflow", loc,
+                 "LocalMemAllocator::Alloc of %u elements of %u bytes (%llu bytes) from UB byte %u needs %llu bytes, "
+                 "past the %zu bytes (%zu KB) of Unified Buffer on %s by %llu bytes, in block %d. Shrink the tiles "
+                 "(more tiles per block) or spread the data over more blocks",
+                 tileSize, uint32_t(sizeof(T)), (unsigned long long)bytes, head_,
+                 (unsigned long long)(head_ + bytes), rt().ub_bytes, rt().ub_bytes / 1024, chip_name(),
+                 (unsigned long long)(head_ + bytes - rt().ub_bytes), blk().idx);
+        }
+        if (uint64_t(head_) + bytes > rt().ub_bytes - rt().ub_reserved_bytes) {
+            report("ub-overflow", Severity::Warning, loc,
+                   "LocalMemAllocator::Alloc brings the Unified Buffer to %llu bytes, into the top %zu KB of the "
+                   "%zu KB on %s, which some CANN versions reserve",
+                   (unsigned long long)(head_ + bytes), rt().ub_reserved_bytes / 1024, rt().ub_bytes / 1024,
+                   chip_name());
+        }
+        LocalTensor<T> t;
+        t.addr_ = head_;
+        t.size_ = tileSize;
+        t.slot_ = detail::static_slot(head_, uint32_t(bytes), "static tensor (LocalMemAllocator)", loc);
+        t.gen_ = 0;
+        head_ += uint32_t(bytes);
+        return t;
+    }
+
+    uint32_t head_ = 0;
 };
 
 }  // namespace AscendC

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "sage_sim/vec.h"
+#include "../sage_sim/vec.h"
 
 namespace AscendC {
 
