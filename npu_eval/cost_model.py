@@ -21,7 +21,7 @@ from sage_npu.npu_eval.trace import Rec, Trace
 PIPES = ("S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX")
 _PIX = {p: i for i, p in enumerate(PIPES)}
 _S = _PIX["S"]
-# Flags name their pipes: HardEvent order of kernel_common.h -> (setter, waiter).
+# Flags name their pipes: HardEvent order of utils/common_types.h -> (setter, waiter).
 _EVENT_PIPES = [("MTE2", "MTE1"), ("MTE1", "MTE2"), ("MTE1", "M"), ("M", "MTE1"), ("MTE2", "V"), ("V", "MTE2"),
                 ("MTE3", "V"), ("V", "MTE3"), ("M", "V"), ("V", "M"), ("V", "V"), ("MTE3", "MTE1"),
                 ("MTE1", "MTE3"), ("MTE1", "V"), ("MTE2", "M"), ("M", "MTE2"), ("V", "MTE1"), ("M", "FIX"),

@@ -1,5 +1,5 @@
 """Shared fixtures: one Evaluator (a resident plan worker with torch imported) per module,
-and paths to the bundled examples."""
+paths to the bundled examples, and the fault tasks generated from tests/faults."""
 
 from __future__ import annotations
 
@@ -12,6 +12,15 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "tasks"
 
 os.environ.setdefault("LANCEDB_LOG", "error")
+
+
+@pytest.fixture(scope="session")
+def fault_tasks(tmp_path_factory) -> dict[str, Path]:
+    """Case name -> its fault task folder (<tmp>/faults/<case>/), generated once per session from
+    tests/faults/bases and tests/faults/patches (see tests/fault_tasks.py)."""
+    from tests.fault_tasks import materialise
+
+    return materialise(tmp_path_factory.mktemp("fault-tasks"))
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """Every runtime fault check of the emulator (DESIGN section 4, "Faults"), proven on a kernel
 that makes the mistake the way a kernel engineer makes it, and correct kernels that must pass
-clean. Each task lives in tests/faults/<case>/; its kernel marks the line where the fault
-must be reported with a trailing `// expect: <code>`."""
+clean. Each case is generated from a base task and a patch in tests/faults/ (the `fault_tasks`
+fixture); its kernel marks the line where the fault must be reported with a trailing
+`// expect: <code>`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import pytest
 from sage_npu.npu_eval.build import SIM_INCLUDE
 from sage_npu.npu_eval.chips import chip_profile
 
-FAULTS = Path(__file__).resolve().parent / "faults"
 _EXPECT = re.compile(r"//\s*expect:\s*([a-z-]+)")
 
 
@@ -28,13 +28,13 @@ def ev():
         yield e
 
 
-def kernel_of(case: str) -> Path:
-    (kernel,) = [p for p in (FAULTS / case).iterdir() if p.suffix == ".cpp"]
+def kernel_of(task: Path) -> Path:
+    (kernel,) = [p for p in task.iterdir() if p.suffix == ".cpp"]
     return kernel
 
 
-def expected_marks(case: str) -> list[tuple[str, Path, int]]:
-    kernel = kernel_of(case)
+def expected_marks(task: Path) -> list[tuple[str, Path, int]]:
+    kernel = kernel_of(task)
     marks = [(m.group(1), kernel, i) for i, text in enumerate(kernel.read_text().splitlines(), 1)
              if (m := _EXPECT.search(text))]
     assert marks, f"{kernel} marks no line with // expect: <code>"
@@ -97,11 +97,12 @@ FAULT_CASES = [
 
 
 @pytest.mark.parametrize("fault", FAULT_CASES, ids=lambda f: f.case)
-def test_fault_is_reported_at_its_line(ev, fault: Fault):
-    report = ev.evaluate(FAULTS / fault.case)
+def test_fault_is_reported_at_its_line(ev, fault_tasks, fault: Fault):
+    task = fault_tasks[fault.case]
+    report = ev.evaluate(task)
     assert report.status == fault.status, report.diagnostics
     assert_no_header_lines(report)
-    for code, file, line in expected_marks(fault.case):
+    for code, file, line in expected_marks(task):
         d = diagnostic_at(report, code, file, line)
         assert d.severity == fault.severity
         assert d.block == fault.block, d.message
@@ -109,32 +110,32 @@ def test_fault_is_reported_at_its_line(ev, fault: Fault):
             assert word in d.message, f"{word!r} not in: {d.message}"
 
 
-def test_out_of_bounds_shows_only_on_the_tail_shape(ev):
-    report = ev.evaluate(FAULTS / "gm_out_of_bounds_tail")
+def test_out_of_bounds_shows_only_on_the_tail_shape(ev, fault_tasks):
+    report = ev.evaluate(fault_tasks["gm_out_of_bounds_tail"])
     # Trial 0 is the aligned shape and passes; trial 1 (the tail) stops at the fault.
     assert report.correctness.trials == 2 and report.correctness.passed == 1
     assert [d.code for d in report.diagnostics] == ["gm-out-of-bounds"]
 
 
-def test_ub_overflow_depends_on_the_chip():
+def test_ub_overflow_depends_on_the_chip(fault_tasks):
     from sage_npu.npu_eval.evaluate import Evaluator
     from sage_npu.npu_eval.settings import EvalSettings
 
     need = 6 * 36864  # three double-buffered queues of 18432 halves
     assert chip_profile("910B2").ub_bytes < need <= chip_profile("310P3").ub_bytes
     with Evaluator(EvalSettings(chip="310P3", trials=1)) as e310:
-        report = e310.evaluate(FAULTS / "ub_overflow")
+        report = e310.evaluate(fault_tasks["ub_overflow"])
     assert report.chip == "310P3"
     assert report.status == "correct", report.diagnostics
     assert report.diagnostics == []
 
 
-def test_mismatch_names_index_values_block_and_the_copy_that_wrote_it(ev):
-    case = "mismatch_tail"
-    report = ev.evaluate(FAULTS / case)
+def test_mismatch_names_index_values_block_and_the_copy_that_wrote_it(ev, fault_tasks):
+    task = fault_tasks["mismatch_tail"]
+    report = ev.evaluate(task)
     assert report.status == "mismatch"
     assert_no_header_lines(report)
-    (mark,) = expected_marks(case)
+    (mark,) = expected_marks(task)
     _, kernel, line = mark
     # The tail shape: 8 blocks of ceil(n / 8) rounded up to 16, tiles of 128; the last block's
     # partial tile starts the wrong elements.
@@ -154,8 +155,8 @@ def test_mismatch_names_index_values_block_and_the_copy_that_wrote_it(ev):
 
 
 @pytest.mark.parametrize("case", ["correct_add_pad_tail", "correct_tbuf_flags"])
-def test_correct_kernel_is_not_flagged(ev, case: str):
-    report = ev.evaluate(FAULTS / case)
+def test_correct_kernel_is_not_flagged(ev, fault_tasks, case: str):
+    report = ev.evaluate(fault_tasks[case])
     assert report.status == "correct", report.diagnostics
     assert report.diagnostics == []
     assert report.correctness.passed == report.correctness.trials >= 2

@@ -12,10 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.fault_tasks import CASES
+
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "reports"
-TASKS = sorted(p for root in (REPO / "examples" / "tasks", REPO / "tests" / "faults")
-               for p in root.iterdir() if p.is_dir() and (p / "host.py").exists())
+EXAMPLES = REPO / "examples" / "tasks"
+# (group, name): the bundled examples, and the fault cases generated from tests/faults.
+TASKS = [("faults", case) for case in sorted(CASES)] + sorted(
+    ("tasks", p.name) for p in EXAMPLES.iterdir() if p.is_dir() and (p / "host.py").exists())
 
 
 def normalized(report_json: str, task: Path) -> dict:
@@ -35,10 +39,11 @@ def ev(tmp_path_factory):
         yield e
 
 
-@pytest.mark.parametrize("task", TASKS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_report_equals_golden(ev, task: Path):
+@pytest.mark.parametrize(("group", "name"), [pytest.param(g, n, id=f"{g}/{n}") for g, n in TASKS])
+def test_report_equals_golden(ev, fault_tasks, group: str, name: str):
+    task = fault_tasks[name] if group == "faults" else EXAMPLES / name
     got = normalized(ev.evaluate(task).model_dump_json(), task)
-    golden = GOLDEN / f"{task.parent.name}__{task.name}.json"
+    golden = GOLDEN / f"{group}__{name}.json"
     if os.environ.get("SAGE_NPU_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     assert golden.exists(), f"no golden report for {task}: run with SAGE_NPU_UPDATE_GOLDEN=1"

@@ -1,5 +1,6 @@
-"""CANN 9 additions and the gather/sort/transpose families of the emulator (kernel_cann9.h,
-kernel_vec_gather.h, kernel_vec_sort.h, kernel_vec_transpose.h, sage_sim/coop.h).
+"""CANN 9 additions and the gather/sort/transpose families of the emulator (block_idx,
+LocalMemAllocator, ascendc_assert, InitGlobalMemory, SyncAll with sage_sim/coop.h; the
+basic_api gather, gather_mask, proposal and vec_transpose headers).
 
 One C++ driver (DRIVER below) runs every API outside a launch and dumps its outputs; the
 references here recompute them from the documented semantics with numpy. Cross-block SyncAll

@@ -1,12 +1,14 @@
 """APIs the official asc-devkit samples needed, run as whole programs (`sage-npu run`):
-ShiftLeft/ShiftRight (kernel_vec_shift.h), the fixed-address LocalTensor(pos, addr, tileSize)
-constructor, DivCeil/AlignUp/GetSystemCycle/GetRuntimeUBSize/GetSubBlockNum (kernel_sys.h),
+ShiftLeft/ShiftRight (basic_api/kernel_operator_vec_binary_scalar_intf.h), the fixed-address
+LocalTensor(pos, addr, tileSize) constructor, DivCeil/AlignUp/GetSystemCycle/GetRuntimeUBSize/
+GetSubBlockNum (basic_api/kernel_operator_sys_var_intf.h),
 TPipe::Destroy ordering a later TPipe's work, blocks storing identical values to the same
 GM bytes (a warning, not a race), the DMA atomics SetAtomicAdd/Max/Min + DisableDmaAtomic,
 the GM scalar accesses Read/WriteGmByPassDCache + DataSyncBarrier and the Ascend 950 scalar
-atomics (kernel_gm_scalar.h), a framework task whose tiling struct comes from an op_host
-BEGIN_TILING_DATA_DEF header (kernel_tiling.h), DataCopyPad's pad register (SetPadValue, isPad)
-and TBufPool (pools carved from the TPipe, nested and shared pools, Reset, EXTERN_IMPL_BUFPOOL).
+atomics (basic_api/kernel_operator_atomic_intf.h), a framework task whose tiling struct comes
+from an op_host BEGIN_TILING_DATA_DEF header (kernel_tiling/kernel_tiling.h), DataCopyPad's pad
+register (SetPadValue, isPad) and TBufPool (pools carved from the TPipe, nested and shared pools,
+Reset, EXTERN_IMPL_BUFPOOL).
 The kernels are our own; numpy recomputes the results."""
 
 from __future__ import annotations

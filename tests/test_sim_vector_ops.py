@@ -1,4 +1,4 @@
-"""The emulator's vector API families (kernel_vec_*.h) against numpy/torch references.
+"""The emulator's vector API families (basic_api/kernel_operator_vec_*_intf.h) against numpy/torch references.
 
 One C++ program (tests/sim_ops/vector_ops.cpp) runs every op in its count form and its
 mask/repeat forms (bit mask, continuous mask, Counter mode, non-default strides) and dumps

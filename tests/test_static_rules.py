@@ -13,7 +13,7 @@ from sage_npu.server.kernel_model import KernelModel
 
 REPO = Path(__file__).resolve().parents[1]
 ADD = (REPO / "examples/tasks/add_custom/add_custom.cpp").read_text()
-TBUF = (REPO / "tests/faults/correct_tbuf_flags/fma_custom.cpp").read_text()
+TBUF = (REPO / "tests/faults/bases/fma_custom/fma_custom.cpp").read_text()  # the correct_tbuf_flags case
 B910 = Chip("910B2", 192 * 1024, 910, 8 * 1024)
 P310 = Chip("310P3", 248 * 1024, 310)
 
@@ -271,14 +271,15 @@ def test_tbuf_fix_inserts_flags_before_the_vector_op():
     assert [x for x in check_source(fixed, B910) if x.code == "missing-sync"] == []
 
 
-def test_fault_kernels_the_rules_can_see():
-    faults = REPO / "tests" / "faults"
-    assert {f.code for f in check_source((faults / "queue_deadlock_alloc/add_custom.cpp").read_text(), B910)} \
+def test_fault_kernels_the_rules_can_see(fault_tasks):
+    assert {f.code for f in check_source((fault_tasks["queue_deadlock_alloc"] / "add_custom.cpp").read_text(), B910)} \
         == {"missing-free"}
-    assert {f.code for f in check_source((faults / "unaligned_ub_address/diff_custom.cpp").read_text(), B910)} \
+    assert {f.code for f in check_source((fault_tasks["unaligned_ub_address"] / "diff_custom.cpp").read_text(), B910)} \
         == {"unaligned-copy"}
-    for correct in faults.glob("correct_*/*.cpp"):
-        assert check_source(correct.read_text(), B910) == [], correct
+    correct = [k for case, task in fault_tasks.items() if case.startswith("correct_") for k in task.glob("*.cpp")]
+    assert len(correct) == 2
+    for kernel in correct:
+        assert check_source(kernel.read_text(), B910) == [], kernel
 
 
 @pytest.mark.parametrize("kernel", sorted((REPO / "examples" / "tasks").glob("*/*.cpp")), ids=lambda p: p.parent.name)

@@ -1,7 +1,7 @@
 // CANN's op-project tiling registration (register/tilingdata_base.h): BEGIN_TILING_DATA_DEF and
-// friends, which here declare the plain tiling struct (see kernel_tiling.h).
+// friends, which here declare the plain tiling struct (see kernel_tiling/kernel_tiling.h).
 #pragma once
 
 #include <cstdint>
 
-#include "../kernel_tiling.h"
+#include "../kernel_tiling/kernel_tiling.h"

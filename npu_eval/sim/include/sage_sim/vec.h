@@ -15,7 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "../kernel_tensor.h"
+#include "../basic_api/kernel_tensor.h"
 
 // The chip family as diagnostics name it.
 #if SAGE_CHIP_FAMILY == 310

@@ -1,0 +1,283 @@
+// DataCopy and DataCopyPad: the MTE2 (GM -> UB) and MTE3 (UB -> GM) transfers.
+// DataCopy moves whole 32-byte blocks: a length that is not a multiple of 32 bytes is
+// truncated by the hardware, which we report and reproduce. DataCopyPad takes byte lengths.
+#pragma once
+
+#include "kernel_tensor.h"
+
+namespace AscendC {
+
+namespace detail {
+
+using sage::sim::Pipe;
+using sage::sim::SrcLoc;
+using sage::sim::UbRange;
+
+// The bytes DataCopy really moves for `count` elements; reports a length the hardware
+// would truncate.
+template <typename T>
+inline uint64_t whole_blocks(uint32_t count, const char* dir, SrcLoc loc) {
+    uint64_t bytes = uint64_t(count) * sizeof(T);
+    if (bytes % 32 != 0) {
+        constexpr uint64_t per = 32 / sizeof(T);
+        sage::sim::report("unaligned-copy", sage::sim::Severity::Error, loc,
+                          "DataCopy %s of %u %s elements = %llu bytes, not a multiple of 32, in block %d: the "
+                          "count form moves whole 32-byte blocks, so the device copies only %llu elements and "
+                          "drops the last %llu. Make the count a multiple of %llu (e.g. %llu), or use "
+                          "DataCopyPad with a byte length",
+                          dir, count, sage::sim::dtype_name<T>(), (unsigned long long)bytes, sage::sim::blk().idx,
+                          (unsigned long long)(bytes / 32 * 32 / sizeof(T)),
+                          (unsigned long long)(count - bytes / 32 * 32 / sizeof(T)), (unsigned long long)per,
+                          (unsigned long long)((count + per - 1) / per * per));
+    }
+    return bytes / 32 * 32;
+}
+
+// GM -> UB: `bytes` from `src` + gm_off (bytes) into dst + ub_off (bytes).
+template <typename T>
+inline void gm_to_ub(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint64_t gm_off, uint64_t bytes,
+                     uint32_t ub_off, const char* api, SrcLoc loc) {
+    if (!bytes) return;
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + gm_off;
+    sage::sim::gm_check(g, bytes, loc, false, api, sizeof(T), src.gm_);
+    UbRange w{dst.addr_ + ub_off, uint32_t(bytes)};
+    memcpy(sage::sim::blk().ub + w.addr, g, bytes);
+    sage::sim::ub_mark(w);
+}
+
+// UB -> GM: `bytes` from src + ub_off (bytes) to `dst` + gm_off (bytes); accumulates under
+// SetAtomicAdd.
+template <typename T>
+inline void ub_to_gm(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint64_t gm_off, uint64_t bytes,
+                     uint32_t ub_off, const char* api, SrcLoc loc) {
+    if (!bytes) return;
+    uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_) + gm_off;
+    auto* b = sage::sim::gm_check(g, bytes, loc, true, api, sizeof(T), dst.gm_);
+    UbRange r{src.addr_ + ub_off, uint32_t(bytes)};
+    sage::sim::ub_check_init(r, api, loc);
+    const uint8_t* u = sage::sim::blk().ub + r.addr;
+    bool identical = false;
+    if (const int op = sage::sim::blk().atomic_op) {
+        for (uint64_t i = 0; i + sizeof(T) <= bytes; i += sizeof(T)) {
+            T a, v;
+            memcpy(&a, g + i, sizeof(T));
+            memcpy(&v, u + i, sizeof(T));
+            if (op == sage::sim::AtomicAddOp) a = T(a + v);
+            else if (op == sage::sim::AtomicMaxOp) a = (v > a) ? v : a;
+            else a = (v < a) ? v : a;
+            memcpy(g + i, &a, sizeof(T));
+        }
+    } else {
+        identical = b && b->writer && memcmp(g, u, bytes) == 0;
+        memcpy(g, u, bytes);
+    }
+    sage::sim::gm_wrote(b, g, bytes, loc, api, sizeof(T), identical);
+}
+
+}  // namespace detail
+
+// GM -> UB, `count` elements.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t bytes = detail::whole_blocks<T>(count, "GM->UB", loc);
+    dst.check("DataCopy", bytes / sizeof(T), loc);
+    detail::gm_to_ub(dst, src, 0, bytes, 0, "DataCopy", loc);
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc,
+                           dst.range(bytes / sizeof(T)));
+    sage::sim::trace_gm_shape(src.addr_, 1);
+}
+
+// UB -> GM, `count` elements.
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t bytes = detail::whole_blocks<T>(count, "UB->GM", loc);
+    src.check("DataCopy", bytes / sizeof(T), loc);
+    detail::ub_to_gm(dst, src, 0, bytes, 0, "DataCopy", loc);
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc, {},
+                           src.range(bytes / sizeof(T)));
+    sage::sim::trace_gm_shape(dst.addr_, 1);
+}
+
+// UB -> UB, `count` elements.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t bytes = detail::whole_blocks<T>(count, "UB->UB", loc);
+    dst.check("DataCopy", bytes / sizeof(T), loc);
+    src.check("DataCopy", bytes / sizeof(T), loc);
+    sage::sim::ub_check_init(src.range(bytes / sizeof(T)), "DataCopy", loc);
+    memmove(dst.data(), src.data(), bytes);
+    sage::sim::ub_mark(dst.range(bytes / sizeof(T)));
+    sage::sim::trace_instr(detail::Pipe::V, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc,
+                           dst.range(bytes / sizeof(T)), src.range(bytes / sizeof(T)));
+}
+
+// Strided forms: blockCount bursts of blockLen 32-byte blocks, gaps of srcStride/dstStride
+// blocks between bursts.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                const DataCopyParams& p, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t burst = uint64_t(p.blockLen) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * (burst + p.dstStride * 32ull) + burst : 0;
+    dst.check("DataCopy", ub_span / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        detail::gm_to_ub(dst, src, i * (burst + p.srcStride * 32ull), burst,
+                         uint32_t(i * (burst + p.dstStride * 32ull)), "DataCopy", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc,
+                           dst.range(ub_span / sizeof(T)));
+    sage::sim::trace_gm_shape(src.addr_, p.blockCount);
+}
+
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                const DataCopyParams& p, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t burst = uint64_t(p.blockLen) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * (burst + p.srcStride * 32ull) + burst : 0;
+    src.check("DataCopy", ub_span / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        detail::ub_to_gm(dst, src, i * (burst + p.dstStride * 32ull), burst,
+                         uint32_t(i * (burst + p.srcStride * 32ull)), "DataCopy", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc, {},
+                           src.range(ub_span / sizeof(T)));
+    sage::sim::trace_gm_shape(dst.addr_, p.blockCount);
+}
+
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                                SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t burst = uint64_t(p.blockLen) * 32;
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        LocalTensor<T> d = dst, s = src;
+        d.addr_ += uint32_t(i * (burst + p.dstStride * 32ull));
+        s.addr_ += uint32_t(i * (burst + p.srcStride * 32ull));
+        d.check("DataCopy", burst / sizeof(T), loc);
+        s.check("DataCopy", burst / sizeof(T), loc);
+        sage::sim::ub_check_init(s.range(burst / sizeof(T)), "DataCopy", loc);
+        memmove(d.data(), s.data(), burst);
+        sage::sim::ub_mark(d.range(burst / sizeof(T)));
+    }
+    sage::sim::trace_instr(detail::Pipe::V, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc);
+}
+
+// DataCopyPad's pad register, as the device keeps it: SetPadValue writes it, and so does every
+// DataCopyPad with isPad (CANN calls set_mov_pad_val(paddingValue) only when isPad is true).
+// The copy itself always takes its left/right padding from the register, so isPad = false
+// pads with the last SetPadValue (or the last isPad copy's value); the register holds the
+// value's bits and a copy reads the low sizeof(T) bytes.
+namespace detail {
+template <typename T>
+inline void set_pad_register(T value) {
+    uint64_t bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    sage::sim::blk().pad_bits = bits;
+    sage::sim::blk().pad_set = true;
+}
+template <typename T>
+inline T pad_register() {
+    T v;
+    uint64_t bits = sage::sim::blk().pad_bits;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+}
+}  // namespace detail
+
+template <typename T, TPosition pos = TPosition::MAX>
+__aicore__ inline void SetPadValue(T paddingValue, SAGE_LOC) {
+    static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::MAX,
+                  "SetPadValue: the pad value applies to GM->VECIN/VECOUT copies; pos must be VECIN, VECOUT or "
+                  "MAX (the default)");
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "[dtype-unsupported] SetPadValue takes a 1, 2 or 4-byte type, the element type of the "
+                  "DataCopyPad it prepares");
+    sage::sim::touch(loc);
+    detail::set_pad_register(paddingValue);
+}
+
+// DataCopyPad GM -> UB: blockCount bursts of blockLen bytes; each burst lands at a 32-byte
+// boundary in UB, after leftPadding elements and before rightPadding ones, and the unit writes
+// whole 32-byte blocks. With left/right padding, the padding and the alignment fill after it
+// hold the pad register's value (paddingValue with isPad, else the last SetPadValue); a kernel
+// that never set the register gets undefined padding, left unwritten here so a read of it is
+// reported. Without left/right padding, isPad fills the alignment with paddingValue and
+// otherwise the fill repeats the burst's first element (the DataCopyPad doc, as summarised in
+// research/ascendc-api.md 6.2), so a vector op over the whole last block reads written data.
+template <typename T>
+__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                   const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad, SAGE_LOC) {
+    sage::sim::touch(loc);
+    if (pad.isPad) detail::set_pad_register(pad.paddingValue);
+    uint64_t data_at = pad.leftPadding * sizeof(T);
+    uint64_t ub_burst = (uint64_t(p.blockLen) + data_at + pad.rightPadding * sizeof(T) + 31) / 32 * 32;
+    uint64_t ub_step = ub_burst + uint64_t(p.dstStride) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + ub_burst : 0;
+    dst.check("DataCopyPad", ub_span / sizeof(T), loc);
+    bool padded = pad.leftPadding || pad.rightPadding;
+    bool fill_pad = pad.isPad || (padded && sage::sim::blk().pad_set);
+    bool fill_first = !fill_pad && !padded && p.blockLen >= sizeof(T);
+    const T pad_value = detail::pad_register<T>();
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        uint32_t at = uint32_t(i * ub_step);
+        T* row = reinterpret_cast<T*>(sage::sim::blk().ub + dst.addr_ + at);
+        if (fill_pad) {
+            for (uint64_t k = 0; k < ub_burst / sizeof(T); ++k) row[k] = pad_value;
+            sage::sim::ub_mark({dst.addr_ + at, uint32_t(ub_burst)});
+        }
+        detail::gm_to_ub(dst, src, i * (uint64_t(p.blockLen) + p.srcStride), p.blockLen,
+                         at + uint32_t(data_at), "DataCopyPad", loc);
+        if (fill_first && ub_burst > p.blockLen) {
+            for (uint64_t k = (p.blockLen + sizeof(T) - 1) / sizeof(T); k < ub_burst / sizeof(T); ++k) row[k] = row[0];
+            sage::sim::ub_mark({dst.addr_ + at + p.blockLen, uint32_t(ub_burst - p.blockLen)});
+        }
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopyPad", sage::sim::dtype_name<T>(),
+                           uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
+                           uint64_t(p.blockLen) * p.blockCount, loc, dst.range(ub_span / sizeof(T)));
+    sage::sim::trace_gm_shape(src.addr_, p.blockCount);
+}
+
+// DataCopyPad UB -> GM: blockCount bursts of blockLen bytes from 32-byte aligned UB rows.
+template <typename T>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                   const DataCopyExtParams& p, SAGE_LOC) {
+    sage::sim::touch(loc);
+    uint64_t ub_step = (uint64_t(p.blockLen) + 31) / 32 * 32 + uint64_t(p.srcStride) * 32;
+    uint64_t ub_span = p.blockCount ? (p.blockCount - 1) * ub_step + p.blockLen : 0;
+    src.check("DataCopyPad", (ub_span + sizeof(T) - 1) / sizeof(T), loc);
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        detail::ub_to_gm(dst, src, i * (uint64_t(p.blockLen) + p.dstStride), p.blockLen, uint32_t(i * ub_step),
+                         "DataCopyPad", loc);
+    }
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopyPad", sage::sim::dtype_name<T>(),
+                           uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
+                           uint64_t(p.blockLen) * p.blockCount, loc, {}, src.range(ub_span / sizeof(T)));
+    sage::sim::trace_gm_shape(dst.addr_, p.blockCount);
+}
+
+// The CANN 8 spellings with DataCopyParams (blockLen in bytes for DataCopyPad).
+template <typename T>
+__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                                   const DataCopyPadParams& pad, SAGE_LOC) {
+    DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0),
+                DataCopyPadExtParams<T>(pad.isPad, pad.leftPadding, pad.rightPadding, T(pad.paddingValue)), loc);
+}
+template <typename T>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                                   SAGE_LOC) {
+    DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0), loc);
+}
+
+
+}  // namespace AscendC

@@ -1,0 +1,318 @@
+// GlobalTensor and LocalTensor. A LocalTensor is a view into the block's Unified Buffer: a
+// byte address, an element count and the buffer slot it came from (with the slot's
+// generation, so a tensor used after FreeTensor is caught). And CANN 9's LocalMemAllocator,
+// which hands out static LocalTensors.
+#pragma once
+
+#include "../utils/common_types.h"
+
+namespace AscendC {
+
+template <typename T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+    __aicore__ GlobalTensor() = default;
+
+    __aicore__ inline void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize, SAGE_LOC) {
+        sage::sim::touch(loc);
+        addr_ = buffer;
+        size_ = bufferSize;
+        gm_ = sage::sim::gm_home(buffer);
+    }
+    __aicore__ inline void SetGlobalBuffer(__gm__ T* buffer, SAGE_LOC) {
+        sage::sim::touch(loc);
+        addr_ = buffer;
+        size_ = 0;
+        gm_ = sage::sim::gm_home(buffer);
+    }
+    __aicore__ inline GlobalTensor operator[](uint64_t offset) const {
+        GlobalTensor t = *this;
+        t.addr_ = addr_ + offset;
+        t.size_ = size_ > offset ? size_ - offset : 0;
+        return t;
+    }
+    __aicore__ inline T GetValue(uint64_t offset, SAGE_LOC) const {
+        sage::sim::touch(loc);
+        sage::sim::gm_check(addr_ + offset, sizeof(T), loc, false, "GetValue", sizeof(T), gm_);
+        sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::GetValue", sage::sim::dtype_name<T>(), 1,
+                               sizeof(T), loc);
+        return addr_[offset];
+    }
+    __aicore__ inline void SetValue(uint64_t offset, T value, SAGE_LOC) {
+        sage::sim::touch(loc);
+        auto* b = sage::sim::gm_check(addr_ + offset, sizeof(T), loc, true, "SetValue", sizeof(T), gm_);
+        sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::SetValue", sage::sim::dtype_name<T>(), 1,
+                               sizeof(T), loc);
+        addr_[offset] = value;
+        sage::sim::gm_wrote(b, addr_ + offset, sizeof(T), loc, "SetValue", sizeof(T));
+    }
+    __aicore__ inline __gm__ T* GetPhyAddr() const { return addr_; }
+    __aicore__ inline __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
+    __aicore__ inline uint64_t GetSize() const { return size_; }
+    template <typename... Args>
+    __aicore__ inline void SetL2CacheHint(Args...) {}
+
+    // Emulator internals (public so the API families can reach them).
+    T* addr_ = nullptr;
+    uint64_t size_ = 0;
+    int gm_ = -1;  // the host buffer addr_ points into (sage::sim::gm_home), -1 if unknown
+};
+
+template <typename T>
+class LocalTensor {
+public:
+    using PrimType = T;
+    __aicore__ LocalTensor() = default;
+
+    // CANN 9: a tensor at a fixed UB byte address `addr`, `tileSize` elements, no allocator (the
+    // kernel places its tensors itself). Past the UB is a fault; an unaligned address is
+    // reported by the first vector op or DataCopy that uses it.
+    __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, SAGE_LOC) {
+        using namespace sage::sim;
+        touch(loc);
+        (void)pos;
+        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        if (uint64_t(addr) + bytes > rt().ub_bytes) {
+            fail("ub-overflow", loc,
+                 "LocalTensor(pos, addr %u, tileSize %u) spans UB bytes %u..%llu, past the %zu bytes (%zu KB) of "
+                 "Unified Buffer on %s, in block %d: place it lower or make it smaller",
+                 addr, tileSize, addr, (unsigned long long)(addr + bytes - 1), rt().ub_bytes, rt().ub_bytes / 1024,
+                 chip_name(), blk().idx);
+        }
+        auto& b = blk();
+        b.slots.push_back(Slot{addr, uint32_t(bytes), 0, SlotState::Scratch, -1, "LocalTensor at a fixed address",
+                               loc, 0, 1});
+        ub_clear({addr, uint32_t(bytes)});
+        addr_ = addr;
+        size_ = tileSize;
+        slot_ = &b.slots.back();
+        gen_ = 0;
+    }
+
+    // A view `offset` elements in. operator[] cannot take the caller's line, so a view past
+    // the end is not reported here but by the API call that uses it, at that call's line.
+    __aicore__ inline LocalTensor operator[](uint32_t offset) const {
+        LocalTensor t = *this;
+        uint64_t at = uint64_t(addr_) + uint64_t(offset) * sizeof(T);
+        t.addr_ = at > UINT32_MAX ? UINT32_MAX : uint32_t(at);
+        t.size_ = offset <= size_ ? size_ - offset : 0;
+        return t;
+    }
+    __aicore__ inline T GetValue(uint32_t index, SAGE_LOC) const {
+        sage::sim::touch(loc);
+        check_scalar("GetValue", index, loc);
+        sage::sim::ub_check_init(sage::sim::UbRange{addr_ + index * uint32_t(sizeof(T)), sizeof(T)},
+                                 "GetValue", loc);
+        sage::sim::trace_instr(sage::sim::Pipe::S, "LocalTensor::GetValue", sage::sim::dtype_name<T>(), 1,
+                               sizeof(T), loc, {}, {addr_ + index * uint32_t(sizeof(T)), sizeof(T)});
+        return data()[index];
+    }
+    __aicore__ inline void SetValue(uint32_t index, T value, SAGE_LOC) const {
+        sage::sim::touch(loc);
+        check_scalar("SetValue", index, loc);
+        sage::sim::UbRange w{addr_ + index * uint32_t(sizeof(T)), sizeof(T)};
+        sage::sim::trace_instr(sage::sim::Pipe::S, "LocalTensor::SetValue", sage::sim::dtype_name<T>(), 1,
+                               sizeof(T), loc, w);
+        data()[index] = value;
+        sage::sim::ub_mark(w);
+    }
+    template <typename U>
+    __aicore__ inline LocalTensor<U> ReinterpretCast() const {
+        LocalTensor<U> t;
+        t.addr_ = addr_;
+        t.size_ = uint32_t(uint64_t(size_) * sizeof(T) / sizeof(U));
+        t.slot_ = slot_;
+        t.gen_ = gen_;
+        return t;
+    }
+    __aicore__ inline uint32_t GetSize() const { return size_; }
+    __aicore__ inline void SetSize(uint32_t size) { size_ = size; }
+    __aicore__ inline uint32_t GetLength() const { return size_ * uint32_t(sizeof(T)); }
+    __aicore__ inline __ubuf__ T* GetPhyAddr() const { return data(); }
+    __aicore__ inline __ubuf__ T* GetPhyAddr(uint32_t offset) const { return data() + offset; }
+    __aicore__ inline void SetUserTag(int32_t tag) { tag_ = tag; }
+    __aicore__ inline int32_t GetUserTag() const { return tag_; }
+    __aicore__ inline TPosition GetPosition() const { return TPosition::VECCALC; }
+
+    // ---- emulator internals ----
+    __aicore__ inline T* data() const { return reinterpret_cast<T*>(sage::sim::blk().ub + addr_); }
+    sage::sim::UbRange range(uint64_t elems) const {
+        return sage::sim::UbRange{addr_, uint32_t(elems * sizeof(T))};
+    }
+    // The checks every operand goes through: the tensor has a live buffer, the access stays
+    // inside it, and (for vector and copy units) starts 32-byte aligned. Runs for every operand
+    // of every op: the passing path is a few compares.
+    void check(const char* api, uint64_t elems, sage::sim::SrcLoc loc, bool aligned = true) const {
+        using namespace sage::sim;
+        if (!slot_) {
+            fail("ub-out-of-bounds", loc,
+                 "%s uses a LocalTensor that no AllocTensor, DeQue or TBuf::Get produced (a default-constructed "
+                 "tensor has no buffer): take it from its queue or buffer first",
+                 api);
+        }
+        if (slot_->gen != gen_) use_after_free(api, loc);
+        uint64_t room = uint64_t(slot_->addr) + slot_->bytes;
+        room = addr_ < room ? room - addr_ : 0;  // bytes from this view to the end of its buffer
+        if (elems > room / sizeof(T)) out_of_bounds(api, elems, loc);
+        if (aligned && addr_ % 32 != 0) {
+            report("unaligned-copy", Severity::Error, loc,
+                   "%s on a UB operand that starts %u bytes past a 32-byte boundary (element %u of %s), in "
+                   "block %d: vector and DataCopy operands must start 32-byte aligned. Offset views by "
+                   "multiples of %u elements, or load the shifted data into its own buffer (GM addresses need "
+                   "only element alignment)",
+                   api, addr_ % 32, uint32_t((addr_ - slot_->addr) / sizeof(T)),
+                   slot_origin(*slot_, loc).c_str(), blk().idx, uint32_t(32 / sizeof(T)));
+        }
+    }
+    [[noreturn]] void use_after_free(const char* api, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        std::string now = slot_->state == SlotState::Free
+                              ? std::string("")
+                              : format(", and the queue has since handed the buffer out again (%s at %s)",
+                                       slot_->state == SlotState::Queued ? "EnQue" : "AllocTensor/DeQue",
+                                       line_ref(slot_->held, loc).c_str());
+        fail("use-after-free", loc,
+             "%s uses a LocalTensor whose buffer FreeTensor at %s gave back to %s%s, in block %d: on the device "
+             "another tile may already be in it. Use the tensor before its FreeTensor, or take a fresh one "
+             "with AllocTensor/DeQue",
+             api, line_ref(slot_->freed, loc).c_str(), slot_origin(*slot_, loc).c_str(), now.c_str(), blk().idx);
+    }
+    [[noreturn]] void out_of_bounds(const char* api, uint64_t elems, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        uint64_t start = addr_ >= slot_->addr ? (uint64_t(addr_) - slot_->addr) / sizeof(T) : 0;
+        uint64_t cap = slot_->bytes / sizeof(T);
+        if (start >= cap) {
+            fail("ub-out-of-bounds", loc,
+                 "%s uses tensor[%llu], which starts past the end of %s, which holds %llu elements of %u bytes "
+                 "(block %d): the index must stay below the buffer's element count",
+                 api, (unsigned long long)start, slot_origin(*slot_, loc).c_str(), (unsigned long long)cap,
+                 uint32_t(sizeof(T)), blk().idx);
+        }
+        if (elems >= (uint64_t(1) << 31)) {
+            fail("ub-out-of-bounds", loc, "%s with a count of %llu elements (a negative count converted?), on %s "
+                 "(block %d)", api, (unsigned long long)elems, slot_origin(*slot_, loc).c_str(), blk().idx);
+        }
+        fail("ub-out-of-bounds", loc,
+             "%s touches %llu elements from element %llu of %s, which holds %llu elements of %u bytes: %llu "
+             "elements past its end, in block %d. The count must fit the tensor: at most %llu elements from "
+             "here (a count meant for the whole block or the total length?)",
+             api, (unsigned long long)elems, (unsigned long long)start, slot_origin(*slot_, loc).c_str(),
+             (unsigned long long)cap, uint32_t(sizeof(T)), (unsigned long long)(start + elems - cap), blk().idx,
+             (unsigned long long)(cap - start));
+    }
+    void check_scalar(const char* api, uint32_t index, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        check(api, 0, loc, false);
+        uint64_t room = uint64_t(slot_->addr) + slot_->bytes;
+        room = addr_ < room ? (room - addr_) / sizeof(T) : 0;
+        if (index >= room) {
+            fail("ub-out-of-bounds", loc,
+                 "%s(%u) on a tensor with room for %llu elements before the end of %s, in block %d: the index "
+                 "must stay below that",
+                 api, index, (unsigned long long)room, slot_origin(*slot_, loc).c_str(), blk().idx);
+        }
+    }
+
+    uint32_t addr_ = 0;  // byte offset in the block's UB
+    uint32_t size_ = 0;  // elements from addr_
+    sage::sim::Slot* slot_ = nullptr;
+    uint32_t gen_ = 0;
+    int32_t tag_ = 0;
+};
+
+// ---------------------------------------------------------------- LocalMemAllocator
+
+namespace detail {
+inline sage::sim::Slot* static_slot(uint32_t addr, uint32_t bytes, const char* kind, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    auto& b = blk();
+    b.slots.push_back(Slot{addr, bytes, 0, SlotState::Scratch, -1, kind, loc, 0, 1});
+    ub_clear({addr, bytes});
+    return &b.slots.back();
+}
+}  // namespace detail
+
+// CANN 9's static tensor allocation: a bump pointer over the Unified Buffer, no queues. Each
+// Alloc takes the next tileSize elements; like the device it does not round up to 32 bytes,
+// so a tile of an odd size leaves the next tensor unaligned (reported when a vector op or a
+// DataCopy uses it). Only one allocator may own the UB at a time and it must not be mixed
+// with TPipe (both carve the same UB from its start).
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+public:
+    static_assert(hard != Hardware::GM && hard != Hardware::MAX, "illegal hardware position GM or MAX");
+    static_assert(hard == Hardware::UB,
+                  "LocalMemAllocator: the emulator models the Unified Buffer only (vector kernels); L1/L0 "
+                  "memories of the cube unit are not emulated");
+
+    __aicore__ inline LocalMemAllocator(SAGE_LOC) {
+        using namespace sage::sim;
+        touch(loc);
+        if (blk().ub_used != 0) {
+            report("ub-overflow", Severity::Warning, loc,
+                   "LocalMemAllocator created while TPipe::InitBuffer has already carved %u bytes of the Unified "
+                   "Buffer, in block %d: both start at the beginning of the UB, so their tensors overlap on the "
+                   "device. Use either static tensors (LocalMemAllocator) or TPipe/TQue/TBuf, not both",
+                   blk().ub_used, blk().idx);
+        }
+    }
+
+    __aicore__ inline uint32_t GetCurAddr() const { return head_; }
+
+    template <TPosition pos, class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc(SAGE_LOC) {
+        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
+                      "logic pos and hardware pos not matched: a UB allocator hands out VECIN/VECOUT/VECCALC");
+        return take<DataType>(tileSize, loc);
+    }
+    template <TPosition pos, class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize, SAGE_LOC) {
+        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
+                      "logic pos and hardware pos not matched: a UB allocator hands out VECIN/VECOUT/VECCALC");
+        return take<DataType>(tileSize, loc);
+    }
+    template <class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc(SAGE_LOC) {
+        return take<DataType>(tileSize, loc);
+    }
+    template <class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize, SAGE_LOC) {
+        return take<DataType>(tileSize, loc);
+    }
+
+private:
+    template <class T>
+    LocalTensor<T> take(uint32_t tileSize, sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        touch(loc);
+        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        if (uint64_t(head_) + bytes > rt().ub_bytes) {
+            fail("ub-overflow", loc,
+                 "LocalMemAllocator::Alloc of %u elements of %u bytes (%llu bytes) from UB byte %u needs %llu bytes, "
+                 "past the %zu bytes (%zu KB) of Unified Buffer on %s by %llu bytes, in block %d. Shrink the tiles "
+                 "(more tiles per block) or spread the data over more blocks",
+                 tileSize, uint32_t(sizeof(T)), (unsigned long long)bytes, head_,
+                 (unsigned long long)(head_ + bytes), rt().ub_bytes, rt().ub_bytes / 1024, chip_name(),
+                 (unsigned long long)(head_ + bytes - rt().ub_bytes), blk().idx);
+        }
+        if (uint64_t(head_) + bytes > rt().ub_bytes - rt().ub_reserved_bytes) {
+            report("ub-overflow", Severity::Warning, loc,
+                   "LocalMemAllocator::Alloc brings the Unified Buffer to %llu bytes, into the top %zu KB of the "
+                   "%zu KB on %s, which some CANN versions reserve",
+                   (unsigned long long)(head_ + bytes), rt().ub_reserved_bytes / 1024, rt().ub_bytes / 1024,
+                   chip_name());
+        }
+        LocalTensor<T> t;
+        t.addr_ = head_;
+        t.size_ = tileSize;
+        t.slot_ = detail::static_slot(head_, uint32_t(bytes), "static tensor (LocalMemAllocator)", loc);
+        t.gen_ = 0;
+        head_ += uint32_t(bytes);
+        return t;
+    }
+
+    uint32_t head_ = 0;
+};
+
+}  // namespace AscendC
