@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import harness as harness_mod
+from sage_npu.npu_eval.analysis import analyze
 from sage_npu.npu_eval.build import (
     BuildCache,
     build,
@@ -24,7 +25,7 @@ from sage_npu.npu_eval.build import (
     syntax_check,
 )
 from sage_npu.npu_eval.calibrate import load_user_costs
-from sage_npu.npu_eval.chips import ChipProfile, chip_profile
+from sage_npu.npu_eval.chips import ChipProfile, UnknownChip, chip_profile
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.cost_model import estimate
@@ -37,7 +38,6 @@ from sage_npu.npu_eval.run import TrialRun, run_trial
 from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import find_entries, match_entry
-from sage_npu.npu_eval.static_checks import raw_gm_accesses
 from sage_npu.npu_eval.task import Task, TaskError, load_task
 from sage_npu.npu_eval.trace import Trace, read_trace
 
@@ -434,14 +434,18 @@ def dtype_defines(src: bytes, entry, args: list[dict]) -> dict[str, str]:
 
 
 def _with_static_findings(report: Report, task: Task) -> Report:
-    """Source-level findings (raw GM access, ...) join every report on the kernel."""
+    """The static analysis's findings (except editor-only hints) join every report on the kernel
+    with their severities; they never change the status, and one whose code and line a runtime
+    diagnostic already reports is not added twice."""
     try:
-        findings = raw_gm_accesses(task.kernel.read_bytes())
-    except OSError:
+        findings = analyze(task.kernel.read_bytes(), report.chip, for_report=True)
+    except (OSError, UnknownChip):  # the report already says what is wrong with the file or chip
         return report
     kernel = str(task.kernel)
+    known = {(d.code, d.line) for d in report.diagnostics if d.file == kernel}
     extra = [Diagnostic(file=kernel, line=f.line, column=f.column, end_line=f.end_line, end_column=f.end_column,
-                        severity=f.severity, code=f.code, message=f.message) for f in findings]
+                        severity=f.severity, code=f.code, message=f.message)
+             for f in findings if (f.code, f.line) not in known]
     if not extra:
         return report
     return report.model_copy(update={"diagnostics": sorted([*report.diagnostics, *extra], key=_diag_order)})

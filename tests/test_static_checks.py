@@ -2,7 +2,11 @@
 
 from pathlib import Path
 
-from sage_npu.npu_eval.static_checks import raw_gm_accesses
+from sage_npu.npu_eval.analysis import analyze
+
+
+def raw_gm_accesses(src: bytes):
+    return [f for f in analyze(src) if f.code == "raw-gm-access"]
 
 KERNEL = b"""\
 extern "C" __global__ __aicore__ void k(GM_ADDR x, __gm__ float* y, uint32_t n) {

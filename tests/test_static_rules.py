@@ -1,4 +1,4 @@
-"""The server's static rules (sage_npu.server.ascendc_checks) on small edits of real kernels,
+"""The static rules (sage_npu.npu_eval.analysis) on small edits of real kernels,
 table-driven: what each rule finds, where, what it leaves alone, and that every quick fix
 produces the intended text. Every bundled example must come out clean."""
 
@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from sage_npu.server.ascendc_checks import Chip, Edit, Finding, check_source
-from sage_npu.server.kernel_model import KernelModel
+from sage_npu.npu_eval.analysis import Edit, Finding, analyze
+from sage_npu.npu_eval.analysis.model import KernelModel
+from sage_npu.npu_eval.chips import chip_profile
 
 REPO = Path(__file__).resolve().parents[1]
 ADD = (REPO / "examples/tasks/add_custom/add_custom.cpp").read_text()
 TBUF = (REPO / "tests/faults/bases/fma_custom/fma_custom.cpp").read_text()  # the correct_tbuf_flags case
-B910 = Chip("910B2", 192 * 1024, 910, 8 * 1024)
-P310 = Chip("310P3", 248 * 1024, 310)
+B910 = chip_profile("910B2")
+P310 = chip_profile("310P3")
 
 
 def edit(src: str, *pairs: tuple[str, str]) -> str:
@@ -175,7 +176,7 @@ def case(name: str) -> str:
 
 @pytest.mark.parametrize("name,src,chip,expected", CASES, ids=[c[0] for c in CASES])
 def test_rule(name, src, chip, expected):
-    found = check_source(src, chip)
+    found = analyze(src, chip)
     assert {f.code for f in found} == set(expected), [(f.code, f.line, f.message) for f in found]
     for code, marker in expected.items():
         assert only(found, code).line == line_of(src, marker), code
@@ -183,16 +184,16 @@ def test_rule(name, src, chip, expected):
 
 
 def test_ub_overflow_names_the_chip_and_the_buffers():
-    f = only(check_source(tiles(50), B910), "ub-overflow")
+    f = only(analyze(tiles(50), B910), "ub-overflow")
     assert f.severity == "error"
     assert "910B2" in f.message and "inQueueX 2 x 51200 B" in f.message and "sized at run time" in f.message
-    warn = only(check_source(tiles(47), B910), "ub-overflow")
+    warn = only(analyze(tiles(47), B910), "ub-overflow")
     assert warn.severity == "warning" and "reserve" in warn.message and "196608" not in warn.message
 
 
 def test_unaligned_read_offers_round_up_and_pad():
     src = case('constant count off 32 bytes')
-    f = only(check_source(src, B910), "unaligned-copy")
+    f = only(analyze(src, B910), "unaligned-copy")
     assert "100 half elements = 200 bytes" in f.message and "copies only 96" in f.message
     titles = [x.title for x in f.fixes]
     assert len(titles) == 2 and "112" in titles[0] and "DataCopyPad" in titles[1]
@@ -203,29 +204,29 @@ def test_unaligned_read_offers_round_up_and_pad():
     assert f.fixes[1].preferred and not f.fixes[0].preferred
     # Applying either fix clears the finding.
     for fix in f.fixes:
-        assert [x for x in check_source(apply(src, fix.edits), B910) if x.code == "unaligned-copy"] == []
+        assert [x for x in analyze(apply(src, fix.edits), B910) if x.code == "unaligned-copy"] == []
 
 
 def test_unaligned_write_is_never_rounded_up():
     src = case('#define count off 32 bytes')
-    f = only(check_source(src, B910), "unaligned-copy")
+    f = only(analyze(src, B910), "unaligned-copy")
     assert [x.title for x in f.fixes] == ["Use DataCopyPad with a 100-byte length (exactly the data, no tail dropped)"]
     assert "AscendC::DataCopyPad(zGm[progress * tileLength], zLocal, AscendC::DataCopyExtParams{1, 100, 0, 0, 0});" \
         in apply(src, f.fixes[0].edits)
     # 310P has no DataCopyPad to GM: no fix at all rather than one that does not compile.
-    assert only(check_source(src, P310), "unaligned-copy").fixes == []
+    assert only(analyze(src, P310), "unaligned-copy").fixes == []
 
 
 def test_scalar_in_loop_says_where_the_element_lives():
-    f = only(check_source(case("scalar GM gather loop"), B910), "scalar-in-loop")
+    f = only(analyze(case("scalar GM gather loop"), B910), "scalar-in-loop")
     assert "global memory" in f.message and f.severity == "warning"
-    f = only(check_source(case("t(i) element loop"), B910), "scalar-in-loop")
+    f = only(analyze(case("t(i) element loop"), B910), "scalar-in-loop")
     assert "`yLocal(i)` in the loop" in f.message and "of UB" in f.message
 
 
 def test_missing_free_fix_restores_the_sample():
     src = case('free missing in the class')
-    f = only(check_source(src, B910), "missing-free")
+    f = only(analyze(src, B910), "missing-free")
     assert f.severity == "warning" and "inQueueY" in f.message
     (fix,) = f.fixes
     assert fix.title == "Insert inQueueY.FreeTensor(yLocal) at the end of Compute"
@@ -235,13 +236,13 @@ def test_missing_free_fix_restores_the_sample():
 def test_missing_free_offers_no_fix_when_the_tensor_is_queued_again():
     src = edit(ADD, ("        inQueueX.FreeTensor(xLocal);\n", ""),
                ("inQueueX.DeQue<half>();", "inQueueX.DeQue<half>();\n        inQueueX.EnQue(xLocal);"))
-    f = only(check_source(src, B910), "missing-free")
+    f = only(analyze(src, B910), "missing-free")
     assert f.fixes == []
 
 
 def test_single_buffer_fix_sets_the_constant_and_names_its_other_uses():
     src = case('single buffer in the tile loop')
-    f = only(check_source(src, B910), "single-buffer")
+    f = only(analyze(src, B910), "single-buffer")
     assert f.severity == "info" and "inQueueX, inQueueY and outQueueZ" in f.message
     (fix,) = f.fixes
     uses = f"lines {line_of(src, 'tileLength = blockLength')}, {line_of(src, 'loopCount = tileNum')}"
@@ -251,41 +252,41 @@ def test_single_buffer_fix_sets_the_constant_and_names_its_other_uses():
 
 def test_single_buffer_literal_fix_and_ub_guard():
     src = edit(ADD, ("InitBuffer(inQueueX, BUFFER_NUM,", "InitBuffer(inQueueX, 1,"))
-    f = only(check_source(src, B910), "single-buffer")
+    f = only(analyze(src, B910), "single-buffer")
     assert f.fixes[0].title == "Use 2 buffers (double buffering)"
     assert "InitBuffer(inQueueX, 2," in apply(src, f.fixes[0].edits)
     # With constant sizes that would not fit twice, no fix is offered.
     big = edit(src, ("InitBuffer(inQueueX, 1, tileLength * sizeof(half))", "InitBuffer(inQueueX, 1, 100000)"))
-    assert only(check_source(big, B910), "single-buffer").fixes == []
+    assert only(analyze(big, B910), "single-buffer").fixes == []
 
 
 def test_tbuf_fix_inserts_flags_before_the_vector_op():
     src = case('TBuf without flags')
-    f = only(check_source(src, B910), "missing-sync")
+    f = only(analyze(src, B910), "missing-sync")
     assert "xBuf is a TBuf" in f.message and "MTE2_V" in f.message
     fixed = apply(src, f.fixes[0].edits)
     lines = fixed.splitlines()
     add = line_of(fixed, "AscendC::Add(tmp")
     assert lines[add - 3].strip() == "AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);"
     assert lines[add - 2].strip() == "AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);"
-    assert [x for x in check_source(fixed, B910) if x.code == "missing-sync"] == []
+    assert [x for x in analyze(fixed, B910) if x.code == "missing-sync"] == []
 
 
 def test_fault_kernels_the_rules_can_see(fault_tasks):
-    assert {f.code for f in check_source((fault_tasks["queue_deadlock_alloc"] / "add_custom.cpp").read_text(), B910)} \
+    assert {f.code for f in analyze((fault_tasks["queue_deadlock_alloc"] / "add_custom.cpp").read_text(), B910)} \
         == {"missing-free"}
-    assert {f.code for f in check_source((fault_tasks["unaligned_ub_address"] / "diff_custom.cpp").read_text(), B910)} \
+    assert {f.code for f in analyze((fault_tasks["unaligned_ub_address"] / "diff_custom.cpp").read_text(), B910)} \
         == {"unaligned-copy"}
     correct = [k for case, task in fault_tasks.items() if case.startswith("correct_") for k in task.glob("*.cpp")]
     assert len(correct) == 2
     for kernel in correct:
-        assert check_source(kernel.read_text(), B910) == [], kernel
+        assert analyze(kernel.read_text(), B910) == [], kernel
 
 
 @pytest.mark.parametrize("kernel", sorted((REPO / "examples" / "tasks").glob("*/*.cpp")), ids=lambda p: p.parent.name)
 @pytest.mark.parametrize("chip", [B910, P310], ids=["910B2", "310P3"])
 def test_examples_have_no_warnings(kernel, chip):
-    found = check_source(kernel.read_text(), chip)
+    found = analyze(kernel.read_text(), chip)
     assert [f for f in found if f.severity in ("error", "warning")] == []
     # The only hint allowed on an example: the deliberately single-buffered first draft.
     assert {(kernel.parent.name, f.code) for f in found} <= {("vadd_naive", "single-buffer")}
@@ -327,8 +328,8 @@ def test_half_typed_kernels_trip_no_rule(caplog):
     with caplog.at_level("ERROR", logger="sage_npu.server.static"):
         for src in sources:
             for cut in range(0, len(src), 97):
-                check_source(src[:cut], B910)
-                check_source(src[:cut] + src[cut + 40:], P310)  # a hole in the middle
+                analyze(src[:cut], B910)
+                analyze(src[:cut] + src[cut + 40:], P310)  # a hole in the middle
     assert not caplog.records, caplog.records[0].getMessage()
 
 
@@ -349,7 +350,7 @@ extern "C" __global__ __aicore__ void pools(GM_ADDR x)
 
 
 def test_buffers_inside_a_tbufpool_count_once_as_the_pool():
-    assert not [f for f in check_source(POOLS, B910) if f.code == "ub-overflow"]
+    assert not [f for f in analyze(POOLS, B910) if f.code == "ub-overflow"]
     big = edit(POOLS, ("pipe.InitBufPool(pool, 96 * 1024);", "pipe.InitBufPool(pool, 200 * 1024);"))
-    f = only(check_source(big, B910), "ub-overflow")
+    f = only(analyze(big, B910), "ub-overflow")
     assert f.line == line_of(big, "InitBufPool") or "pool" in f.message

@@ -1,13 +1,13 @@
 """Fast findings from the tree-sitter parse of the open buffer, on open and on every change
 (no compile, no run): the diagnostics a person sees while typing. The rules live in
-sage_npu.server.ascendc_checks; the quick fixes they carry are served by code_actions."""
+sage_npu.npu_eval.analysis; the quick fixes they carry are served by code_actions."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from sage_npu.npu_eval.chips import chip_profile
-from sage_npu.server.ascendc_checks import Chip, Finding, check_source
+from sage_npu.npu_eval.analysis import Finding, analyze
+from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.server.features.base import Feature
 
 
@@ -18,11 +18,10 @@ class StaticChecks(Feature):
         super().__init__(server)
         # uri -> (source, chip, findings): code actions ask on every cursor move, so the
         # findings of an unchanged buffer are reused.
-        self._latest: dict[str, tuple[str, Chip, list[Finding]]] = {}
+        self._latest: dict[str, tuple[str, ChipProfile, list[Finding]]] = {}
 
-    def chip(self) -> Chip:
-        p = chip_profile(self.server.settings.eval.chip)
-        return Chip(p.name, p.ub_bytes, p.family, getattr(p, "ub_reserved_bytes", 0))
+    def chip(self) -> ChipProfile:
+        return chip_profile(self.server.settings.eval.chip)
 
     def findings(self, uri: str) -> list[Finding]:
         """The findings on the document's current text for the configured chip."""
@@ -33,7 +32,7 @@ class StaticChecks(Feature):
         cached = self._latest.get(uri)
         if cached is not None and cached[0] == source and cached[1] == chip:
             return cached[2]
-        found = check_source(source, chip)
+        found = analyze(source, chip)
         self._latest[uri] = (source, chip, found)
         return found
 

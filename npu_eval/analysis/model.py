@@ -1,8 +1,9 @@
-"""What the static checks need to know about one Ascend C source, read in a single walk of its
-tree-sitter parse: every declaration (with its type and initialiser), every call (its name,
-receiver, template arguments, arguments, enclosing function and loops), and an evaluator for
-compile-time integer constants (literals, constexpr/const names, #defines, sizeof of known
-types, arithmetic and casts over them).
+"""The kernel model: what the static rules need to know about one Ascend C source, read in a
+single walk of its tree-sitter parse: every declaration (with its type and initialiser), every
+call (its name, receiver, template arguments, arguments, enclosing function and loops), every
+member, subscript and dereference, and an evaluator for compile-time integer constants
+(literals, constexpr/const names, #defines, sizeof of known types, arithmetic and casts over
+them).
 
 The model is deliberately conservative: a name counts as a constant only when every
 declaration of it in the file is const with the same evaluable value, so a check built on it
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from sage_npu.npu_eval.signature import parse
-from sage_npu.npu_eval.static_checks import char_column
 
 # sizeof() of the element types kernels use (half and bfloat16_t are 16-bit in Ascend C).
 ELEMENT_BYTES = {
@@ -43,6 +43,7 @@ SYNC_APIS = frozenset({"SetFlag", "WaitFlag", "PipeBarrier", "pipe_barrier", "se
 UB_POSITIONS = frozenset({"VECIN", "VECOUT", "VECCALC", "LCM"})
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+_ACCESSES = frozenset({"subscript_expression", "pointer_expression", "field_expression"})
 _CLASSES = frozenset({"class_specifier", "struct_specifier"})
 _INT = re.compile(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*$")
 _TEMPLATE_ARG = re.compile(r"<\s*(.+)\s*>\s*$", re.S)
@@ -93,6 +94,7 @@ class KernelModel:
         self._calls_in: dict[int, list[Call]] = {}
         self.decls: dict[str, list[Decl]] = {}
         self.uses: dict[str, list[ts.Node]] = {}  # every identifier occurrence, by name
+        self.accesses: list[ts.Node] = []  # `p[i]`, `*p`, `p.f`, `p->f`, in source order
         self._const_cache: dict[str, int | None] = {}
         self._varying: dict[int, set[str]] = {}
         self._walk()
@@ -132,6 +134,8 @@ class KernelModel:
                 self._define(n)
             elif t == "identifier":
                 self.uses.setdefault(self.text(n), []).append(n)
+            elif t in _ACCESSES:
+                self.accesses.append(n)
             if t in _LOOPS:
                 loops = loops + (n,)
             for c in reversed(n.children):
@@ -208,7 +212,7 @@ class KernelModel:
             elif len(defaults) == len(declarators):
                 value = defaults[i]
             ident = _innermost_name(d)
-            if ident is None or d.type in ("function_declarator",):
+            if ident is None or d is None or d.type == "function_declarator":
                 continue
             if value is not None and value.type in ("initializer_list", "argument_list") \
                     and value.named_child_count == 1:
@@ -236,7 +240,7 @@ class KernelModel:
 
     # ---- names and types ----
 
-    def ref_name(self, n: ts.Node) -> str | None:
+    def ref_name(self, n: ts.Node | None) -> str | None:
         """The variable an expression names: `x`, `this->x`, `x[i]` and `x.view` give "x"."""
         while n is not None:
             if n.type == "identifier":
@@ -387,29 +391,38 @@ class KernelModel:
         if t == "cast_expression":
             return self.const_value(n.child_by_field_name("value"))
         if t == "call_expression":  # static_cast<uint32_t>(x), uint32_t(x)
-            func = n.child_by_field_name("function")
-            args = n.child_by_field_name("arguments")
-            if func is None or args is None or args.named_child_count != 1:
-                return None
-            ftext = self.text(func)
-            if ftext.startswith(("static_cast<", "std::size_t", "size_t")) or \
-                    ftext.split("::")[-1] in ELEMENT_BYTES or func.type == "primitive_type":
-                return self.const_value(args.named_children[0])
+            return self._const_cast_call(n)
+        return self._const_operator(n)
+
+    def _const_cast_call(self, n: ts.Node) -> int | None:
+        """`static_cast<uint32_t>(x)`, `uint32_t(x)`: the value of x."""
+        func = n.child_by_field_name("function")
+        args = n.child_by_field_name("arguments")
+        if func is None or args is None or args.named_child_count != 1:
             return None
-        if t == "unary_expression":
-            op = self.text(n.child_by_field_name("operator"))
+        ftext = self.text(func)
+        if ftext.startswith(("static_cast<", "std::size_t", "size_t")) or \
+                ftext.split("::")[-1] in ELEMENT_BYTES or func.type == "primitive_type":
+            return self.const_value(args.named_children[0])
+        return None
+
+    def _const_operator(self, n: ts.Node) -> int | None:
+        """Unary, binary and conditional expressions over constants."""
+        t = n.type
+        op = n.child_by_field_name("operator")
+        if t == "unary_expression" and op is not None:
             v = self.const_value(n.child_by_field_name("argument"))
             if v is None:
                 return None
-            return {"-": -v, "+": v, "~": ~v}.get(op)
-        if t == "binary_expression":
+            return {"-": -v, "+": v, "~": ~v}.get(self.text(op))
+        if t == "binary_expression" and op is not None:
             a = self.const_value(n.child_by_field_name("left"))
             if a is None:
                 return None
             b = self.const_value(n.child_by_field_name("right"))
             if b is None:
                 return None
-            return _binary(self.text(n.child_by_field_name("operator")), a, b)
+            return _binary(self.text(op), a, b)
         if t == "conditional_expression":
             c = self.const_value(n.child_by_field_name("condition"))
             if c is None:
@@ -470,6 +483,13 @@ class _Snippet(KernelModel):
         return self._outer.const_name(name)
 
 
+def char_column(lines: list[bytes], row: int, byte_col: int) -> int:
+    """1-based character column of a 0-based (row, byte column) point: reports count characters."""
+    if row >= len(lines):
+        return byte_col + 1
+    return len(lines[row][:byte_col].decode("utf-8", errors="ignore")) + 1
+
+
 def type_kind(type_text: str) -> str | None:
     base = type_text.split("<", 1)[0].split("::")[-1].strip()
     return {"LocalTensor": "local", "GlobalTensor": "global", "TQue": "queue", "TQueBind": "queue",
@@ -522,7 +542,8 @@ def _binary(op: str, a: int, b: int) -> int | None:
         q = abs(a) // abs(b)
         return q if (a >= 0) == (b >= 0) else -q
     if op == "%":
-        return a - b * _binary("/", a, b)
+        q = _binary("/", a, b)
+        return None if q is None else a - b * q
     if op in ("<<", ">>"):
         if not 0 <= b < 64:
             return None
