@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from sage_npu.agent.settings import AgentSettings
+from sage_npu.agent.worker import AgentWorker, WorkerError
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.server.agent_worker import AgentWorker, WorkerError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 

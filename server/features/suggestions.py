@@ -18,9 +18,9 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from sage_npu.agent.episode import OptimizeResult
+from sage_npu.agent.worker import AgentWorker, WorkerError
 from sage_npu.npu_eval.report import labelled
 from sage_npu.npu_eval.task import TaskError, load_task
-from sage_npu.server.agent_worker import AgentWorker, WorkerError
 from sage_npu.server.features.base import Feature
 from sage_npu.server.scaffold import scaffold
 

@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("sage_npu.server.agent_worker")
+log = logging.getLogger("sage_npu.agent.worker")
 
 EPISODE_KINDS = {"optimize"}
 
