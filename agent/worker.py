@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from sage_npu.agent.episode import Attempt, OptimizeResult
 from sage_npu.agent.settings import AgentSettings
+from sage_npu.memory.experience_memory import Stats
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 
@@ -98,12 +99,12 @@ class DecideAnswer(BaseModel):
 
 
 class Overview(BaseModel):
-    """The answer to an OverviewRequest; `counts` are the memory's stats (absent without a memory)."""
+    """The answer to an OverviewRequest: the memory's stats and resident rules, or (stats None) why
+    there are none."""
 
-    exists: bool
     path: str
+    stats: Stats | None = None
     reason: str | None = None
-    counts: dict[str, Any] = Field(default_factory=dict)
     rules: list[ResidentRule] = Field(default_factory=list)
 
 
@@ -413,7 +414,7 @@ def _overview(state: _State, r: OverviewRequest) -> Overview:
 
     mem = state.existing_memory(r.memory)
     if mem is None:
-        return Overview(exists=False, path=str(Path(memory_path(r.memory))),
+        return Overview(path=str(Path(memory_path(r.memory))),
                         reason="no memory yet: the first episode creates it")
     stats = mem.stats()
-    return Overview(exists=True, path=stats.path, counts=stats.model_dump(mode="json"), rules=_resident(mem))
+    return Overview(path=stats.path, stats=stats, rules=_resident(mem))

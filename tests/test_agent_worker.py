@@ -57,13 +57,13 @@ def test_an_episode_runs_in_the_worker_with_progress_and_an_open_episode(worker,
                                        attempt_id=result.best_attempt_id, memory=memory(tmp_path))).result(timeout=60)
     assert credit.credited and credit.reward > 0
     overview = worker.call(OverviewRequest(memory=memory(tmp_path))).result(timeout=60)
-    assert isinstance(overview, Overview) and overview.exists and overview.counts["episodes"] == 1
+    assert isinstance(overview, Overview) and overview.stats is not None and overview.stats.episodes == 1
 
 
 def test_reading_a_memory_that_does_not_exist_creates_none(worker, tmp_path):
     assert worker.call(RulesRequest(memory=memory(tmp_path))).result(timeout=60) == []
     overview = worker.call(OverviewRequest(memory=memory(tmp_path))).result(timeout=60)
-    assert not overview.exists and "no memory yet" in overview.reason and overview.path == str(tmp_path / "mem")
+    assert overview.stats is None and "no memory yet" in overview.reason and overview.path == str(tmp_path / "mem")
     assert not (tmp_path / "mem").exists()
 
 

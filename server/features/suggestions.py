@@ -278,9 +278,10 @@ class Suggestions(Feature):
             o: Overview = await asyncio.wrap_future(self.worker.call(request))
         except WorkerError as e:
             return {"exists": False, "reason": str(e)}
-        if not o.exists:
+        if o.stats is None:
             return {"exists": False, "path": o.path, "reason": o.reason}
-        return {"exists": True, **o.counts, "rules": [r.model_dump(mode="json") for r in o.rules]}
+        rules = [r.model_dump(mode="json") for r in o.rules]
+        return {"exists": True, **o.stats.model_dump(mode="json"), "rules": rules}
 
     async def accept(self, task_root: str, episode_id: str, attempt_id: str) -> dict:
         return await self.decide(task_root, episode_id, attempt_id, "accept")
