@@ -247,7 +247,8 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from sage_npu.server.server import EditorSettings, serve
+    from sage_npu import __version__
+    from sage_npu.server.setup import serve
 
     settings = load_settings(args.config, _overrides(args))
     tcp = None
@@ -257,7 +258,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print("sage-npu: --tcp wants HOST:PORT, e.g. 127.0.0.1:2087", file=sys.stderr)
             return 2
         tcp = (host or "127.0.0.1", int(port))
-    serve(EditorSettings(eval=settings.eval, memory=settings.memory, agent=settings.agent), tcp=tcp)
+    serve(settings, __version__, tcp=tcp)
     return 0
 
 

@@ -1,34 +1,107 @@
 """One `Settings` composed from each part's own settings model.
 
 Sources, lowest to highest priority: defaults, a TOML config file (`--config`), environment
-variables (`SAGE_NPU_EVAL__CHIP=910B4`), command-line flags. Each part receives only its
-piece (`settings.eval` for npu_eval, `settings.memory` for memory); no part imports this module.
+variables (`SAGE_NPU_EVAL__CHIP=910B4`), command-line flags, and in the language server the
+editor's `sage.*` settings. Each part receives only its piece (`settings.eval` for npu_eval,
+`settings.memory` for memory); no part imports this module: the server is handed the instance.
+
+One error policy: every refused value is named by its dotted path with pydantic's reason
+(`eval.chip='H100': ...`). At startup (config, environment, flags) refused values stop the
+command (`SettingsError`, all of them in one message); from the editor, where stopping the
+server would help no one, each refused value keeps the value it had and comes back as a message.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.server.settings import ServerSettings
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def _problem(path: tuple[str | int, ...], value: Any, reason: str) -> str:
+    return f"{'.'.join(str(p) for p in path)}={value!r}: {reason}"
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SAGE_NPU_", env_nested_delimiter="__", extra="forbid")
 
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-    memory: MemorySettings = Field(default_factory=MemorySettings)
-    agent: AgentSettings = Field(default_factory=AgentSettings)
+    # model_validate({}): the parts' defaults, spelt so a type checker (which does not see a
+    # positional `Field(default, ...)` as a default) accepts the factory.
+    eval: EvalSettings = Field(default_factory=lambda: EvalSettings.model_validate({}))
+    memory: MemorySettings = Field(default_factory=lambda: MemorySettings.model_validate({}))
+    agent: AgentSettings = Field(default_factory=lambda: AgentSettings.model_validate({}))
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    def with_editor_values(self, raw: Any) -> tuple[Settings, list[str]]:
+        """These settings with an editor's `sage.*` values (camelCase or snake_case) merged in leaf
+        by leaf, so one bad value falls back alone and a nested block (agent.llm) keeps the fields
+        the editor did not send; one message per refused value."""
+        if not isinstance(raw, dict):
+            return self, []
+        raw = raw.get("sage", raw)
+        merged = self.model_dump()
+        problems = []
+        for part, values in _aliases(_snake(raw)).items():
+            if part not in merged or not isinstance(values, dict):
+                problems.append(f"sage.{part}: unknown setting")
+                continue
+            for path, value in _leaves(values):
+                trial = _with(merged[part], path, value)
+                try:
+                    # model_validate, not the constructor: the editor's values are not mixed with
+                    # the environment a second time.
+                    Settings.model_validate({**merged, part: trial})
+                    merged[part] = trial
+                except ValidationError as e:
+                    problems.append(f"sage.{_problem((part, *path), value, e.errors()[0]['msg'])}; using the default")
+        return Settings.model_validate(merged), problems
 
 
-class SettingsError(ValueError):
-    pass
+def _aliases(raw: dict) -> dict:
+    """The short spellings editors' docs use: `sage.llm.*` is `sage.agent.llm.*`, `sage.memory.path`
+    is `sage.memory.db`."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    if isinstance(out.get("llm"), dict):
+        agent = out.setdefault("agent", {})
+        if isinstance(agent, dict):
+            agent["llm"] = {**out.pop("llm"), **(agent.get("llm") or {})}
+    memory = out.get("memory")
+    if isinstance(memory, dict) and "path" in memory:
+        memory.setdefault("db", memory.pop("path"))
+    return out
+
+
+def _leaves(d: dict, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    out = []
+    for k, v in d.items():
+        out += _leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
+    return out
+
+
+def _with(base: dict, path: tuple[str, ...], value: Any) -> dict:
+    """A copy of `base` with the value at `path` replaced (nested dicts copied along the way)."""
+    head, *rest = path
+    inner = base.get(head)
+    return {**base, head: _with(inner, tuple(rest), value) if rest and isinstance(inner, dict) else value}
+
+
+def _snake(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): _snake(v) for k, v in d.items()}
+    return d
 
 
 def _merge(base: dict, top: dict) -> dict:
@@ -39,9 +112,7 @@ def _merge(base: dict, top: dict) -> dict:
 
 
 def load_settings(config: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Compose the settings; a bad value raises SettingsError naming the field and source."""
-    from pydantic import ValidationError
-
+    """Compose the settings; bad values raise SettingsError naming each field and value."""
     data: dict[str, Any] = {}
     if config is not None:
         try:
@@ -54,7 +125,5 @@ def load_settings(config: Path | None = None, overrides: dict[str, Any] | None =
         env = Settings().model_dump(exclude_unset=True)
         return Settings(**_merge(_merge(data, env), overrides or {}))
     except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
-        )
+        problems = "; ".join(_problem(err["loc"], err.get("input"), err["msg"]) for err in e.errors())
         raise SettingsError(f"invalid settings: {problems}") from e

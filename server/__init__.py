@@ -1,1 +1,1 @@
-"""The language server (DESIGN section 7): Ascend C diagnostics on open, change and save."""
+"""The language server: LSP in, features behind one registration site (server.py)."""

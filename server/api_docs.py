@@ -1,7 +1,7 @@
 """Hover text for Ascend C API names: the signatures as the real CANN headers spell them
 (`include/basic_api/*_intf.h`, see /work/research/ascendc-api.md), what the call does, and
-the constraint that bites. `resident_rules(api)` is where the experience memory will add the
-rules it holds about an API; it returns nothing until memory is wired in.
+the constraint that bites. `resident_rules(api)` is the empty default of the rules section;
+the server's hovers show the experience memory's resident rules (`stores.ResidentRules`).
 """
 
 from __future__ import annotations
@@ -288,8 +288,7 @@ def lookup(name: str) -> ApiDoc | None:
 def resident_rules(api: str) -> list[str]:
     """Resident rules that mention `api`, each one line of Markdown: none without a memory.
 
-    The server replaces this with the experience memory's lookup (`Hovers.rules_for` is set to
-    `Suggestions.rules_for`).
+    The server's hovers read the experience memory's instead (`stores.ResidentRules.about`).
     """
     return []
 

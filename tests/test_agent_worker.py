@@ -11,9 +11,18 @@ from pathlib import Path
 import pytest
 
 from sage_npu.agent.settings import AgentSettings
-from sage_npu.memory.settings import MemorySettings
+from sage_npu.agent.worker import (
+    AgentWorker,
+    AttemptProgress,
+    DecideRequest,
+    MemorySettings,
+    OptimizeRequest,
+    Overview,
+    OverviewRequest,
+    RulesRequest,
+    WorkerError,
+)
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.server.agent_worker import AgentWorker, WorkerError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 
@@ -25,40 +34,51 @@ def worker():
     w.close()
 
 
-def request(tmp_path: Path, turns: int) -> dict:
+def memory(tmp_path: Path) -> MemorySettings:
+    return MemorySettings(db=tmp_path / "mem", embedder="hashing")
+
+
+def request(tmp_path: Path, turns: int) -> OptimizeRequest:
     task = tmp_path / "vadd_naive"
     if not task.exists():
         shutil.copytree(EXAMPLES / "vadd_naive", task)
-    return {"task": str(task),
-            "eval": EvalSettings(trials=2, cache_dir=tmp_path / "cache").model_dump(mode="json"),
-            "agent": AgentSettings(turns=turns).model_dump(mode="json"),
-            "memory": MemorySettings(db=tmp_path / "mem", embedder="hashing").model_dump(mode="json")}
+    return OptimizeRequest(task=str(task), eval=EvalSettings(trials=2, cache_dir=tmp_path / "cache"),
+                           agent=AgentSettings(turns=turns), memory=memory(tmp_path))
 
 
 def test_an_episode_runs_in_the_worker_with_progress_and_an_open_episode(worker, tmp_path):
     seen = []
-    result = worker.call("optimize", request(tmp_path, 3), seen.append).result(timeout=300)
+    result = worker.call(request(tmp_path, 3), seen.append).result(timeout=300)
     assert result.status == "improved" and result.turns == 3
-    assert [a["turn"] for a in seen if a["kind"] == "attempt"] == [1, 2, 3]   # offline: no token stream
+    # offline: no token stream, one progress per candidate
+    assert [p.attempt.turn for p in seen if isinstance(p, AttemptProgress)] == [1, 2, 3] and len(seen) == 3
     assert result.memory is None          # held open for the person's decision
-    credit = worker.call("decide", {"episode_id": result.episode_id, "decision": "accept",
-                                    "attempt_id": result.best_attempt_id,
-                                    "memory": request(tmp_path, 3)["memory"]}).result(timeout=60)
+    credit = worker.call(DecideRequest(episode_id=result.episode_id, decision="accept",
+                                       attempt_id=result.best_attempt_id, memory=memory(tmp_path))).result(timeout=60)
     assert credit.credited and credit.reward > 0
+    overview = worker.call(OverviewRequest(memory=memory(tmp_path))).result(timeout=60)
+    assert isinstance(overview, Overview) and overview.stats is not None and overview.stats.episodes == 1
+
+
+def test_reading_a_memory_that_does_not_exist_creates_none(worker, tmp_path):
+    assert worker.call(RulesRequest(memory=memory(tmp_path))).result(timeout=60) == []
+    overview = worker.call(OverviewRequest(memory=memory(tmp_path))).result(timeout=60)
+    assert overview.stats is None and "no memory yet" in overview.reason and overview.path == str(tmp_path / "mem")
+    assert not (tmp_path / "mem").exists()
 
 
 def test_a_dead_worker_fails_the_pending_request_and_the_next_one_restarts_it(worker, tmp_path):
     first_turn = threading.Event()
-    pending = worker.call("optimize", request(tmp_path, 30), lambda a: first_turn.set())
+    pending = worker.call(request(tmp_path, 30), lambda p: first_turn.set())
     assert first_turn.wait(timeout=120)
-    worker._proc.kill()                  # as a crash inside LanceDB or the model client would
+    worker.kill()                        # as a crash inside LanceDB or the model client would
     with pytest.raises(WorkerError, match="ended unexpectedly"):
         pending.result(timeout=30)
-    rules = worker.call("rules", {"memory": request(tmp_path, 1)["memory"]}).result(timeout=60)
+    rules = worker.call(RulesRequest(memory=memory(tmp_path))).result(timeout=60)
     assert rules == []                    # a new process answered
 
 
 def test_a_request_that_raises_comes_back_as_its_error(worker, tmp_path):
-    bad = request(tmp_path, 1) | {"task": str(tmp_path / "nowhere")}
+    bad = request(tmp_path, 1).model_copy(update={"task": str(tmp_path / "nowhere")})
     with pytest.raises(WorkerError, match="no such file or folder"):
-        worker.call("optimize", bad).result(timeout=120)
+        worker.call(bad).result(timeout=120)

@@ -145,9 +145,11 @@ async def test_bad_setting_gets_a_message_and_the_default(client: LanguageClient
 def test_nested_settings_merge_leaf_by_leaf():
     from sage_npu.agent.llm_settings import LLMSettings
     from sage_npu.agent.settings import AgentSettings
-    from sage_npu.server.server import EditorSettings, create_server
+    from sage_npu.server.setup import create_server
+    from sage_npu.settings import Settings
 
-    server = create_server(EditorSettings(agent=AgentSettings(llm=LLMSettings(model="from-config", timeout_s=30))))
+    server = create_server(Settings(agent=AgentSettings(llm=LLMSettings(model="from-config", timeout_s=30))), "test",
+                           features=lambda s: [])
     server.apply_settings({"sage": {"agent": {"llm": {"baseUrl": "http://127.0.0.1:8000/v1"}, "turns": 7}}})
     llm = server.settings.agent.llm
     assert (llm.base_url, llm.model, llm.timeout_s) == ("http://127.0.0.1:8000/v1", "from-config", 30)
@@ -155,9 +157,10 @@ def test_nested_settings_merge_leaf_by_leaf():
 
 
 def test_short_spellings_of_llm_and_memory_settings():
-    from sage_npu.server.server import create_server
+    from sage_npu.server.setup import create_server
+    from sage_npu.settings import Settings
 
-    server = create_server()
+    server = create_server(Settings(), "test", features=lambda s: [])
     server.apply_settings({"sage": {"llm": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "qwen"},
                                     "memory": {"path": "/tmp/sage-mem"}}})
     assert (server.settings.agent.llm.base_url, server.settings.agent.llm.model) == ("http://127.0.0.1:11434/v1",

@@ -88,6 +88,10 @@ async def test_optimize_then_accept_the_verified_rewrite(client: LanguageClient,
     assert client.suggestions, "no sage/suggestion notification"
     note = client.suggestions[-1]
     assert note.diff.startswith("--- a/") and note.speedup > 1 and note.estimated
+    # The files come whole, so a client shows and applies them without patching.
+    suggested = {Path(f.path).name: f.text for f in note.files}
+    assert suggested and set(suggested) <= {"vadd_naive.cpp", "host.py"}
+    assert all(text != (task / name).read_text() for name, text in suggested.items())
 
     rewrite = next(a for a in await actions(client, uri) if title(a).startswith("SAGE rewrite:"))
     # vadd_naive has three shape groups: every one is a trial, above the two asked for
@@ -95,6 +99,8 @@ async def test_optimize_then_accept_the_verified_rewrite(client: LanguageClient,
     assert isinstance(rewrite, types.CodeAction) and rewrite.edit is not None
     edits = rewrite.edit.changes
     assert set(edits) <= {kernel.as_uri(), (task / "host.py").as_uri()} and edits
+    assert {Path(f["path"]).as_uri(): f["text"] for f in rewrite.data["files"]} == {
+        uri: changes[0].new_text for uri, changes in edits.items()}
     # The editor applies the edit, then runs the action's command: the acceptance is logged.
     for file_uri, changes in edits.items():
         Path(types.TextDocumentIdentifier(file_uri).uri.removeprefix("file://")).write_text(changes[0].new_text)

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from sage_npu.npu_eval.chips import CHIPS
-from sage_npu.server.server import EditorSettings
+from sage_npu.settings import Settings
 
 EXT = Path(__file__).resolve().parents[1] / "editor" / "vscode"
 
@@ -48,7 +48,7 @@ def test_extension_compiles_and_its_unit_tests_pass(tmp_path):
     assert build.returncode == 0, f"tsc failed:\n{build.stdout}\n{build.stderr}"
     assert (out / "extension.js").exists()
     tests = sorted(str(p) for p in (out / "test").glob("*.test.js"))
-    assert {Path(t).name for t in tests} >= {"diff.test.js", "env.test.js", "settings.test.js", "status.test.js"}
+    assert {Path(t).name for t in tests} >= {"suggestions.test.js", "env.test.js", "settings.test.js", "status.test.js"}
     run = subprocess.run([node, "--test", *tests], cwd=EXT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, f"node --test failed:\n{run.stdout}\n{run.stderr}"
     assert "# fail 0" in run.stdout
@@ -68,7 +68,7 @@ def test_extension_packages_into_a_vsix(tmp_path):
     run = _npm(npm, "run", "--silent", "package", "--", "--out", str(vsix), timeout=180)
     assert run.returncode == 0, f"npm run package failed:\n{run.stdout}\n{run.stderr}"
     names = set(zipfile.ZipFile(vsix).namelist())
-    for needed in ("extension/package.json", "extension/out/extension.js", "extension/out/diff.js",
+    for needed in ("extension/package.json", "extension/out/extension.js", "extension/out/review.js",
                    "extension/LICENSE.txt", "extension/readme.md",
                    "extension/node_modules/vscode-languageclient/package.json"):
         assert needed in names, f"{needed} is not in the .vsix"
@@ -91,13 +91,13 @@ def _field(model: type[BaseModel], defaults: BaseModel, path: list[str]):
 
 def test_declared_settings_match_the_server_models():
     props = json.loads((EXT / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    defaults = EditorSettings()
+    defaults = Settings()
     checked = []
     for key, decl in props.items():
         path = key.removeprefix("sage.").split(".")
-        if path[0] not in EditorSettings.model_fields or len(path) < 2:
+        if path[0] not in Settings.model_fields or len(path) < 2:
             continue  # the extension's own (interpreter, serverCommand, trace.server)
-        field, default = _field(EditorSettings, defaults, path)
+        field, default = _field(Settings, defaults, path)
         if default is None:
             # An optional text setting: "" in the editor means unset, and the extension does not send it.
             assert decl["type"] == "string" and decl["default"] == "", f"{key} must default to an empty string"

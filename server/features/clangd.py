@@ -11,6 +11,7 @@ import logging
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -18,6 +19,9 @@ from pygls.uris import to_fs_path
 from sage_npu.npu_eval.build import SIM_INCLUDE, compile_flags
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.server.features.base import Feature
+
+if TYPE_CHECKING:
+    from sage_npu.server.server import SageServer
 
 log = logging.getLogger("sage_npu.server.clangd")
 
@@ -91,7 +95,7 @@ def write_clangd(root: Path, chip: str) -> bool:
 
 
 class ClangdConfig(Feature):
-    def __init__(self, server) -> None:
+    def __init__(self, server: SageServer) -> None:
         super().__init__(server)
         self._handled: set[Path] = set()  # folders configured (or found configured) this session
 

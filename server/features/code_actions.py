@@ -3,10 +3,20 @@ finding carries becomes a code action with its WorkspaceEdit, attached to its di
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from sage_npu.server.features.base import Feature
 from sage_npu.server.positions import to_range
+
+if TYPE_CHECKING:
+    from sage_npu.npu_eval.analysis import Finding
+    from sage_npu.server.server import SageServer
+
+# The static findings of a document's current text (uri -> findings), as the static checks see them.
+FindingsOf = Callable[[str], "list[Finding]"]
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
@@ -17,12 +27,16 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
 
 
 class QuickFixes(Feature):
+    def __init__(self, server: SageServer, findings: FindingsOf) -> None:
+        super().__init__(server)
+        self.findings = findings
+
     def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         only = params.context.only
         if only and types.CodeActionKind.QuickFix not in only:
             return []
         uri = params.text_document.uri
-        findings = self.server.static_checks.findings(uri)
+        findings = self.findings(uri)
         if not any(f.fixes for f in findings):
             return []
         lines = self.server.workspace.get_text_document(uri).source.splitlines()

@@ -4,6 +4,7 @@ bottleneck, change since the last run) and the estimated cost on hot lines."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -11,6 +12,10 @@ from pygls.uris import to_fs_path
 from sage_npu.npu_eval.report import Report, labelled
 from sage_npu.npu_eval.signature import find_entries
 from sage_npu.server.features.base import Feature
+from sage_npu.server.stores import ReportStore
+
+if TYPE_CHECKING:
+    from sage_npu.server.server import SageServer
 
 
 def summary(report: Report, previous: Report | None) -> str:
@@ -31,21 +36,24 @@ def summary(report: Report, previous: Report | None) -> str:
 
 
 class CodeLenses(Feature):
+    def __init__(self, server: SageServer, reports: ReportStore) -> None:
+        super().__init__(server)
+        self.reports = reports
+
     def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
         if not self.server.settings.server.code_lens:
             return []
         path = Path(to_fs_path(params.text_document.uri) or "").resolve()
-        ev = self.server.evaluation
-        match = [(root, r) for root, r in ev.reports.items() if Path(r.kernel).resolve() == path]
-        if not match:
+        found = self.reports.for_kernel(path)
+        if found is None:
             return []
-        root, report = match[0]
+        report, previous = found
         doc = self.server.workspace.get_text_document(params.text_document.uri)
         entries = find_entries(doc.source.encode("utf-8"))
         line = (entries[0].line - 1) if entries else 0
         lenses = [types.CodeLens(range=types.Range(start=types.Position(line=line, character=0),
                                                    end=types.Position(line=line, character=0)),
-                                 command=types.Command(title=summary(report, ev.previous.get(root)), command=""))]
+                                 command=types.Command(title=summary(report, previous), command=""))]
         if report.timing is not None:
             for h in report.timing.hot_lines:
                 if Path(h.file).resolve() == path:

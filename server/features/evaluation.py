@@ -8,22 +8,30 @@ import asyncio
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from sage_npu.npu_eval.evaluate import BackendUnavailable, Cancelled, Evaluator
-from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.report import Diagnostic, Report
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
 from sage_npu.server.features.base import Feature
+from sage_npu.server.stores import ReportStore
+
+if TYPE_CHECKING:
+    from sage_npu.server.server import SageServer
+    from sage_npu.server.settings import ComposedSettings
 
 log = logging.getLogger("sage_npu.server.evaluation")
 
 # After each evaluation, for a client's status display: what the code lens shows, as data.
 REPORT_NOTIFICATION = "sage/report"
+EVALUATE = "sage.evaluate"
 
 
 def summary(task: Task, report: Report) -> dict:
@@ -38,23 +46,22 @@ def summary(task: Task, report: Report) -> dict:
 class Evaluation(Feature):
     SOURCE = "eval"
 
-    def __init__(self, server) -> None:
+    def __init__(self, server: SageServer, reports: ReportStore) -> None:
         super().__init__(server)
+        self.reports = reports                          # written here, read by the code lenses
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-eval")
         self._evaluator: Evaluator | None = None
         self._lock = threading.Lock()
         self._debouncer: Debouncer | None = None
         self._generation: dict[Path, int] = {}
-        self.reports: dict[Path, Report] = {}          # task root -> latest report
-        self.previous: dict[Path, Report] = {}         # the report before it (for "change since last run")
         self._published: dict[Path, set[str]] = {}     # task root -> uris we put diagnostics on
         self._running: Path | None = None               # the task being evaluated now
 
     # The Evaluator (and its plan worker process) is created on first use and rebuilt when
     # the evaluation settings change.
-    def settings_changed(self) -> None:
+    def settings_changed(self, settings: ComposedSettings) -> None:
         with self._lock:
-            if self._evaluator is not None and self._evaluator.settings != self.server.settings.eval:
+            if self._evaluator is not None and self._evaluator.settings != settings.eval:
                 self._evaluator.close()
                 self._evaluator = None
 
@@ -64,7 +71,7 @@ class Evaluation(Feature):
                 self._evaluator = Evaluator(self.server.settings.eval)
             return self._evaluator
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         with self._lock:
             if self._evaluator is not None:
                 self._evaluator.close()
@@ -83,6 +90,13 @@ class Evaluation(Feature):
         except TaskError:
             return None
         return None
+
+    def commands(self) -> dict[str, Callable[..., Any]]:
+        return {EVALUATE: self.evaluate_command}
+
+    def evaluate_command(self, uri: str) -> dict:
+        started = self.request(uri)
+        return {"started": started} | ({} if started else {"reason": "not an Ascend C kernel task"})
 
     def document_save(self, params: types.DidSaveTextDocumentParams) -> None:
         self.request(params.text_document.uri)
@@ -104,7 +118,7 @@ class Evaluation(Feature):
 
     async def _evaluate(self, task: Task, gen: int) -> None:
         token = str(uuid.uuid4())
-        progress = self.supports_progress()
+        progress = self.server.supports_progress()
         if progress:
             try:
                 await self.server.work_done_progress.create_async(token)
@@ -120,9 +134,7 @@ class Evaluation(Feature):
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
         if report is None or self._generation.get(task.root) != gen:
             return  # a newer save superseded this run
-        if task.root in self.reports:
-            self.previous[task.root] = self.reports[task.root]
-        self.reports[task.root] = report
+        self.reports.put(task.root, report)
         self.publish(task, report)
         self.server.refresh_code_lenses()
         self.server.protocol.notify(REPORT_NOTIFICATION, summary(task, report))
@@ -134,22 +146,12 @@ class Evaluation(Feature):
         except Cancelled:
             return None
         except BackendUnavailable as e:
-            return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
-                          diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
-                                        "end_column": 1, "severity": "error", "code": "task-error",
-                                        "message": str(e)}])
+            return _task_error(task, str(e))
         except Exception as e:  # noqa: BLE001 - the server never dies of a user's file
             log.exception("evaluation of %s failed", task.root)
-            return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
-                          diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
-                                        "end_column": 1, "severity": "error", "code": "task-error",
-                                        "message": f"sage-npu could not evaluate this task: {e}"}])
+            return _task_error(task, f"sage-npu could not evaluate this task: {e}")
         finally:
             self._running = None
-
-    def supports_progress(self) -> bool:
-        caps = self.server.client_capabilities
-        return bool(caps and caps.window and caps.window.work_done_progress)
 
     def publish(self, task: Task, report: Report) -> None:
         by_uri: dict[str, list[types.Diagnostic]] = {}
@@ -166,3 +168,10 @@ class Evaluation(Feature):
         for uri in uris:
             self.server.set_diagnostics(uri, self.SOURCE, by_uri.get(uri, []))
         self._published[task.root] = set(by_uri)
+
+
+def _task_error(task: Task, message: str) -> Report:
+    """A report that says why the task could not be evaluated, on the kernel's first line."""
+    where = Diagnostic(file=str(task.kernel), line=1, column=1, end_line=1, end_column=1, severity="error",
+                       code="task-error", message=message)
+    return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error", diagnostics=[where])

@@ -4,23 +4,25 @@ that bites, and the resident rules of the experience memory that mention the API
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace.position_codec import ServerTextPosition
 
 from sage_npu.server import api_docs
 from sage_npu.server.features.base import Feature
+from sage_npu.server.stores import ResidentRules
+
+if TYPE_CHECKING:
+    from sage_npu.server.server import SageServer
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 class Hovers(Feature):
-    def __init__(self, server) -> None:
+    def __init__(self, server: SageServer, rules: ResidentRules) -> None:
         super().__init__(server)
-        # Where hover asks for the resident rules about an API: the server points it at the
-        # experience memory's resident rules (server.suggestions.rules_for).
-        self.rules_for: Callable[[str], list[str]] = api_docs.resident_rules
+        self.rules = rules   # the experience memory's resident rules, kept fresh by the suggestions feature
 
     def hover(self, params: types.HoverParams) -> list[types.Hover]:
         uri = params.text_document.uri
@@ -44,5 +46,5 @@ class Hovers(Feature):
         end = doc.position_to_client_units(ServerTextPosition(line=pos.line, character=word.end()))
         return [types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                         value=api_docs.markdown(entry, self.rules_for(entry.name))),
+                                         value=api_docs.markdown(entry, self.rules.about(entry.name))),
             range=types.Range(start=start, end=end))]

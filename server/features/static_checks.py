@@ -4,17 +4,23 @@ sage_npu.npu_eval.analysis; the quick fixes they carry are served by code_action
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.server.features.base import Feature
 
+if TYPE_CHECKING:
+    from sage_npu.server.server import SageServer
+    from sage_npu.server.settings import ComposedSettings
+
 
 class StaticChecks(Feature):
     SOURCE = "static"
 
-    def __init__(self, server) -> None:
+    def __init__(self, server: SageServer) -> None:
         super().__init__(server)
         # uri -> (source, chip, findings): code actions ask on every cursor move, so the
         # findings of an unchanged buffer are reused.
@@ -36,7 +42,7 @@ class StaticChecks(Feature):
         self._latest[uri] = (source, chip, found)
         return found
 
-    def settings_changed(self) -> None:
+    def settings_changed(self, settings: ComposedSettings) -> None:
         """The chip sets the UB budget and which fixes exist: re-check the open documents."""
         for uri in list(self._latest):
             self._check(uri)

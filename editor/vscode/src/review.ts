@@ -1,12 +1,11 @@
-// A suggestion from the server, from its arrival to a decision: the offer with buttons, the
-// diff view of the files as they would be, and accept / reject. Accepting applies the server's
-// own code action (its WorkspaceEdit, then its command, which logs the adoption), so the
-// editor and the lightbulb apply exactly the same thing.
+// A suggestion from the server, from its arrival to a decision: the offer with buttons, VS
+// Code's diff view of each file against the whole text the server sent, and accept / reject.
+// Accepting replaces each file's whole text with the suggested one (one WorkspaceEdit, as the
+// lightbulb's code action does), then runs the server's accept command, which logs the adoption.
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { applyPatch, parsePatch } from './diff';
-import { forget, isApplyTitle, pickForFile, remember, SuggestionNotice } from './suggestions';
+import { forget, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice } from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
 
 /** Runs a server command (workspace/executeCommand); undefined when the server is not running. */
@@ -101,23 +100,21 @@ export class SuggestionReview implements vscode.Disposable {
 
     /** Opens a diff view per file the suggestion changes; false (and said why) when it cannot. */
     async showDiff(s: SuggestionNotice): Promise<boolean> {
+        if (s.files.length === 0) {
+            void vscode.window.showWarningMessage(`SAGE: the suggestion ${describe(s)} changes no file.`);
+            return false;
+        }
         try {
-            const patches = parsePatch(s.diff);
-            if (patches.length === 0) {
-                void vscode.window.showWarningMessage(`SAGE: the suggestion ${describe(s)} changes no file.`);
-                return false;
-            }
             const query = `${s.episodeId}/${s.attemptId}`;
-            for (const patch of patches) {
-                const file = path.join(s.task, patch.newPath);
-                const current = await this.currentText(file);
-                const suggested = this.documents.put(vscode.Uri.file(file).path, applyPatch(current ?? '', patch), query);
+            for (const file of s.files) {
+                const current = await this.currentText(file.path);
+                const suggested = this.documents.put(vscode.Uri.file(file.path).path, file.text, query);
                 // A file the suggestion creates has no left side on disk: compare with an empty one.
                 const left = current === undefined
-                    ? this.documents.put(vscode.Uri.file(file).path, '', `${query}/before`)
-                    : vscode.Uri.file(file);
+                    ? this.documents.put(vscode.Uri.file(file.path).path, '', `${query}/before`)
+                    : vscode.Uri.file(file.path);
                 await vscode.commands.executeCommand('vscode.diff', left, suggested,
-                    `${patch.newPath} ↔ ${s.title}`, { preview: false });
+                    `${file.name} ↔ ${s.title}`, { preview: false });
             }
             return true;
         } catch (e) {
@@ -127,32 +124,42 @@ export class SuggestionReview implements vscode.Disposable {
         }
     }
 
-    /** Applies the server's code action for the suggestion: its edit, then its command (logs the adoption). */
-    async accept(s: SuggestionNotice): Promise<void> {
-        const uri = vscode.Uri.parse(s.uri);
-        const document = await vscode.workspace.openTextDocument(uri);
-        const whole = new vscode.Range(0, 0, document.lineCount, 0);
-        const actions = await vscode.commands.executeCommand<(vscode.CodeAction | vscode.Command)[] | undefined>(
-            'vscode.executeCodeActionProvider', uri, whole, vscode.CodeActionKind.RefactorRewrite.value);
-        // A bare Command has a string `command`; a CodeAction carries a Command object, or none.
-        const action = (actions ?? []).find(
-            (a): a is vscode.CodeAction => typeof a.command !== 'string' && isApplyTitle(a.title));
-        if (!action) {
-            this.decided(s.task);
-            void vscode.window.showWarningMessage(
-                `SAGE: the server no longer offers ${describe(s)}: it was accepted or rejected already, or the ` +
-                'server restarted. Run "SAGE: Optimize with SAGE" again for a new suggestion.');
-            return;
+    /** One edit that replaces each file the suggestion changes, whole, from its current text. */
+    private async replacementEdit(files: readonly SuggestedFile[]): Promise<vscode.WorkspaceEdit> {
+        const documents = new Map<string, vscode.TextDocument>();
+        for (const file of files) {
+            try {
+                documents.set(file.path, await vscode.workspace.openTextDocument(vscode.Uri.file(file.path)));
+            } catch {
+                // It does not exist yet: the edit creates it.
+            }
         }
-        if (action.edit && !(await vscode.workspace.applyEdit(action.edit))) {
+        const edit = new vscode.WorkspaceEdit();
+        for (const { file, create } of replacements(files, (f) => documents.get(f.path)?.getText())) {
+            const uri = vscode.Uri.file(file.path);
+            const document = documents.get(file.path);
+            if (create || !document) {
+                edit.createFile(uri, { ignoreIfExists: true });
+                edit.insert(uri, new vscode.Position(0, 0), file.text);
+            } else {
+                const whole = new vscode.Range(new vscode.Position(0, 0), document.lineAt(document.lineCount - 1).range.end);
+                edit.replace(uri, whole, file.text);
+            }
+        }
+        return edit;
+    }
+
+    /** Writes the suggested files into the editor, then logs the acceptance with the server. */
+    async accept(s: SuggestionNotice): Promise<void> {
+        const edit = await this.replacementEdit(s.files);
+        if (edit.size > 0 && !(await vscode.workspace.applyEdit(edit))) {
             void vscode.window.showErrorMessage(
                 `SAGE: VS Code did not apply ${describe(s)} (a file may be read-only or changed meanwhile). Nothing was logged.`);
             return;
         }
         this.decided(s.task);
-        const answer = action.command
-            ? (await this.runServerCommand(action.command.command, ...((action.command.arguments ?? []) as unknown[]))) as Decision | undefined
-            : undefined;
+        const answer = (await this.runServerCommand('sage.acceptSuggestion', s.task, s.episodeId, s.attemptId)) as
+            Decision | undefined;
         if (answer?.logged) {
             void vscode.window.showInformationMessage(
                 `SAGE: applied ${describe(s)}; your acceptance is logged${rewardText(answer)}. Save to evaluate it.`);

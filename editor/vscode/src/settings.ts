@@ -2,7 +2,7 @@
 // settings: no `vscode` import, so node's test runner checks them without an editor.
 
 /**
- * The `sage.*` settings the server understands (sage_npu.server.server.EditorSettings), in its
+ * The `sage.*` settings the server understands (sage_npu.settings.Settings), in its
  * nesting and camelCase. Only these are forwarded: the server answers any other key under
  * `sage` with an "unknown setting" warning.
  */

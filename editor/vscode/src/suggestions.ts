@@ -1,34 +1,73 @@
-// The suggestions and reports the server sent, one per task, and which one a command means:
-// the one of the active editor's task, else the most recent. No `vscode` import (unit-tested).
+// The suggestions and reports the server sent, one per task, which one a command means (the
+// one of the active editor's task, else the most recent) and which files accepting one writes.
+// No `vscode` import (unit-tested).
 import * as path from 'path';
 
-/** The `sage/suggestion` notification (sage_npu.server.features.suggestions). */
+/** A file of a suggestion, whole (sage_npu.server.features.suggestions.SuggestedFile). */
+export interface SuggestedFile {
+    /** Absolute path. */
+    path: string;
+    /** Relative to the task folder. */
+    name: string;
+    /** The file's whole suggested text. */
+    text: string;
+}
+
+/** The `sage/suggestion` notification (sage_npu.server.features.suggestions.SuggestionNotice). */
 export interface SuggestionNotice {
     /** The kernel the episode ran for. */
     uri: string;
-    /** The task folder; the diff's paths are relative to it. */
+    /** The task folder. */
     task: string;
     title: string;
     episodeId: string;
     attemptId: string;
     speedup: number | null;
-    /** Unified diff, `a/<file>` to `b/<file>`. */
+    /** The files the suggestion changes, each whole: what the diff view shows and Accept writes. */
+    files: SuggestedFile[];
+    /** The same change as a unified diff, `a/<file>` to `b/<file>` (for reading; not applied). */
     diff: string;
     /** True when the speedup comes from the CPU cost model. */
     estimated: boolean;
 }
 
-export function isSuggestionNotice(value: unknown): value is SuggestionNotice {
-    const s = value as Partial<SuggestionNotice> | null;
-    return typeof s === 'object' && s !== null && ['uri', 'task', 'title', 'episodeId', 'attemptId', 'diff']
-        .every((key) => typeof (s as Record<string, unknown>)[key] === 'string');
+function hasStrings(value: unknown, keys: string[]): boolean {
+    return typeof value === 'object' && value !== null &&
+        keys.every((key) => typeof (value as Record<string, unknown>)[key] === 'string');
 }
 
-/** Titles of the server's code action that applies a suggestion (its reject action has another). */
-export const APPLY_TITLE_PREFIXES = ['SAGE rewrite:', 'SAGE fix:'];
+export function isSuggestionNotice(value: unknown): value is SuggestionNotice {
+    if (!hasStrings(value, ['uri', 'task', 'title', 'episodeId', 'attemptId'])) {
+        return false;
+    }
+    const files = (value as { files?: unknown }).files;
+    return Array.isArray(files) && files.every((f) => hasStrings(f, ['path', 'name', 'text']));
+}
 
-export function isApplyTitle(title: string): boolean {
-    return APPLY_TITLE_PREFIXES.some((prefix) => title.startsWith(prefix));
+/** What accepting does to one file: replace its whole text, or create it. */
+export interface Replacement {
+    file: SuggestedFile;
+    create: boolean;
+}
+
+/** Line endings aside (VS Code writes a replacement with the document's own), the same text. */
+function sameText(a: string, b: string): boolean {
+    return a.replace(/\r\n?/g, '\n') === b.replace(/\r\n?/g, '\n');
+}
+
+/**
+ * The files accepting must write, given each file's current text (undefined: it does not exist):
+ * a file that already reads as suggested is left alone, a missing one is created.
+ */
+export function replacements(files: readonly SuggestedFile[], current: (file: SuggestedFile) => string | undefined): Replacement[] {
+    const out: Replacement[] = [];
+    for (const file of files) {
+        const text = current(file);
+        if (text === undefined || !sameText(text, file.text)) {
+            out.push({ file, create: text === undefined });
+        }
+    }
+    return out;
 }
 
 interface PerTask {

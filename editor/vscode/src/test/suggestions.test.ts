@@ -1,10 +1,11 @@
-// node --test: which suggestion (or report) a command means.
+// node --test: which suggestion (or report) a command means, and what accepting one writes.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { forget, isApplyTitle, isSuggestionNotice, pickForFile, remember, SuggestionNotice } from '../suggestions';
+import { forget, isSuggestionNotice, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice } from '../suggestions';
 
 function suggestion(task: string, title = 'SAGE rewrite: est. 1.80x (CPU model), correct on 5 trials'): SuggestionNotice {
-    return { uri: `file://${task}/k.cpp`, task, title, episodeId: 'e1', attemptId: 'a1', speedup: 1.8, diff: '', estimated: true };
+    const files = [{ path: `${task}/k.cpp`, name: 'k.cpp', text: 'int BUFFER_NUM = 2;\n' }];
+    return { uri: `file://${task}/k.cpp`, task, title, episodeId: 'e1', attemptId: 'a1', speedup: 1.8, files, diff: '', estimated: true };
 }
 
 test('one per task, most recent last; the active file picks its task, else the latest', () => {
@@ -21,15 +22,24 @@ test('one per task, most recent last; the active file picks its task, else the l
     assert.equal(pickForFile([], '/w/add/k.cpp'), undefined);
 });
 
-test('the apply action is told from the reject action by its title', () => {
-    assert.equal(isApplyTitle('SAGE rewrite: est. 1.80x (CPU model), correct on 5 trials'), true);
-    assert.equal(isApplyTitle('SAGE fix: correct on 5 trials (est. 2.00 us (CPU model))'), true);
-    assert.equal(isApplyTitle('SAGE: reject this rewrite'), false);
-    assert.equal(isApplyTitle('Optimize with SAGE'), false);
-});
-
 test('notifications of another shape are refused', () => {
     assert.equal(isSuggestionNotice(suggestion('/w/add')), true);
     assert.equal(isSuggestionNotice({ uri: 'file:///k.cpp', task: '/w' }), false);
     assert.equal(isSuggestionNotice(undefined), false);
+    // An older server's notice: a diff without the files.
+    const diffOnly: Partial<SuggestionNotice> = suggestion('/w/add');
+    delete diffOnly.files;
+    assert.equal(isSuggestionNotice(diffOnly), false);
+    assert.equal(isSuggestionNotice({ ...suggestion('/w/add'), files: [{ path: '/w/add/k.cpp', name: 'k.cpp' }] }), false);
+});
+
+test('accepting writes each changed file whole and creates the missing ones', () => {
+    const kernel: SuggestedFile = { path: '/w/add/k.cpp', name: 'k.cpp', text: 'int BUFFER_NUM = 2;\nint x;\n' };
+    const host: SuggestedFile = { path: '/w/add/host.py', name: 'host.py', text: 'MAX_CORES = 8\n' };
+    const tiling: SuggestedFile = { path: '/w/add/tiling.h', name: 'tiling.h', text: '// new\n' };
+    const onDisk = new Map([[kernel.path, 'int BUFFER_NUM = 1;\nint x;\n'], [host.path, 'MAX_CORES = 8\r\n']]);
+    const plan = replacements([kernel, host, tiling], (f) => onDisk.get(f.path));
+    // host.py already reads as suggested (CRLF aside): left alone.
+    assert.deepEqual(plan, [{ file: kernel, create: false }, { file: tiling, create: true }]);
+    assert.deepEqual(replacements([kernel], () => kernel.text), []);
 });
