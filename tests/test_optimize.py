@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sage_npu.agent.offline import optimize_offline
+from sage_npu.agent.driver import run_episode
+from sage_npu.agent.offline import CatalogSearcher
 from sage_npu.agent.transforms import Sources, propose
 from sage_npu.cli import main
 from sage_npu.npu_eval.chips import chip_profile
@@ -43,7 +44,7 @@ def test_optimizer_speeds_up_a_draft_and_every_step_is_correct(ev, tmp_path):
     task = tmp_path / "vadd"
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     seen = []
-    r = optimize_offline(task, ev, turns=8, on_attempt=seen.append)
+    r = run_episode(task, ev, CatalogSearcher(), turns=8, on_attempt=seen.append)
     assert r.status == "improved" and r.speedup > 2
     assert r.best.status == "correct" and r.best.correctness.passed == r.best.correctness.trials
     assert r.best.timing.estimated_us < r.seed.timing.estimated_us
@@ -76,7 +77,7 @@ def test_incorrect_kernel_is_not_optimized(ev, tmp_path):
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     k = task / "vadd_naive.cpp"
     k.write_text(k.read_text().replace("AscendC::Add(", "AscendC::Sub("))
-    r = optimize_offline(task, ev, turns=5)
+    r = run_episode(task, ev, CatalogSearcher(), turns=5)
     assert r.status == "seed_not_correct" and r.turns == 0 and not (task / ".sage").exists()
 
 
@@ -89,7 +90,7 @@ def test_an_episode_credits_what_it_followed_and_remembers_what_worked(ev, tmp_p
     task = tmp_path / "vadd"
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     recorder = EpisodeRecorder(memory, operator="vadd_naive")
-    r = optimize_offline(task, ev, turns=6, recorder=recorder)
+    r = run_episode(task, ev, CatalogSearcher(), turns=6, recorder=recorder)
     assert r.status == "improved"
     credit = r.memory
     assert credit.credited and credit.reward == pytest.approx(1 - r.best.timing.estimated_us
