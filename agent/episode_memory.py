@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sage_npu.agent import adoption_block
+from sage_npu.agent.episode import AttemptStatus
 from sage_npu.memory.experience_memory import ExperienceMemory
 from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog
 from sage_npu.memory.retrieval import Retrieval
@@ -34,7 +35,7 @@ class EpisodeRecorder:
         """Ids shown this turn, resident rules first (the order the prompt quotes them in)."""
         return self.shown.shown_ids() if self.shown is not None else []
 
-    def record(self, turn: int, status: str, time_us: float | None,
+    def record(self, turn: int, status: AttemptStatus, time_us: float | None,
                declared: Mapping[str, adoption_block.Adoption] | None = None) -> str:
         """Record an evaluated (or failed) turn; its id. With `declared` (the turn's statuses by item
         id), every item the turn was shown gets an adoption record: an id it leaves out is undeclared.

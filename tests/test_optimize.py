@@ -40,6 +40,29 @@ def test_catalog_locates_each_transform_in_the_source():
     assert "MAX_CORES = 48" in cores.files["host.py"]
 
 
+def test_the_catalog_proposes_only_unevaluated_files_and_never_fixes(ev):
+    from sage_npu.agent.driver import SearchState, SearchStop
+    from sage_npu.agent.episode import digest
+
+    d = EXAMPLES / "vadd_naive"
+    base = {"vadd_naive.cpp": (d / "vadd_naive.cpp").read_text(), "host.py": (d / "host.py").read_text()}
+    seed = ev.evaluate(d)
+
+    def state(best, evaluated):
+        return SearchState(operator="vadd_naive", kernel_name="vadd_naive.cpp", reference=d / "reference.py",
+                           chip=chip_profile("910B2"), turn=0, base_files=base, base_report=seed, best=best,
+                           shown=None, evaluated=frozenset(evaluated))
+
+    first = CatalogSearcher().propose(state(seed, {digest(base)}))
+    assert isinstance(first, list) and len(first) > 2
+    tried = {digest(base)} | {digest({**base, **c.files}) for c in first[:2]}
+    again = CatalogSearcher().propose(state(seed, tried))
+    assert isinstance(again, list) and [c.description for c in again] == [c.description for c in first[2:]]
+    assert isinstance(CatalogSearcher().propose(state(seed, tried | {digest({**base, **c.files}) for c in first})),
+                      SearchStop)
+    assert isinstance(CatalogSearcher().propose(state(None, {digest(base)})), SearchStop)
+
+
 def test_optimizer_speeds_up_a_draft_and_every_step_is_correct(ev, tmp_path):
     task = tmp_path / "vadd"
     shutil.copytree(EXAMPLES / "vadd_naive", task)
