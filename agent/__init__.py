@@ -1,3 +1,3 @@
-"""The SAGE agent (DESIGN section 6). Today: the offline optimizer (a catalog of Ascend C
-transforms, every candidate evaluated) and the recording of its episodes into the experience
-memory. The LLM loop comes next."""
+"""The SAGE agent (DESIGN section 6): one episode loop (`driver.py`) driving a searcher, the
+transform catalog (`offline.py`) or a model (`llm_loop.py`); every candidate evaluated; the
+episodes recorded in and credited to the experience memory. `optimize.py` picks the searcher."""

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
-Status = Literal["adopted", "not_adopted"]
-STATUSES = ("adopted", "not_adopted")
+DeclaredStatus = Literal["adopted", "not_adopted"]   # what a turn may declare; memory adds "undeclared"
+STATUSES: tuple[DeclaredStatus, ...] = get_args(DeclaredStatus)
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+#.-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
 _SECTION = re.compile(r"<adoption>(.*?)(</adoption>|\Z)", re.S | re.I)
@@ -33,7 +33,7 @@ _PY = {"python", "py", "python3"}
 
 class Adoption(BaseModel):
     id: str = Field(min_length=1)
-    status: Status
+    status: DeclaredStatus
     reason: str = Field(min_length=1)
 
 
@@ -51,11 +51,11 @@ class ParsedAnswer(BaseModel):
         return self.kernel is not None and not self.errors
 
 
-def _norm_status(raw: Any) -> str | None:
+def _norm_status(raw: Any) -> DeclaredStatus | None:
     if not isinstance(raw, str):
         return None
     s = re.sub(r"[\s-]+", "_", raw.strip().lower())
-    return s if s in STATUSES else None
+    return next((st for st in STATUSES if st == s), None)
 
 
 def _entries(data: Any) -> list[tuple[str, Any, Any]] | None:
@@ -90,7 +90,7 @@ def _line_entries(text: str) -> list[tuple[str, Any, Any]]:
 def _adoption_entries(text: str, fences: list[tuple[str, str]], warnings: list[str]) -> list | None:
     sections = _SECTION.findall(text)
     if sections:
-        entries: list = []
+        listed: list = []
         for body, close in sections:
             if not close:
                 warnings.append("the <adoption> section is not closed; read it to the end of the answer")
@@ -101,10 +101,10 @@ def _adoption_entries(text: str, fences: list[tuple[str, str]], warnings: list[s
                 found = _entries(json.loads(inner))
             except json.JSONDecodeError:
                 found = None
-            entries += found if found is not None else _line_entries(inner)
-        return entries
+            listed += found if found is not None else _line_entries(inner)
+        return listed
     blocks = [body for lang, body in fences if lang in ("json", "")]
-    entries = None
+    entries: list | None = None
     for body in blocks:
         try:
             found = _entries(json.loads(body))
@@ -149,7 +149,7 @@ def parse_answer(text: str, shown_ids: Iterable[str], *, code_required: bool = T
     py = [body for lang, body in fences if lang in _PY]
     if py:
         out.host = _pick(py, "def launch")
-        if "def launch" not in out.host:
+        if out.host is None or "def launch" not in out.host:
             out.host = None
             out.warnings.append("a ```python block without `def launch` was ignored: a new host.py must be the "
                                 "whole file")

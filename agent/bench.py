@@ -63,14 +63,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from sage_npu.agent import suites
+from sage_npu.agent.episode import EpisodeStatus
 from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.settings import MemorySettings
-from sage_npu.npu_eval.report import timing_label
+from sage_npu.npu_eval.report import Status, timing_label
 from sage_npu.npu_eval.settings import EvalSettings
 
 SCHEMA_VERSION = 1
+
+
+# A row's status: its episode's, or why there was no episode (`unsolved`: no kernel and no model;
+# `broken`: not a task; `error`: the episode or its worker failed).
+RowStatus = Literal[EpisodeStatus, "unsolved", "broken", "error"]
+EXPLAINED: tuple[RowStatus, ...] = ("broken", "error", "seed_not_correct", "unsolved")   # rows whose reason is shown
 
 
 class BenchError(Exception):
@@ -81,10 +89,10 @@ class BenchError(Exception):
 class TaskRow:
     name: str
     path: str
-    status: str
+    status: RowStatus
     reason: str = ""
-    seed_status: str | None = None
-    best_status: str | None = None
+    seed_status: Status | None = None
+    best_status: Status | None = None
     correct: bool = False
     seed_us: float | None = None
     best_us: float | None = None
@@ -312,7 +320,7 @@ def format_table(result: BenchResult) -> str:
         lines.append(f"{r.name[:24]:<24} {r.status:<17} {_fmt(r.seed_us, '10.3f'):>10} {_fmt(r.best_us, '10.3f'):>10} "
                      f"{_fmt(r.speedup, '7.2f') + ('x' if r.speedup is not None else ''):>8} {r.turns:>5} "
                      f"{r.wall_s:7.1f}")
-        if r.reason and r.status in ("broken", "error", "seed_not_correct", "unsolved"):
+        if r.reason and r.status in EXPLAINED:
             lines.append(f"    {r.reason}")
     m = result.metrics()
     lines += [

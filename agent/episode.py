@@ -1,6 +1,7 @@
 """What every episode shares, whichever searcher drives it (the offline catalog or a model):
-the attempt and result records, when a candidate counts, how a variant is evaluated, and the
-suggestion written next to the task (DESIGN sections 6 and 9)."""
+the statuses, the candidate, attempt, proof and result records, when a candidate counts, how a
+variant is staged for evaluation, and the suggestion written next to the task. The loop itself
+is `agent/driver.py`."""
 
 from __future__ import annotations
 
@@ -9,12 +10,41 @@ import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from sage_npu.agent.adoption_block import Adoption
 from sage_npu.memory.episodes import CreditResult
-from sage_npu.npu_eval.evaluate import Evaluator
-from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.report import Diagnostic, Report, Status
 
 MIN_GAIN = 0.02  # a candidate must be at least 2% faster to count as better (estimates are noisy at the margin)
+
+# A turn that produced nothing to evaluate: the answer was unusable after its retry, the endpoint
+# stayed down, or the request was cancelled.
+FailedStatus = Literal["malformed", "llm_error", "cancelled"]
+# An attempt's status: its Report's status, or why nothing was evaluated.
+AttemptStatus = Literal[Status, FailedStatus]
+# How an episode ended: `improved` (a correct seed made faster), `fixed` (an incorrect or missing
+# seed made correct), `no_improvement` (a correct seed, nothing faster), `seed_not_correct`
+# (nothing correct at all).
+EpisodeStatus = Literal["improved", "fixed", "no_improvement", "seed_not_correct"]
+# The statuses that leave a suggestion for the person (written, held open in the editor).
+SUGGESTING: tuple[EpisodeStatus, ...] = ("improved", "fixed")
+
+
+@dataclass
+class Candidate:
+    """What a searcher proposes: files replacing the base's, and what the change claims."""
+
+    transform: str                 # the catalog transform, or "model" for an LLM rewrite
+    description: str               # what changed, for people
+    files: dict[str, str]          # file name -> new text (kernel and/or host.py); the rest stays the base's
+    tags: tuple[str, ...] = ()     # what memory items about it are tagged
+    adoptions: dict[str, Adoption] = field(default_factory=dict)  # declared statuses by shown item id;
+    #                                                               a shown id left out is undeclared
+
+    @property
+    def adopted(self) -> tuple[str, ...]:
+        return tuple(i for i, a in self.adoptions.items() if a.status == "adopted")
 
 
 @dataclass
@@ -22,19 +52,37 @@ class Attempt:
     turn: int
     transform: str               # the catalog transform, or "model" for an LLM rewrite
     description: str
-    status: str                  # the Report status, or "malformed" / "llm_error" when nothing was evaluated
+    status: AttemptStatus
     estimated_us: float | None
-    improves: bool               # correct and faster than the base it was applied to
+    improves: bool               # kept-worthy: correct, error-free and faster than the best so far
     tags: tuple[str, ...] = ()
-    chosen: bool = False         # kept as the next base
+    chosen: bool = False         # kept as the next base (final in the result; progress may precede it)
     attempt_id: str = ""         # its id in the memory's attempts table
     adopted: tuple[str, ...] = ()  # memory item ids the turn declared it followed
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The evidence that a kept candidate made a correct kernel faster: reflection's input, and
+    the experience it writes cites `attempt_id`."""
+
+    attempt_id: str
+    description: str
+    before_us: float             # the best correct kernel's time before this candidate
+    after_us: float
+    tags: tuple[str, ...]
+    trials: int                  # correctness trials it passed (all of them)
+    estimated: bool              # the times are the CPU cost model's, not a device measurement
+
+    @property
+    def speedup(self) -> float:
+        return self.before_us / self.after_us
 
 
 @dataclass
 class OptimizeResult:
     task: str
-    status: str                  # "improved" | "fixed" | "no_improvement" | "seed_not_correct"
+    status: EpisodeStatus
     seed: Report
     best: Report
     speedup: float
@@ -61,8 +109,8 @@ class OptimizeResult:
                 "new_experiences": self.new_experiences}
 
 
-def time_of(r: Report) -> float | None:
-    return r.timing.estimated_us if r.timing is not None else None
+def time_of(r: Report | None) -> float | None:
+    return r.timing.estimated_us if r is not None and r.timing is not None else None
 
 
 def acceptable(r: Report) -> bool:
@@ -71,6 +119,8 @@ def acceptable(r: Report) -> bool:
 
 
 def faster(r: Report, than_us: float | None) -> bool:
+    """The kept rule: acceptable and at least MIN_GAIN faster than `than_us` (any acceptable
+    kernel when there is no correct one yet)."""
     t = time_of(r)
     return acceptable(r) and t is not None and (than_us is None or t < than_us * (1 - MIN_GAIN))
 
@@ -79,12 +129,21 @@ def digest(files: dict[str, str]) -> str:
     return hashlib.sha256("\0".join(f"{k}\0{v}" for k, v in sorted(files.items())).encode()).hexdigest()
 
 
-def evaluate_variant(evaluator: Evaluator, root: Path, files: dict[str, str], where: Path) -> Report:
-    """Evaluate the task with `files` replaced, in a copy: the person's folder is never touched."""
+def stage_variant(root: Path, files: dict[str, str], where: Path) -> Path:
+    """A copy of the task at `where` with `files` replaced, to evaluate: the person's folder is
+    never touched."""
     shutil.copytree(root, where, ignore=shutil.ignore_patterns(".sage", "__pycache__"))
     for name, text in files.items():
         (where / name).write_text(text)
-    return evaluator.evaluate(where)
+    return where
+
+
+def no_kernel_report(root: Path, chip: str) -> Report:
+    """The seed of a task with nothing to run yet (a benchmark task whose kernel is to be drafted)."""
+    return Report(task=str(root), kernel=str(root / f"{root.name}.cpp"), chip=chip, backend="sim",
+                  status="compile_error", diagnostics=[Diagnostic(
+                      file=str(root / "reference.py"), line=1, column=1, end_line=1, end_column=1, severity="info",
+                      code="task-error", message="no kernel yet: write the kernel and host.py for this reference")])
 
 
 def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
@@ -111,7 +170,7 @@ def write_suggestion(result: OptimizeResult) -> Path:
 
 def apply_suggestion(result: OptimizeResult) -> list[str]:
     """Replace the task's kernel and host.py, only with a correct candidate."""
-    if result.status not in ("improved", "fixed") or not acceptable(result.best):
+    if result.status not in SUGGESTING or not acceptable(result.best):
         return []
     changed = []
     for name, text in result.best_files.items():

@@ -4,24 +4,15 @@ shown, which items it declares it followed, and the episode log that ATU credits
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from sage_npu.agent import adoption_block
+from sage_npu.agent.episode import AttemptStatus
 from sage_npu.memory.experience_memory import ExperienceMemory
 from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog
 from sage_npu.memory.retrieval import Retrieval
-
-# Which memory items a transform follows: an item is adopted when its tags meet these.
-TRANSFORM_TAGS = {
-    "double-buffering": {"buffer_num", "double-buffering"},
-    "all-vector-cores": {"multi-core", "block_dim"},
-    "bigger-tiles": {"tiling"},
-    "fewer-tile-splits": {"tiling"},
-}
-
-
-def follows(transform: str, item_tags: list[str]) -> bool:
-    return bool(TRANSFORM_TAGS.get(transform, set()) & {t.lower() for t in item_tags})
 
 
 @dataclass
@@ -44,35 +35,28 @@ class EpisodeRecorder:
         """Ids shown this turn, resident rules first (the order the prompt quotes them in)."""
         return self.shown.shown_ids() if self.shown is not None else []
 
-    def record(self, turn: int, status: str, time_us: float | None,
-               statuses: dict[str, tuple[str, str]] | None = None) -> str:
-        """Record an evaluated (or failed) turn and the adoption status of every item it was shown:
-        `statuses` maps an id to (adopted | not_adopted, reason); an id it leaves out is undeclared."""
+    def record(self, turn: int, status: AttemptStatus, time_us: float | None,
+               declared: Mapping[str, adoption_block.Adoption] | None = None) -> str:
+        """Record an evaluated (or failed) turn; its id. With `declared` (the turn's statuses by item
+        id), every item the turn was shown gets an adoption record: an id it leaves out is undeclared.
+        Without (the seed), no adoption is recorded."""
         attempt_id = f"{self.episode_id}/{turn}"
         self.attempts.append(Attempt(id=attempt_id, episode_id=self.episode_id, turn=turn, status=status,
                                      time_us=time_us))
-        if statuses is not None:
+        if declared is not None:
             for item_id in self.shown_ids():
-                st, why = statuses.get(item_id, ("undeclared", "no status declared"))
+                d = declared.get(item_id)
                 self.adoptions.append(Adoption(episode_id=self.episode_id, turn=turn, item_id=item_id,
-                                               status=st, rationale=why))
+                                               status=d.status if d is not None else "undeclared",
+                                               rationale=d.reason if d is not None else "no status declared"))
         return attempt_id
 
-    def attempt(self, turn: int, status: str, time_us: float | None, transform: str | None) -> str:
-        """Record an offline turn: an item is adopted when the transform follows it."""
-        if transform is None or self.shown is None:
-            return self.record(turn, status, time_us)
-        items = list(self.shown.resident) + [r.item for r in self.shown.items]
-        statuses = {}
-        for item in items:
-            adopted = follows(transform, item.tags)
-            statuses[item.id] = ("adopted" if adopted else "not_adopted",
-                                 f"{transform} {'follows' if adopted else 'does not use'} this item")
-        return self.record(turn, status, time_us, statuses)
-
     def log(self, turns: int) -> EpisodeLog:
-        return EpisodeLog(episode=Episode(id=self.episode_id, operator=self.operator, model=self.model, turns=turns),
-                          attempts=self.attempts, adoptions=self.adoptions)
+        # Every field named: the credit fields start empty (pyright does not read pydantic's
+        # positional `Field(None, ...)` defaults).
+        episode = Episode(id=self.episode_id, operator=self.operator, model=self.model, turns=turns, t_first=None,
+                          t_best=None, reward=None, outcome=None, seq=0, deadline=None)
+        return EpisodeLog(episode=episode, attempts=self.attempts, adoptions=self.adoptions)
 
     def credit(self, turns: int):
         """Credit the episode now (the agent alone decides: CLI, bench)."""

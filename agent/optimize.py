@@ -1,6 +1,7 @@
 """One episode, whichever searcher is configured: a model when an endpoint is set, else the
 offline catalog (DESIGN section 6). The CLI, bench and the language server all start episodes
-here, so memory recording and consolidation happen the same way everywhere."""
+here; the one loop is `agent/driver.py`, so memory recording, crediting and consolidation happen
+the same way everywhere."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from sage_npu.agent.driver import EpisodeDriver, Searcher
 from sage_npu.agent.episode import Attempt, OptimizeResult
 from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.llm import LLMClient
-from sage_npu.agent.llm_loop import optimize_llm
-from sage_npu.agent.offline import optimize_offline
+from sage_npu.agent.llm_loop import ModelSearcher
+from sage_npu.agent.offline import CatalogSearcher
 from sage_npu.agent.rule_abstraction import consolidate_if_due
 from sage_npu.agent.settings import AgentSettings
 from sage_npu.npu_eval.evaluate import Evaluator
@@ -31,14 +33,9 @@ def optimize(task_path: str | Path, evaluator: Evaluator, settings: AgentSetting
         model = client.model if client.configured else "offline"
         recorder = (EpisodeRecorder(memory, operator=Path(task_path).resolve().name, model=model or "unnamed")
                     if memory is not None else None)
-        if client.configured:
-            result = optimize_llm(task_path, evaluator, client, turns, on_attempt=on_attempt, on_token=on_token,
-                                  recorder=recorder, hold=hold, cancel=cancel)
-        else:
-            result = optimize_offline(task_path, evaluator, turns=turns, on_attempt=on_attempt, recorder=recorder,
-                                      hold=hold, cancel=cancel)
-        if cancel is not None and cancel.is_set() and not result.error:
-            result.error = "cancelled"
+        searcher: Searcher = ModelSearcher(client, on_token=on_token) if client.configured else CatalogSearcher()
+        result = EpisodeDriver(evaluator, searcher, turns=turns, recorder=recorder, hold=hold, cancel=cancel,
+                               on_attempt=on_attempt).run(task_path)
         if memory is not None and result.memory is not None:
             try:
                 consolidate_if_due(memory, settings.consolidate_every, client)

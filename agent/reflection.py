@@ -1,9 +1,11 @@
 """Reflection (DESIGN section 6): after an episode, what proved itself becomes new experiences,
 each tied to the attempt that proves it (its evidence).
 
-With a model, the model writes them from the improving steps and the final diff; its answer is
-validated (an experience must cite one of the proving attempts) and anything unusable falls back
-to the deterministic text, so a bad answer never costs the episode its lesson.
+Two ways to write them, chosen by the episode's searcher (`Searcher.lessons`): the offline text
+(`deterministic_lessons`), or a model's lessons (`model_lessons`) from the improving steps and the
+final diff, validated (a lesson must cite one of the proving attempts), with anything unusable
+falling back to the offline text, so a bad answer never costs the episode its lesson. The driver
+writes the lessons into the memory.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 from pydantic import BaseModel, Field, ValidationError
 
 from sage_npu.agent.adoption_block import json_block
-from sage_npu.agent.episode_memory import EpisodeRecorder
+from sage_npu.agent.episode import Proof
 from sage_npu.agent.llm import LLMClient, LLMError
 from sage_npu.memory.experience_memory import NewExperience
 
@@ -21,8 +23,7 @@ log = logging.getLogger(__name__)
 
 MAX_EXPERIENCES = 3
 MAX_DIFF_CHARS = 8000
-
-Proof = tuple[str, str, float, list[str]]   # (attempt id, description, speedup, tags)
+OFFLINE_SOURCE = "sage-npu offline optimizer"
 
 
 class _Drafted(BaseModel):
@@ -32,17 +33,19 @@ class _Drafted(BaseModel):
     tags: list[str] = Field(default_factory=list, max_length=8)
 
 
-def _deterministic(operator: str, proofs: list[Proof], source: str) -> list[NewExperience]:
+def deterministic_lessons(operator: str, proofs: list[Proof], source: str = OFFLINE_SOURCE) -> list[NewExperience]:
+    """One experience per proof, in a fixed wording."""
     return [NewExperience(
-        title=f"{operator}: {description}",
-        text=f"On the {operator} kernel, {description} made it {speedup:.2f}x faster (estimated by the CPU cost "
-             "model), correct on every trial.",
-        operator=operator, category="optimization", tags=tags, source=source, evidence=[attempt_id])
-        for attempt_id, description, speedup, tags in proofs]
+        title=f"{operator}: {p.description}",
+        text=f"On the {operator} kernel, {p.description} made it {p.speedup:.2f}x faster ("
+             + ("estimated by the CPU cost model" if p.estimated else "measured on the device")
+             + "), correct on every trial.",
+        operator=operator, category="optimization", tags=list(p.tags), source=source, evidence=[p.attempt_id],
+        id=None) for p in proofs]
 
 
 def _prompt(operator: str, proofs: list[Proof], diff: str) -> list[dict[str, str]]:
-    steps = "\n".join(f"- attempt {a}: {d} ({s:.2f}x faster)" for a, d, s, _ in proofs)
+    steps = "\n".join(f"- attempt {p.attempt_id}: {p.description} ({p.speedup:.2f}x faster)" for p in proofs)
     return [
         {"role": "system", "content": "You distil Ascend C kernel optimization lessons into short, general "
                                       "experiences another engineer can reuse on other operators."},
@@ -59,7 +62,7 @@ def _parse(text: str, proofs: list[Proof]) -> list[_Drafted]:
     data = json_block(text)
     if isinstance(data, dict):
         data = data.get("experiences", [data])
-    valid = {a for a, *_ in proofs}
+    valid = {p.attempt_id for p in proofs}
     out = []
     for entry in data[:MAX_EXPERIENCES]:
         d = _Drafted.model_validate(entry)
@@ -68,25 +71,18 @@ def _parse(text: str, proofs: list[Proof]) -> list[_Drafted]:
     return out
 
 
-def reflect(recorder: EpisodeRecorder, proofs: list[Proof], client: LLMClient | None = None,
-            diff: str = "") -> list[str]:
-    """Write the episode's lessons into the memory; their ids."""
+def model_lessons(client: LLMClient, operator: str, proofs: list[Proof], diff: str) -> list[NewExperience]:
+    """The model's lessons (at most MAX_EXPERIENCES), else the offline text under the model's name."""
     if not proofs:
         return []
-    operator = recorder.operator
-    new = []
-    if client is not None and client.configured:
-        try:
-            drafted = _parse(client.complete(_prompt(operator, proofs, diff)).text, proofs)
-        except (LLMError, ValueError, ValidationError, TypeError, AttributeError) as e:
-            log.info("reflection answer unusable (%s); keeping the deterministic lessons", e)
-            drafted = []
-        by_attempt = {a: (s, tags) for a, _, s, tags in proofs}
-        new = [NewExperience(title=d.title, text=d.text, operator=operator, category="optimization",
-                             tags=sorted(set(d.tags) | set(by_attempt[d.attempt][1])),
-                             source=f"SAGE reflection ({client.model})", evidence=[d.attempt]) for d in drafted]
-    if not new:
-        source = f"SAGE reflection ({client.model})" if client is not None and client.configured \
-            else "sage-npu offline optimizer"
-        new = _deterministic(operator, proofs, source)
-    return recorder.memory.add_experiences(new)
+    source = f"SAGE reflection ({client.model})"
+    try:
+        drafted = _parse(client.complete(_prompt(operator, proofs, diff)).text, proofs)
+    except (LLMError, ValueError, ValidationError, TypeError, AttributeError) as e:
+        log.info("reflection answer unusable (%s); keeping the deterministic lessons", e)
+        drafted = []
+    tags_of = {p.attempt_id: p.tags for p in proofs}
+    new = [NewExperience(title=d.title, text=d.text, operator=operator, category="optimization",
+                         tags=sorted(set(d.tags) | set(tags_of[d.attempt])), source=source, evidence=[d.attempt],
+                         id=None) for d in drafted]
+    return new or deterministic_lessons(operator, proofs, source)

@@ -8,7 +8,7 @@ from sage_npu.agent.llm_settings import LLMSettings
 
 
 class AgentSettings(BaseModel):
-    turns: int = Field(30, ge=1, le=500, description="candidates an episode evaluates at most")
-    consolidate_every: int = Field(10, ge=0, description="run UGC after every this many credited episodes "
+    turns: int = Field(default=30, ge=1, le=500, description="candidates an episode evaluates at most")
+    consolidate_every: int = Field(default=10, ge=0, description="run UGC after every this many credited episodes "
                                                          "(0: only `sage-npu memory consolidate`)")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="the LLM endpoint (unset: offline optimizer)")

@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from sage_npu.agent.episode import Candidate
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.signature import parse
-
-
-@dataclass
-class Candidate:
-    transform: str                 # the catalog name, e.g. "double-buffering"
-    description: str               # what changed, for people
-    files: dict[str, str]          # file name -> new text (kernel and/or host.py)
-    tags: tuple[str, ...] = field(default_factory=tuple)  # what memory items about it are tagged
 
 
 @dataclass
@@ -57,7 +50,7 @@ def _const_int(node: ast.AST) -> int | None:
     return None
 
 
-def _host_constants(host: str) -> list[tuple[str, int, ast.AST]]:
+def _host_constants(host: str) -> list[tuple[str, int, ast.expr]]:
     """Module-level `NAME = <int expression>` assignments of host.py."""
     try:
         tree = ast.parse(host)
@@ -86,9 +79,10 @@ def _block_dim_literals(host: str) -> list[ast.Constant]:
     return found
 
 
-def _edit_host(host: str, node: ast.AST, value: int) -> str:
+def _edit_host(host: str, node: ast.expr, value: int) -> str:
     start = _offset(host, node.lineno, node.col_offset)
-    end = _offset(host, node.end_lineno, node.end_col_offset)
+    # A parsed expression always has its end; the fallback only satisfies the optional typing.
+    end = _offset(host, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
     return _replace(host, start, end, str(value))
 
 
@@ -133,7 +127,7 @@ def all_vector_cores(src: Sources, chip: ChipProfile) -> list[Candidate]:
                                  "vector cores)", {"host.py": _edit_host(src.host, node, chip.vector_cores)},
                                  ("multi-core", "block_dim")))
     for lit in _block_dim_literals(src.host):
-        if 0 < lit.value < chip.vector_cores:
+        if isinstance(lit.value, int) and 0 < lit.value < chip.vector_cores:
             out.append(Candidate("all-vector-cores", f"block_dim {lit.value} -> {chip.vector_cores}",
                                  {"host.py": _edit_host(src.host, lit, chip.vector_cores)},
                                  ("multi-core", "block_dim")))

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from sage_npu.agent.driver import run_episode
 from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.llm import LLMClient
-from sage_npu.agent.llm_loop import optimize_llm
+from sage_npu.agent.llm_loop import ModelSearcher
 from sage_npu.agent.llm_settings import LLMSettings
 from sage_npu.agent.optimize import optimize
 from sage_npu.agent.settings import AgentSettings
@@ -91,6 +92,10 @@ def reflection(seen: Seen) -> Reply:
                 "kernel with many tiles gets close to 2x.", "tags": ["double-buffering"]}]) + "\n```")
 
 
+def recorder(memory: ExperienceMemory) -> EpisodeRecorder:
+    return EpisodeRecorder(memory, operator="vadd_naive")
+
+
 def client_for(srv: FakeOpenAI, **kw) -> LLMClient:
     return LLMClient(LLMSettings(base_url=srv.base_url, model="fake-coder", backoff_s=0, **kw), env={})
 
@@ -108,7 +113,7 @@ def test_good_rewrites_improve_the_kernel_and_teach_the_memory(ev, task, memory)
         with client_for(srv) as client:
             rec = EpisodeRecorder(memory, operator="vadd_naive", model="fake-coder")
             seen_turns = []
-            r = optimize_llm(task, ev, client, turns=2, recorder=rec, on_attempt=seen_turns.append)
+            r = run_episode(task, ev, ModelSearcher(client), turns=2, recorder=rec, on_attempt=seen_turns.append)
         prompt = srv.requests[0].body["messages"][1]["content"]
     assert r.status == "improved" and r.speedup > 1.5, [(a.status, a.estimated_us) for a in r.attempts]
     assert [a.improves for a in r.attempts] == [True, True]
@@ -141,7 +146,7 @@ def test_broken_code_fails_its_turn_and_the_next_prompt_says_why(ev, task, memor
     broken = files["double-buffering"][KERNEL].replace("AscendC::Add(", "AscendC::Addd(", 1)
     script = [answer(broken), answer(files["double-buffering"][KERNEL]), reflection]
     with FakeOpenAI(script) as srv, client_for(srv) as client:
-        r = optimize_llm(task, ev, client, turns=2, recorder=EpisodeRecorder(memory, operator="vadd_naive"))
+        r = run_episode(task, ev, ModelSearcher(client), turns=2, recorder=recorder(memory))
         second = srv.requests[1].body["messages"][1]["content"]
     assert [a.status for a in r.attempts] == ["compile_error", "correct"]
     assert r.status == "improved"
@@ -157,7 +162,7 @@ def test_missing_statuses_are_asked_once_then_undeclared(ev, task, memory):
 
     script = [answer(files["double-buffering"][KERNEL], block=False), partial, reflection]
     with FakeOpenAI(script) as srv, client_for(srv) as client:
-        r = optimize_llm(task, ev, client, turns=1, recorder=EpisodeRecorder(memory, operator="vadd_naive"))
+        r = run_episode(task, ev, ModelSearcher(client), turns=1, recorder=recorder(memory))
         reask = srv.requests[1].body["messages"][-1]["content"]
     assert "no valid status for" in reask
     statuses = [a.status for a in adoptions_of(memory, r.episode_id)]
@@ -170,7 +175,7 @@ def test_prose_gets_one_retry_then_the_turn_fails_cleanly(ev, task, memory):
     files = rewrites(task)
     script = [prose, prose, answer(files["double-buffering"][KERNEL]), reflection]
     with FakeOpenAI(script) as srv, client_for(srv) as client:
-        r = optimize_llm(task, ev, client, turns=2, recorder=EpisodeRecorder(memory, operator="vadd_naive"))
+        r = run_episode(task, ev, ModelSearcher(client), turns=2, recorder=recorder(memory))
         retry = srv.requests[1].body["messages"][-1]["content"]
         third = srv.requests[2].body["messages"][1]["content"]
     assert "could not be used" in retry and "only prose" in retry
@@ -187,7 +192,7 @@ def test_a_host_that_smuggles_the_answer_is_a_failure(ev, task, memory):
     assert "torch.add" in smuggler
     script = [answer((task / KERNEL).read_text(), host=smuggler)]
     with FakeOpenAI(script) as srv, client_for(srv) as client:
-        r = optimize_llm(task, ev, client, turns=1, recorder=EpisodeRecorder(memory, operator="vadd_naive"))
+        r = run_episode(task, ev, ModelSearcher(client), turns=1, recorder=recorder(memory))
     assert r.attempts[0].status == "harness_error" and not r.attempts[0].improves
     assert r.status == "no_improvement" and r.best is r.seed
     assert r.memory.reward == 0.0      # first = best: nothing gained, nothing adopted that worked
@@ -198,7 +203,7 @@ def test_429_500_and_a_slow_answer_are_retried(ev, task):
     script = [Reply(status=429, headers={"Retry-After": "0"}), Reply(status=500),
               Reply(text="late", delay_s=2.0), answer(files["double-buffering"][KERNEL], block=False)]
     with FakeOpenAI(script) as srv, client_for(srv, timeout_s=0.5, max_attempts=4) as client:
-        r = optimize_llm(task, ev, client, turns=1)
+        r = run_episode(task, ev, ModelSearcher(client), turns=1)
     assert len(srv.requests) == 4
     assert r.status == "improved"
 
@@ -207,7 +212,7 @@ def test_a_dead_endpoint_ends_the_episode_with_the_reason(ev, task, memory):
     with FakeOpenAI([]) as srv:
         url = srv.base_url
     client = LLMClient(LLMSettings(base_url=url, model="m", max_attempts=1, connect_timeout_s=1), env={})
-    r = optimize_llm(task, ev, client, turns=5, recorder=EpisodeRecorder(memory, operator="vadd_naive"))
+    r = run_episode(task, ev, ModelSearcher(client), turns=5, recorder=recorder(memory))
     assert r.status == "no_improvement" and r.turns == 1
     assert r.attempts[0].status == "llm_error" and "cannot connect" in r.error
     assert r.memory is not None and r.memory.credited    # the episode is still recorded

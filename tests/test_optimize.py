@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sage_npu.agent.offline import optimize_offline
+from sage_npu.agent.driver import run_episode
+from sage_npu.agent.offline import CatalogSearcher
 from sage_npu.agent.transforms import Sources, propose
 from sage_npu.cli import main
 from sage_npu.npu_eval.chips import chip_profile
@@ -39,11 +40,34 @@ def test_catalog_locates_each_transform_in_the_source():
     assert "MAX_CORES = 48" in cores.files["host.py"]
 
 
+def test_the_catalog_proposes_only_unevaluated_files_and_never_fixes(ev):
+    from sage_npu.agent.driver import SearchState, SearchStop
+    from sage_npu.agent.episode import digest
+
+    d = EXAMPLES / "vadd_naive"
+    base = {"vadd_naive.cpp": (d / "vadd_naive.cpp").read_text(), "host.py": (d / "host.py").read_text()}
+    seed = ev.evaluate(d)
+
+    def state(best, evaluated):
+        return SearchState(operator="vadd_naive", kernel_name="vadd_naive.cpp", reference=d / "reference.py",
+                           chip=chip_profile("910B2"), turn=0, base_files=base, base_report=seed, best=best,
+                           shown=None, evaluated=frozenset(evaluated))
+
+    first = CatalogSearcher().propose(state(seed, {digest(base)}))
+    assert isinstance(first, list) and len(first) > 2
+    tried = {digest(base)} | {digest({**base, **c.files}) for c in first[:2]}
+    again = CatalogSearcher().propose(state(seed, tried))
+    assert isinstance(again, list) and [c.description for c in again] == [c.description for c in first[2:]]
+    assert isinstance(CatalogSearcher().propose(state(seed, tried | {digest({**base, **c.files}) for c in first})),
+                      SearchStop)
+    assert isinstance(CatalogSearcher().propose(state(None, {digest(base)})), SearchStop)
+
+
 def test_optimizer_speeds_up_a_draft_and_every_step_is_correct(ev, tmp_path):
     task = tmp_path / "vadd"
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     seen = []
-    r = optimize_offline(task, ev, turns=8, on_attempt=seen.append)
+    r = run_episode(task, ev, CatalogSearcher(), turns=8, on_attempt=seen.append)
     assert r.status == "improved" and r.speedup > 2
     assert r.best.status == "correct" and r.best.correctness.passed == r.best.correctness.trials
     assert r.best.timing.estimated_us < r.seed.timing.estimated_us
@@ -76,7 +100,7 @@ def test_incorrect_kernel_is_not_optimized(ev, tmp_path):
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     k = task / "vadd_naive.cpp"
     k.write_text(k.read_text().replace("AscendC::Add(", "AscendC::Sub("))
-    r = optimize_offline(task, ev, turns=5)
+    r = run_episode(task, ev, CatalogSearcher(), turns=5)
     assert r.status == "seed_not_correct" and r.turns == 0 and not (task / ".sage").exists()
 
 
@@ -89,7 +113,7 @@ def test_an_episode_credits_what_it_followed_and_remembers_what_worked(ev, tmp_p
     task = tmp_path / "vadd"
     shutil.copytree(EXAMPLES / "vadd_naive", task)
     recorder = EpisodeRecorder(memory, operator="vadd_naive")
-    r = optimize_offline(task, ev, turns=6, recorder=recorder)
+    r = run_episode(task, ev, CatalogSearcher(), turns=6, recorder=recorder)
     assert r.status == "improved"
     credit = r.memory
     assert credit.credited and credit.reward == pytest.approx(1 - r.best.timing.estimated_us
