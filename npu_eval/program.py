@@ -25,12 +25,9 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
-import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -90,6 +87,7 @@ class ProgramReport(_Model):
     build_seconds: float = 0.0
     build_cached: bool = False
     run_seconds: float = 0.0
+    protections: list[str] = []    # the sandbox layers that held for the run: pid-ns, net-ns, nobody, seccomp
 
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"] + [
@@ -371,57 +369,16 @@ def mirror_out(work: Path, dest: Path, before: dict[str, tuple[int, int]]) -> li
 
 # ---- running ----
 
-@dataclass
-class _Ran:
-    returncode: int
-    timed_out: bool
-    seconds: float
-    stdout: str = ""
-    stderr: str = ""
-
-
-def _read_bounded(path: Path, limit: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError:
-        return ""
-    text = data[:limit].decode("utf-8", errors="replace")
-    return text + ("\n[output truncated]" if len(data) > limit else "")
-
-
-def _run_sandboxed(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, trace: bool,
-                   stdout: int | None, stderr: int | None, stdout_limit: int) -> _Ran:
-    """The program in the sandbox (sandbox.py's layers): its own session, PID and network
-    namespaces where allowed, an unprivileged user when we are root, rlimits, a time limit
-    (SIGTERM, which launch.h turns into a timeout report, then SIGKILL) and the sweep."""
-    home, tmp = scratch / "home", scratch / "tmp"
-    token = f"{os.getpid()}-{secrets.token_hex(12)}"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8", sb.MARKER_VAR: token,
-           "SAGE_PROGRAM_OUT": str(out), "SAGE_PROGRAM_TRACE": "1" if trace else "0"}
-    if not limits.seccomp:
-        env["SAGE_SANDBOX_SECCOMP"] = "0"
-    out_file, err_file = scratch / "stdout.txt", scratch / "stderr.txt"
-    uid = sb.sandbox_uid()
-    since = sb._boot_ticks() - 1
-    start = time.monotonic()
-    with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
-        with sb._pid_namespace_for_next_child(limits.namespaces) as pidns:
-            proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=fo if stdout is None else stdout, stderr=fe if stderr is None else stderr,
-                                    start_new_session=True, preexec_fn=sb._limit_child(limits, in_new_pidns=pidns),
-                                    close_fds=True)
-        timed_out = not sb._wait(proc, limits.timeout_s)
-        if timed_out:
-            sb._signal_group(proc.pid, signal.SIGTERM)
-            sb._wait(proc, 1.0)
-        sb._signal_group(proc.pid, signal.SIGKILL)
-        proc.wait()
-    if not pidns:
-        sb.sweep(token, proc.pid, uid, since)
-    return _Ran(proc.returncode, timed_out, time.monotonic() - start,
-                _read_bounded(out_file, stdout_limit) if stdout is None else "",
-                _read_bounded(err_file, 16 * 1024) if stderr is None else "")
+def _run(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, trace: bool,
+         stdout: int | None, stderr: int | None, stdout_limit: int) -> sb.SandboxResult:
+    """The program through the sandbox's one entry, in the mirrored working directory; launch.h
+    reads where to write each launch's files from the environment."""
+    res = sb.run_sandboxed(argv, work, limits, stdout_limit, scratch=scratch,
+                           env={"SAGE_PROGRAM_OUT": str(out), "SAGE_PROGRAM_TRACE": "1" if trace else "0"},
+                           stdout_fd=stdout, stderr_fd=stderr)
+    if res.stdout_truncated:
+        res.stdout += "\n[output truncated]"
+    return res
 
 
 def _read_tsv(path: Path) -> list[list[str]]:
@@ -523,7 +480,7 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         sb.prepare_scratch(scratch)
         limits = sb.SandboxLimits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S,
                                   memory_bytes=settings.memory_limit_mb << 20, file_bytes=1 << 30)
-        ran = _run_sandboxed([str(binary), *args], work, scratch, out, limits, settings.estimate, stdout, stderr,
+        ran = _run([str(binary), *args], work, scratch, out, limits, settings.estimate, stdout, stderr,
                              settings.stdout_limit)
         mirror_out(work, cwd, before)
         return _collect(base, built, ran, out, settings, program)
@@ -531,7 +488,8 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _collect(base: dict, built: Built, ran: _Ran, out: Path, settings: EvalSettings, program: str) -> ProgramReport:
+def _collect(base: dict, built: Built, ran: sb.SandboxResult, out: Path, settings: EvalSettings,
+             program: str) -> ProgramReport:
     known = set(built.rewrites)
     main_line = _main_line(Path(program).read_bytes())
     default = (program, main_line)
@@ -573,7 +531,7 @@ def _collect(base: dict, built: Built, ran: _Ran, out: Path, settings: EvalSetti
     return ProgramReport(**base, status=status, exit_code=exit_code, program_exit_code=None if died else rc,
                          diagnostics=diags, launches=launches, stdout=ran.stdout, stderr=ran.stderr,
                          build_seconds=round(built.seconds, 3), build_cached=built.cached,
-                         run_seconds=round(ran.seconds, 3))
+                         run_seconds=round(ran.seconds, 3), protections=list(ran.protections))
 
 
 def _signal_name(sig: int) -> str:
