@@ -84,7 +84,7 @@ def evaluate_variant(evaluator: Evaluator, root: Path, files: dict[str, str], wh
     shutil.copytree(root, where, ignore=shutil.ignore_patterns(".sage", "__pycache__"))
     for name, text in files.items():
         (where / name).write_text(text)
-    return evaluator.evaluate(where)
+    return evaluator.evaluate(where).report
 
 
 def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:

@@ -63,7 +63,7 @@ def optimize_llm(task_path: str | Path, evaluator: Evaluator, client: LLMClient,
         files = {kernel_name: task.kernel.read_text()}
         if task.host is not None:
             files["host.py"] = task.host.read_text()
-        seed = evaluator.evaluate(task.root)
+        seed = evaluator.evaluate(task.root).report
     episode = recorder.episode_id if recorder is not None else uuid.uuid4().hex
     result = OptimizeResult(task=str(root), status="seed_not_correct", seed=seed, best=seed, speedup=1.0,
                             turns=0, episode_id=episode, best_files=dict(files), model=client.model or "")

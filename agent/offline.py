@@ -44,7 +44,7 @@ def optimize_offline(task_path: str | Path, evaluator: Evaluator, turns: int = 3
     files = {task.kernel.name: task.kernel.read_text()}
     if task.host is not None:
         files["host.py"] = task.host.read_text()
-    seed = evaluator.evaluate(task.root)
+    seed = evaluator.evaluate(task.root).report
     result = OptimizeResult(task=str(task.root), status="seed_not_correct", seed=seed, best=seed, speedup=1.0,
                             turns=0, episode_id=episode, best_files=dict(files))
     if recorder is not None:

@@ -30,18 +30,20 @@ import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+from tree_sitter import Node
 
-from sage_npu.npu_eval import compile_errors
+from sage_npu.npu_eval import compile_errors, protocol
 from sage_npu.npu_eval import sandbox as sb
+from sage_npu.npu_eval.backends import unavailable
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
 from sage_npu.npu_eval.chips import chip_profile
-from sage_npu.npu_eval.evaluate import Evaluator, diagnostic
-from sage_npu.npu_eval.report import Diagnostic, Timing, labelled
+from sage_npu.npu_eval.report import Diagnostic, Timing, diagnostic, labelled
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.npu_eval.signature import _LAUNCH, blank_ascendc, parse
+from sage_npu.npu_eval.signature import LAUNCH_CONFIG, blank_ascendc, parse
+from sage_npu.npu_eval.timing import LaunchSite, costs_for, estimate_launch
 
 PROGRAM_TU_NAME = "sage_program.cpp"
 DEFAULT_TIMEOUT_S = 60.0
@@ -134,7 +136,7 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
     """The `<<<>>>` launches in a source, and the lines where one could not be read."""
     blanked = blank_ascendc(src)
     tree = parse(src)
-    calls: dict[int, object] = {}  # argument list start byte -> call_expression
+    calls: dict[int, Node] = {}  # argument list start byte -> call_expression
 
     def visit(node) -> None:
         if node.type == "call_expression":
@@ -147,7 +149,7 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
     visit(tree.root_node)
     found: list[LaunchText] = []
     problems: list[tuple[int, str]] = []
-    for m in _LAUNCH.finditer(src):
+    for m in LAUNCH_CONFIG.finditer(src):
         at = tree.root_node.descendant_for_byte_range(m.start(), m.start())
         skip = False
         while at is not None:
@@ -163,11 +165,11 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
             p += 1
         call = calls.get(p)
         fn = call.child_by_field_name("function") if call is not None else None
-        if fn is None or fn.end_byte > m.start() or blanked[fn.end_byte:m.start()].strip():
+        args_node = call.child_by_field_name("arguments") if call is not None else None
+        if fn is None or args_node is None or fn.end_byte > m.start() or blanked[fn.end_byte:m.start()].strip():
             problems.append((line, "cannot read this kernel launch: write it as "
                                    "kernel<<<blockDim, nullptr, stream>>>(arg, ...)"))
             continue
-        args_node = call.child_by_field_name("arguments")
         args = [src[a.start_byte:a.end_byte].decode("utf-8", "replace") for a in args_node.named_children
                 if a.type != "comment"]
         kline_start = src.rfind(b"\n", 0, fn.start_byte) + 1
@@ -374,7 +376,7 @@ def _run(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.Sandb
     """The program through the sandbox's one entry, in the mirrored working directory; launch.h
     reads where to write each launch's files from the environment."""
     res = sb.run_sandboxed(argv, work, limits, stdout_limit, scratch=scratch,
-                           env={"SAGE_PROGRAM_OUT": str(out), "SAGE_PROGRAM_TRACE": "1" if trace else "0"},
+                           env={protocol.ENV_PROGRAM_OUT: str(out), protocol.ENV_PROGRAM_TRACE: "1" if trace else "0"},
                            stdout_fd=stdout, stderr_fd=stderr)
     if res.stdout_truncated:
         res.stdout += "\n[output truncated]"
@@ -398,20 +400,20 @@ def _fault_diag(row: list[str], default: tuple[str, int], known: set[str]) -> Di
     return diagnostic(file, int(line) if line.isdigit() else 1, sev, code, msg, block=blk)
 
 
-def _read_launch(d: Path, index: int, ev: Evaluator, settings: EvalSettings, default_file: str,
+def _read_launch(d: Path, index: int, settings: EvalSettings, default_file: str,
                  known: set[str], program_died: bool) -> LaunchReport:
-    meta = (_read_tsv(d / "meta.tsv") or [[str(index), default_file, "1", "1", "?", "1"]])[0]
+    meta = (_read_tsv(d / protocol.META) or [[str(index), default_file, "1", "1", "?", "1"]])[0]
     file, line, column = meta[1] or default_file, int(meta[2] or 1), max(int(meta[3] or 1), 1)
     kernel, block_dim = meta[4], int(meta[5])
     site = (file, line)
     diags: dict[tuple, Diagnostic] = {}
-    rows = _read_tsv(d / "faults.tsv")
-    crash_rows = _read_tsv(d / "crash.tsv")
+    rows = _read_tsv(d / protocol.FAULTS)
+    crash_rows = _read_tsv(d / protocol.CRASH)
     for row in rows + crash_rows:
         dg = _fault_diag(row, site, known)
         if dg is not None:
             diags.setdefault((dg.code, dg.file, dg.line), dg)
-    done = _read_tsv(d / "done")
+    done = _read_tsv(d / protocol.DONE)
     status: LaunchStatus
     if any(r and r[0] == "timeout" for r in crash_rows):
         status = "timeout"
@@ -430,10 +432,9 @@ def _read_launch(d: Path, index: int, ev: Evaluator, settings: EvalSettings, def
     timing = None
     if done and done[0][0] == "0" and settings.estimate:
         # The task pipeline's estimate stage on this launch's trace; a program names no outputs, so
-        # no output-bytes floor applies (args empty).
-        trial = {"block_dim": block_dim, "launch_file": file, "launch_line": line, "args": []}
+        # no output-bytes floor applies.
         chip = chip_profile(settings.chip)
-        timing = ev.estimate_trace(d, trial, chip, diags)
+        timing, _ = estimate_launch(d, LaunchSite(block_dim, file, line), chip, costs_for(settings, chip), diags)
         if status == "ok" and any(x.severity == "error" for x in diags.values()):
             status = "runtime_error"  # a missing-sync the cost model's schedule found
     order = sorted(diags.values(), key=lambda x: (0 if x.severity == "error" else 1, x.file, x.line))
@@ -448,7 +449,7 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     """Build and run one program. `stdout`/`stderr`: file descriptors the program writes to
     (passed through), or None to capture them into the report. Raises ProgramError when the
     program cannot be run at all."""
-    settings = settings or EvalSettings()
+    settings = settings or EvalSettings.model_validate({})
     args = list(args or [])
     path = Path(file)
     sources = [path, *[Path(p) for p in extra_sources or []]]
@@ -458,10 +459,10 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     cwd = Path(cwd or os.getcwd()).resolve()
     program = str(path.resolve())
     chip = chip_profile(settings.chip)
-    base = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
-    if settings.backend == "ascend":
-        raise ProgramError("the ascend backend needs CANN and an NPU; it is not available yet. Use --backend sim, "
-                           "the CPU emulator.")
+    base: dict[str, Any] = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
+    missing = unavailable(settings.backend)
+    if missing is not None:
+        raise ProgramError(missing)
 
     built = build_program(sources, settings, defines)
     if built.binary is None:
@@ -496,13 +497,14 @@ def _collect(base: dict, built: Built, ran: sb.SandboxResult, out: Path, setting
     rc = ran.returncode
     died = ran.timed_out or rc < 0 or rc >= 128
     diags: list[Diagnostic] = []
-    for row in _read_tsv(out / "host_faults.tsv") + _read_tsv(out / "host_crash.tsv"):
+    for row in _read_tsv(out / protocol.HOST_FAULTS) + _read_tsv(out / protocol.HOST_CRASH):
         dg = _fault_diag(row, default, known)
         if dg is not None:
             diags.append(dg)
-    launch_dirs = sorted((p for p in out.glob("launch_*") if p.name[7:].isdigit()), key=lambda p: int(p.name[7:]))
-    ev = Evaluator(settings)
-    launches = [_read_launch(d, int(d.name[7:]), ev, settings, program, known, died) for d in launch_dirs]
+    n = len(protocol.LAUNCH_PREFIX)
+    launch_dirs = sorted((p for p in out.glob(protocol.LAUNCH_PREFIX + "*") if p.name[n:].isdigit()),
+                         key=lambda p: int(p.name[n:]))
+    launches = [_read_launch(d, int(d.name[n:]), settings, program, known, died) for d in launch_dirs]
     in_launch = any(lr.status in ("timeout", "crash") for lr in launches)
     status: ProgramStatus
     if ran.timed_out or any(d.code == "timeout" for d in diags) or any(lr.status == "timeout" for lr in launches):

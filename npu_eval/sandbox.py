@@ -38,6 +38,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sage_npu.npu_eval import protocol
+
 log = logging.getLogger(__name__)
 
 UNPRIVILEGED_UID = 65534  # nobody
@@ -48,9 +50,6 @@ _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
 _NETNS_NOTE = "sage sandbox: no network namespace"
-# What sage_sim/sandbox.h prints on stderr when the kernel runs without its seccomp filter.
-SECCOMP_FAILED = "sage sandbox: the seccomp filter could not"
-SECCOMP_ABSENT = "sage sandbox: no seccomp filter"
 
 
 @dataclass
@@ -334,10 +333,7 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
     then says what was asked for)."""
     scratch = scratch or cwd
     token = f"{os.getpid()}-{secrets.token_hex(12)}"  # who started the run, then which run
-    child_env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch / "home"), "TMPDIR": str(scratch / "tmp"),
-                 "LANG": "C.UTF-8", **(env or {}), MARKER_VAR: token}
-    if not limits.seccomp:
-        child_env["SAGE_SANDBOX_SECCOMP"] = "0"
+    child_env = _child_env(scratch, env, limits, token)
     out_path, err_path = scratch / "stdout.txt", scratch / "stderr.txt"
     uid = sandbox_uid()
     since = _boot_ticks() - 1  # a tick of slack: start times are rounded down
@@ -380,6 +376,15 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
     )
 
 
+def _child_env(scratch: Path, extra: dict[str, str] | None, limits: SandboxLimits, token: str) -> dict[str, str]:
+    """The allow-listed environment: HOME and TMPDIR in the scratch dir, the run's marker."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch / "home"), "TMPDIR": str(scratch / "tmp"),
+           "LANG": "C.UTF-8", **(extra or {}), MARKER_VAR: token}
+    if not limits.seccomp:
+        env[protocol.ENV_SECCOMP] = "0"
+    return env
+
+
 def _protections(pidns: bool, uid: int, limits: SandboxLimits, stderr: str) -> tuple[str, ...]:
     """Which layers held for a run, read from what the child said on stderr."""
     held = []
@@ -389,7 +394,7 @@ def _protections(pidns: bool, uid: int, limits: SandboxLimits, stderr: str) -> t
             held.append("net-ns")
     if uid != os.geteuid():
         held.append("nobody")
-    if limits.seccomp and SECCOMP_FAILED not in stderr and SECCOMP_ABSENT not in stderr:
+    if limits.seccomp and protocol.SECCOMP_FAILED not in stderr and protocol.SECCOMP_ABSENT not in stderr:
         held.append("seccomp")
     return tuple(held)
 

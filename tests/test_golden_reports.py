@@ -37,7 +37,7 @@ def ev(tmp_path_factory):
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_report_equals_golden(ev, task: Path):
-    got = normalized(ev.evaluate(task).model_dump_json(), task)
+    got = normalized(ev.evaluate(task).report.model_dump_json(), task)
     golden = GOLDEN / f"{task.parent.name}__{task.name}.json"
     if os.environ.get("SAGE_NPU_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")

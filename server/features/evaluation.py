@@ -14,7 +14,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from sage_npu.npu_eval.evaluate import BackendUnavailable, Cancelled, Evaluator
+from sage_npu.npu_eval.evaluate import Cancelled, Evaluator
 from sage_npu.npu_eval.report import Report
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
@@ -130,14 +130,9 @@ class Evaluation(Feature):
     def _run(self, task: Task) -> Report | None:
         self._running = task.root
         try:
-            return self._get_evaluator().evaluate(task)
+            return self._get_evaluator().evaluate(task).report
         except Cancelled:
             return None
-        except BackendUnavailable as e:
-            return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
-                          diagnostics=[{"file": str(task.kernel), "line": 1, "column": 1, "end_line": 1,
-                                        "end_column": 1, "severity": "error", "code": "task-error",
-                                        "message": str(e)}])
         except Exception as e:  # noqa: BLE001 - the server never dies of a user's file
             log.exception("evaluation of %s failed", task.root)
             return Report(task=str(task.root), kernel=str(task.kernel), status="harness_error",
