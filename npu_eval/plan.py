@@ -150,50 +150,21 @@ def _poison(t: torch.Tensor) -> None:
 
 def plan(req: PlanRequest) -> LaunchPlan:
     """Run the reference and host code for every trial; write arrays under req.out_dir."""
-    task_root, seed, trials = req.task_root, req.seed, req.trials
-    reference, host, out_dir = req.reference, req.host, req.out_dir
-    ref_path, host_path = Path(reference).resolve(), Path(host).resolve()
+    ref_path, host_path = Path(req.reference).resolve(), Path(req.host).resolve()
     files = {str(ref_path), str(host_path)}
-    out = Path(out_dir)
+    out = Path(req.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, task_root)
+    sys.path.insert(0, req.task_root)
     try:
-        try:
-            ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}")
-            model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
-            model.eval()
-        except Exception as e:  # noqa: BLE001 - the user's code can raise anything
-            f, ln = _user_frame(e.__traceback__, files)
-            raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
-        try:
-            host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}")
-            launch_fn = host_mod.launch
-        except Exception as e:  # noqa: BLE001
-            f, ln = _user_frame(e.__traceback__, files)
-            raise PlanError("host-error", f"host.py failed to load: {type(e).__name__}: {e}", f, ln) from e
+        ref, model, launch_fn = _load(ref_path, host_path, req.task_root, files)
         wants_model = "model" in inspect.signature(launch_fn).parameters
-        groups = getattr(ref, "get_input_groups", None)
         n_groups = None
-        result_trials = []
+        result_trials: list[TrialPlan] = []
         signature = None
         t = 0
-        while t < trials or (n_groups is not None and t < n_groups):
-            torch.manual_seed(seed + t)
-            try:
-                if groups is not None:
-                    all_groups = list(groups())
-                    n_groups = len(all_groups)
-                    if not n_groups:
-                        raise ValueError("get_input_groups() returned no groups")
-                    inputs = list(all_groups[t % n_groups])
-                else:
-                    inputs = list(ref.get_inputs())
-                with torch.no_grad():
-                    expected = _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x
-                                                 for x in inputs]))
-            except Exception as e:  # noqa: BLE001
-                f, ln = _user_frame(e.__traceback__, files)
-                raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+        while t < req.trials or (n_groups is not None and t < n_groups):
+            torch.manual_seed(req.seed + t)
+            inputs, expected, n_groups = _reference_trial(ref, model, t, files)
             trial_dir = out / f"trial_{t}"
             trial_dir.mkdir(exist_ok=True)
             try:
@@ -215,7 +186,47 @@ def plan(req: PlanRequest) -> LaunchPlan:
         return LaunchPlan(signature=signature, trials=result_trials)
     finally:
         with contextlib.suppress(ValueError):
-            sys.path.remove(task_root)
+            sys.path.remove(req.task_root)
+
+
+def _load(ref_path: Path, host_path: Path, task_root: str, files: set[str]):
+    """(reference module, its Model instance, host.py's launch function)."""
+    try:
+        ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}")
+        model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
+        model.eval()
+    except Exception as e:  # noqa: BLE001 - the user's code can raise anything
+        f, ln = _user_frame(e.__traceback__, files)
+        raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+    try:
+        host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}")
+        launch_fn = host_mod.launch
+    except Exception as e:  # noqa: BLE001
+        f, ln = _user_frame(e.__traceback__, files)
+        raise PlanError("host-error", f"host.py failed to load: {type(e).__name__}: {e}", f, ln) from e
+    return ref, model, launch_fn
+
+
+def _reference_trial(ref, model, t: int, files: set[str]) -> tuple[list, tuple, int | None]:
+    """Trial t's inputs, the reference's outputs on them, and the number of input groups (None
+    without get_input_groups)."""
+    groups = getattr(ref, "get_input_groups", None)
+    n_groups = None
+    try:
+        if groups is not None:
+            all_groups = list(groups())
+            n_groups = len(all_groups)
+            if not n_groups:
+                raise ValueError("get_input_groups() returned no groups")
+            inputs = list(all_groups[t % n_groups])
+        else:
+            inputs = list(ref.get_inputs())
+        with torch.no_grad():
+            expected = _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+    except Exception as e:  # noqa: BLE001
+        f, ln = _user_frame(e.__traceback__, files)
+        raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+    return inputs, expected, n_groups
 
 
 def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: Path, host_path: Path
