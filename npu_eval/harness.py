@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from sage_npu.npu_eval.launch_plan import LaunchArg, ScalarArg, TensorArg, TilingArg
-from sage_npu.npu_eval.signature import Entry
+from sage_npu.npu_eval.signature import Entry, Param
 
 HARNESS_NAME = "sage_harness.cpp"
 _RESUME = "// resume harness line numbers"
@@ -28,6 +28,31 @@ class HarnessError(Exception):
 
 def _c_string(s: str) -> str:
     return json.dumps(s)  # a JSON string literal is a valid C string literal for paths
+
+
+def _tiling(i: int, arg: TilingArg, param: Param, entry: Entry, lines: list[str]) -> tuple[str, str | None]:
+    """Declare and fill argument i's tiling struct (appended to `lines`); (the call argument, the
+    struct type SAGE_TILING_TYPE must name, when the kernel registers none)."""
+    var = f"sage_tiling_{i}"
+    define = None
+    if param.pointer:
+        ttype = arg.type or entry.tiling_type
+        if not ttype:
+            raise HarnessError(
+                f"parameter '{param.name}' takes the tiling through GM (GET_TILING_DATA) but its "
+                "struct type is unknown: add REGISTER_TILING_DEFAULT(YourTilingData) in the "
+                "kernel, or pass Tiling(type=\"YourTilingData\", ...)",
+                arg.file, arg.line)
+        if not entry.tiling_type:
+            define = ttype
+        lines.append(f"    {ttype} {var}{{}};")
+    else:
+        lines.append(f"    sage_entry::arg<{i}> {var}{{}};")
+    for field in arg.fields:
+        lines.append(f"#line {arg.line} {_c_string(arg.file or '')}")
+        lines.append(f"    {var}.{field} = m.tiling_field({i}, {_c_string(field)});")
+    lines.append(_RESUME)
+    return (f"m.place_tiling({i}, {var})" if param.pointer else var), define
 
 
 def generate(kernel: Path, entry: Entry, kernel_call: str, args: list[LaunchArg], launch_file: str,
@@ -56,25 +81,9 @@ def generate(kernel: Path, entry: Entry, kernel_call: str, args: list[LaunchArg]
                                    launch_file, launch_line)
             call_args.append(f"sage_entry::arg<{i}>(m.scalar({i}))")
         elif isinstance(arg, TilingArg):
-            var = f"sage_tiling_{i}"
-            if param.pointer:
-                ttype = arg.type or entry.tiling_type
-                if not ttype:
-                    raise HarnessError(
-                        f"parameter '{param.name}' takes the tiling through GM (GET_TILING_DATA) but its "
-                        "struct type is unknown: add REGISTER_TILING_DEFAULT(YourTilingData) in the "
-                        "kernel, or pass Tiling(type=\"YourTilingData\", ...)",
-                        arg.file, arg.line)
-                if not entry.tiling_type:
-                    tiling_define = ttype
-                lines.append(f"    {ttype} {var}{{}};")
-            else:
-                lines.append(f"    sage_entry::arg<{i}> {var}{{}};")
-            for field in arg.fields:
-                lines.append(f"#line {arg.line} {_c_string(arg.file or '')}")
-                lines.append(f"    {var}.{field} = m.tiling_field({i}, {_c_string(field)});")
-            lines.append(_RESUME)
-            call_args.append(f"m.place_tiling({i}, {var})" if param.pointer else var)
+            call, defined = _tiling(i, arg, param, entry, lines)
+            call_args.append(call)
+            tiling_define = defined or tiling_define
         else:
             raise HarnessError(f"argument {i}: unknown kind {type(arg).__name__}")
 
