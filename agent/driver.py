@@ -176,7 +176,7 @@ class EpisodeDriver:
 
     def _evaluate(self, where: Path) -> Report:
         """The one evaluator call of an episode (seed and candidates)."""
-        return self.evaluator.evaluate(where)
+        return self.evaluator.evaluate(where).report
 
     def _cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()

@@ -116,7 +116,7 @@ def main() -> None:
         with Evaluator(EvalSettings(cache_dir=warm_cache / "sage-npu" / "builds")) as ev:
             ev.evaluate(ADD)
             resident = timed(lambda: ev.evaluate(ADD), repeat=5)
-            stages = ev.last_stages
+            stages = ev.evaluate(ADD).stages
 
         emu, ref = emulator_add_rate(tmp), numpy_add_rate()
 

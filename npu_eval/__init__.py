@@ -3,7 +3,13 @@
 host.py imports `Launch` and `Tiling` from here; keep this module's imports light.
 """
 
+from typing import TYPE_CHECKING
+
 from sage_npu.npu_eval.launch import Launch, Tiling
+
+if TYPE_CHECKING:  # imported lazily below: host.py needs neither
+    from sage_npu.npu_eval.evaluate import evaluate
+    from sage_npu.npu_eval.report import Report
 
 __all__ = ["Launch", "Tiling", "evaluate", "Report"]
 

@@ -64,7 +64,7 @@ def read_measurements(path: Path) -> list[Measurement]:
 
 
 # The factors fitted: each scales fields of the cost table.
-FACTORS: dict[str, Callable[[CostTable, float], None]] = {
+FACTORS: dict[str, Callable[[CostTable, float], object]] = {
     "vector": lambda t, f: _scale_vec(t, f),
     "bandwidth": lambda t, f: setattr(t, "mte_core_bytes_per_cycle", t.mte_core_bytes_per_cycle * f),
     "setup": lambda t, f: setattr(t, "mte_setup_cycles", t.mte_setup_cycles * f),

@@ -14,21 +14,17 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
+from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.costs import CostTable
 from sage_npu.npu_eval.trace import Rec, Trace
 
-PIPES = ("S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX")
+PIPES = protocol.PIPES
 _PIX = {p: i for i, p in enumerate(PIPES)}
 _S = _PIX["S"]
 # Flags name their pipes: HardEvent order of utils/common_types.h -> (setter, waiter).
-_EVENT_PIPES = [("MTE2", "MTE1"), ("MTE1", "MTE2"), ("MTE1", "M"), ("M", "MTE1"), ("MTE2", "V"), ("V", "MTE2"),
-                ("MTE3", "V"), ("V", "MTE3"), ("M", "V"), ("V", "M"), ("V", "V"), ("MTE3", "MTE1"),
-                ("MTE1", "MTE3"), ("MTE1", "V"), ("MTE2", "M"), ("M", "MTE2"), ("V", "MTE1"), ("M", "FIX"),
-                ("FIX", "M"), ("MTE3", "MTE2"), ("MTE2", "MTE3"), ("S", "V"), ("V", "S"), ("S", "MTE2"),
-                ("MTE2", "S"), ("S", "MTE3"), ("MTE3", "S"), ("MTE2", "FIX"), ("FIX", "MTE2"), ("FIX", "S"),
-                ("M", "S"), ("FIX", "MTE3")]
-_PIPE_ALL = 6  # pipe_t::PIPE_ALL
+_EVENT_PIPES = protocol.EVENT_PIPES
+_PIPE_ALL = protocol.PIPE_ALL
 LATENCY_BOUND_BELOW = 0.5  # busiest pipe's share of the time under which a kernel is latency-bound
 
 
@@ -282,7 +278,7 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
         core = s.block % cores
         block_core[s.block], offsets[s.block] = core, core_time[core]
         core_time[core] += s.cycles
-    critical_core = max(core_time, key=core_time.get) if core_time else 0
+    critical_core = max(core_time, key=lambda c: core_time[c]) if core_time else 0
     path = core_time.get(critical_core, 0.0)
     total_gm = sum(s.gm_bytes for s in schedules)
     total_vec = sum(s.vec_cycles for s in schedules)
@@ -303,7 +299,7 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     if cycles and path < memory_bound and memory_bound >= compute_bound:
         bottleneck = "HBM"
     elif pipes and max(pipes.values()) >= LATENCY_BOUND_BELOW:
-        bottleneck = max(pipes, key=pipes.get)
+        bottleneck = max(pipes, key=lambda p: pipes[p])
     elif pipes:
         bottleneck = "latency"  # no pipe is busy most of the time: they wait on each other
     else:

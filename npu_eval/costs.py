@@ -32,23 +32,27 @@ _VEC_PER_REPEAT = {
 
 
 class CostTable(BaseModel):
-    issue_cycles: float = Field(4.0, description="scalar-unit cycles to issue one API call")
-    vec_startup_cycles: float = Field(16.0, description="fixed cycles per vector instruction (the b of k*N+b)")
+    issue_cycles: float = Field(default=4.0, description="scalar-unit cycles to issue one API call")
+    vec_startup_cycles: float = Field(default=16.0, description="fixed cycles per vector instruction (the b of k*N+b)")
     vec_cycles_per_repeat: dict[str, float] = Field(default_factory=lambda: dict(_VEC_PER_REPEAT),
                                                     description="the k of k*N+b, per 256-byte repeat, by API")
-    mte_setup_cycles: float = Field(40.0, description="cycles a transfer occupies its MTE pipe beyond its bytes")
-    mte2_latency_cycles: float = Field(300.0, description="GM->UB: cycles from a transfer's end on the pipe "
+    mte_setup_cycles: float = Field(
+        default=40.0, description="cycles a transfer occupies its MTE pipe beyond its bytes"
+    )
+    mte2_latency_cycles: float = Field(default=300.0, description="GM->UB: cycles from a transfer's end on the pipe "
                                        "until its data is visible to a waiting pipe")
-    mte3_latency_cycles: float = Field(300.0, description="UB->GM: the same for writes")
-    mte_core_bytes_per_cycle: float = Field(64.0, description="peak GM bandwidth one core's MTE reaches")
-    mte_burst_cycles: float = Field(8.0, description="extra cycles per burst of a strided (multi-burst) transfer")
-    mte_unaligned_factor: float = Field(1.25, description="slowdown of a transfer whose GM address is not "
+    mte3_latency_cycles: float = Field(default=300.0, description="UB->GM: the same for writes")
+    mte_core_bytes_per_cycle: float = Field(default=64.0, description="peak GM bandwidth one core's MTE reaches")
+    mte_burst_cycles: float = Field(
+        default=8.0, description="extra cycles per burst of a strided (multi-burst) transfer"
+    )
+    mte_unaligned_factor: float = Field(default=1.25, description="slowdown of a transfer whose GM address is not "
                                         "512-byte aligned")
-    ub_copy_bytes_per_cycle: float = Field(256.0, description="UB->UB DataCopy rate")
-    scalar_ub_cycles: float = Field(8.0, description="LocalTensor GetValue/SetValue")
-    scalar_gm_cycles: float = Field(300.0, description="GlobalTensor GetValue/SetValue (a GM round trip)")
-    event_cycles: float = Field(1.0, description="a queue or flag operation on its pipe")
-    launch_overhead_us: float = Field(25.0, description="host launch to kernel start, reported apart")
+    ub_copy_bytes_per_cycle: float = Field(default=256.0, description="UB->UB DataCopy rate")
+    scalar_ub_cycles: float = Field(default=8.0, description="LocalTensor GetValue/SetValue")
+    scalar_gm_cycles: float = Field(default=300.0, description="GlobalTensor GetValue/SetValue (a GM round trip)")
+    event_cycles: float = Field(default=1.0, description="a queue or flag operation on its pipe")
+    launch_overhead_us: float = Field(default=25.0, description="host launch to kernel start, reported apart")
     sources: dict[str, str] = Field(default_factory=dict)
 
     def vec_per_repeat(self, api: str, dtype: str = "") -> float:

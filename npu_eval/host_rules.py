@@ -124,7 +124,7 @@ class _Checker(ast.NodeVisitor):
         dotted = _dotted(func)
         head = dotted.split(".")[0] if dotted else None
         module = self.aliases.get(head) if head else None
-        if module is not None and dotted is not None:
+        if module is not None and dotted is not None and head is not None:
             full = module + dotted[len(head):]
             if full.startswith("math."):
                 return

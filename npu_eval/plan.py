@@ -1,7 +1,8 @@
 """The plan stage: run reference.py and host.py (in the plan worker, where torch lives) and
 write each trial's input arrays, expected outputs and launch description.
 
-The result is plain JSON so the parent process never imports torch.
+The result is a `LaunchPlan` (npu_eval/launch_plan.py), sent to the parent as JSON so the
+parent process never imports torch.
 """
 
 from __future__ import annotations
@@ -12,14 +13,28 @@ import inspect
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
 from sage_npu.npu_eval.launch import Launch, Tiling
+from sage_npu.npu_eval.launch_plan import (
+    ArgKind,
+    DType,
+    LaunchArg,
+    LaunchPlan,
+    Output,
+    PlanFailure,
+    PlanRequest,
+    ScalarArg,
+    Signature,
+    TensorArg,
+    TilingArg,
+    TrialPlan,
+)
 
 # torch dtypes the harness can carry, by the name the report and the compare stage use.
-DTYPES = {
+DTYPES: dict[torch.dtype, DType] = {
     torch.float16: "float16",
     torch.bfloat16: "bfloat16",
     torch.float32: "float32",
@@ -39,12 +54,14 @@ _FACTORIES = ("empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like",
 
 
 class PlanError(Exception):
-    def __init__(self, code: str, message: str, file: str | None = None, line: int | None = None):
+    def __init__(self, code: Literal["host-error", "reference-error"], message: str, file: str | None = None,
+                 line: int | None = None):
         super().__init__(message)
-        self.code, self.message, self.file, self.line = code, message, file, line
+        self.code: Literal["host-error", "reference-error"] = code
+        self.message, self.file, self.line = message, file, line
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "file": self.file, "line": self.line}
+    def failure(self) -> PlanFailure:
+        return PlanFailure(code=self.code, message=self.message, file=self.file, line=self.line)
 
 
 def _user_frame(tb, files: set[str]) -> tuple[str | None, int | None]:
@@ -58,6 +75,8 @@ def _user_frame(tb, files: set[str]) -> tuple[str | None, int | None]:
 
 def _load_module(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -129,50 +148,23 @@ def _poison(t: torch.Tensor) -> None:
             t.view(torch.uint8).fill_(0x5A) if t.is_contiguous() else t.fill_(0x5A)
 
 
-def plan(task_root: str, reference: str, host: str, out_dir: str, seed: int, trials: int) -> dict:
-    """Run the reference and host code for every trial; write arrays under out_dir."""
-    ref_path, host_path = Path(reference).resolve(), Path(host).resolve()
+def plan(req: PlanRequest) -> LaunchPlan:
+    """Run the reference and host code for every trial; write arrays under req.out_dir."""
+    ref_path, host_path = Path(req.reference).resolve(), Path(req.host).resolve()
     files = {str(ref_path), str(host_path)}
-    out = Path(out_dir)
+    out = Path(req.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, task_root)
+    sys.path.insert(0, req.task_root)
     try:
-        try:
-            ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}")
-            model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
-            model.eval()
-        except Exception as e:  # noqa: BLE001 - the user's code can raise anything
-            f, ln = _user_frame(e.__traceback__, files)
-            raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
-        try:
-            host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}")
-            launch_fn = host_mod.launch
-        except Exception as e:  # noqa: BLE001
-            f, ln = _user_frame(e.__traceback__, files)
-            raise PlanError("host-error", f"host.py failed to load: {type(e).__name__}: {e}", f, ln) from e
+        ref, model, launch_fn = _load(ref_path, host_path, req.task_root, files)
         wants_model = "model" in inspect.signature(launch_fn).parameters
-        groups = getattr(ref, "get_input_groups", None)
         n_groups = None
-        result_trials = []
+        result_trials: list[TrialPlan] = []
         signature = None
         t = 0
-        while t < trials or (n_groups is not None and t < n_groups):
-            torch.manual_seed(seed + t)
-            try:
-                if groups is not None:
-                    all_groups = list(groups())
-                    n_groups = len(all_groups)
-                    if not n_groups:
-                        raise ValueError("get_input_groups() returned no groups")
-                    inputs = list(all_groups[t % n_groups])
-                else:
-                    inputs = list(ref.get_inputs())
-                with torch.no_grad():
-                    expected = _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x
-                                                 for x in inputs]))
-            except Exception as e:  # noqa: BLE001
-                f, ln = _user_frame(e.__traceback__, files)
-                raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+        while t < req.trials or (n_groups is not None and t < n_groups):
+            torch.manual_seed(req.seed + t)
+            inputs, expected, n_groups = _reference_trial(ref, model, t, files)
             trial_dir = out / f"trial_{t}"
             trial_dir.mkdir(exist_ok=True)
             try:
@@ -181,24 +173,64 @@ def plan(task_root: str, reference: str, host: str, out_dir: str, seed: int, tri
             except Exception as e:  # noqa: BLE001
                 f, ln = _user_frame(e.__traceback__, files)
                 raise PlanError("host-error", f"host.py launch() failed: {type(e).__name__}: {e}", f, ln) from e
-            trial = _describe(result, inputs, model, expected, fresh, trial_dir, host_path)
-            sig = trial.pop("signature")
+            trial, sig = _describe(result, inputs, model, expected, fresh, trial_dir, host_path)
             if signature is None:
                 signature = sig
             elif sig != signature:
                 raise PlanError("host-error", "host.py launches a different kernel, argument kinds or tiling "
                                 "fields in different trials; one build must serve every trial",
-                                trial["launch_file"], trial["launch_line"])
-            trial["inputs_summary"] = [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
+                                trial.launch_file, trial.launch_line)
             result_trials.append(trial)
             t += 1
-        return {"signature": signature, "trials": result_trials}
+        assert signature is not None  # trials >= 1
+        return LaunchPlan(signature=signature, trials=result_trials)
     finally:
         with contextlib.suppress(ValueError):
-            sys.path.remove(task_root)
+            sys.path.remove(req.task_root)
 
 
-def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: Path, host_path: Path) -> dict:
+def _load(ref_path: Path, host_path: Path, task_root: str, files: set[str]):
+    """(reference module, its Model instance, host.py's launch function)."""
+    try:
+        ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}")
+        model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
+        model.eval()
+    except Exception as e:  # noqa: BLE001 - the user's code can raise anything
+        f, ln = _user_frame(e.__traceback__, files)
+        raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+    try:
+        host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}")
+        launch_fn = host_mod.launch
+    except Exception as e:  # noqa: BLE001
+        f, ln = _user_frame(e.__traceback__, files)
+        raise PlanError("host-error", f"host.py failed to load: {type(e).__name__}: {e}", f, ln) from e
+    return ref, model, launch_fn
+
+
+def _reference_trial(ref, model, t: int, files: set[str]) -> tuple[list, tuple, int | None]:
+    """Trial t's inputs, the reference's outputs on them, and the number of input groups (None
+    without get_input_groups)."""
+    groups = getattr(ref, "get_input_groups", None)
+    n_groups = None
+    try:
+        if groups is not None:
+            all_groups = list(groups())
+            n_groups = len(all_groups)
+            if not n_groups:
+                raise ValueError("get_input_groups() returned no groups")
+            inputs = list(all_groups[t % n_groups])
+        else:
+            inputs = list(ref.get_inputs())
+        with torch.no_grad():
+            expected = _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+    except Exception as e:  # noqa: BLE001
+        f, ln = _user_frame(e.__traceback__, files)
+        raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+    return inputs, expected, n_groups
+
+
+def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: Path, host_path: Path
+              ) -> tuple[TrialPlan, Signature]:
     if not isinstance(result, Launch):
         raise PlanError("host-error", f"launch() returned {type(result).__name__}; return a Launch(...)",
                         str(host_path), None)
@@ -217,51 +249,53 @@ def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: 
     if len(outputs) != len(expected):
         raise bad(f"Launch(outputs=...) has {len(outputs)} tensors; the reference returns {len(expected)}")
 
-    args, kinds = [], []
+    args: list[LaunchArg] = []
+    kinds: list[ArgKind] = []
     for i, a in enumerate(result.args):
         if isinstance(a, Tiling):
             for k, v in a.fields.items():
                 if not isinstance(v, (int, float, bool)):
                     raise PlanError("host-error", f"Tiling field {k}={v!r}: tiling fields take ints, floats "
                                     "or bools", a.file, a.line)
-            args.append({"kind": "tiling", "type": a.type,
-                         "fields": {k: _scalar_text(v) for k, v in a.fields.items()},
-                         "file": a.file, "line": a.line})
-            kinds.append(["tiling", a.type, sorted(a.fields)])
+            args.append(TilingArg(type=a.type, fields={k: _scalar_text(v) for k, v in a.fields.items()},
+                                  file=a.file, line=a.line))
+            kinds.append(ArgKind(kind="tiling", type=a.type, fields=sorted(a.fields)))
         elif isinstance(a, torch.Tensor):
             args.append(_tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir, bad))
-            kinds.append(["tensor"])
+            kinds.append(ArgKind(kind="tensor"))
         elif isinstance(a, (bool, int, float)):
-            args.append({"kind": "scalar", "value": _scalar_text(a)})
-            kinds.append(["scalar"])
+            args.append(ScalarArg(value=_scalar_text(a)))
+            kinds.append(ArgKind(kind="scalar"))
         else:
             raise bad(f"Launch argument {i} is a {type(a).__name__}; pass tensors, Tiling(...), ints or floats")
 
     out_args = []
-    for k, o in enumerate(outputs):
-        idx = next((i for i, a in enumerate(result.args) if a is o), None)
-        if idx is None:
-            raise bad(f"output {k} is not one of Launch.args: the kernel must write it, so pass it as an argument")
+    for k, (o, idx) in enumerate(zip(outputs, _output_indices(result, outputs, bad), strict=True)):
         exp = expected[k]
         if o.dtype != exp.dtype or o.numel() != exp.numel():
             raise bad(f"output {k} is {DTYPES.get(o.dtype, o.dtype)}{list(o.shape)} but the reference returns "
                       f"{DTYPES.get(exp.dtype, exp.dtype)}{list(exp.shape)}")
         path = trial_dir / f"expected_{k}.bin"
         _write(exp, path)
-        out_args.append({"arg": idx, "expected": str(path), "dtype": DTYPES[exp.dtype], "shape": list(exp.shape)})
-        args[idx]["role"] = "out"
+        out_args.append(Output(arg=idx, expected=str(path), dtype=DTYPES[exp.dtype], shape=list(exp.shape)))
+        args[idx] = args[idx].model_copy(update={"role": "out"})
 
     defines = {str(k): str(v) for k, v in (result.defines or {}).items()}
-    return {
-        "block_dim": result.block_dim,
-        "args": args,
-        "outputs": out_args,
-        "tolerance": result.tolerance,
-        "chip": result.chip,
-        "launch_file": file,
-        "launch_line": line,
-        "signature": {"kernel": result.kernel.strip(), "kinds": kinds, "defines": defines},
-    }
+    trial = TrialPlan(block_dim=result.block_dim, args=args, outputs=out_args, tolerance=result.tolerance,
+                      chip=result.chip, launch_file=file, launch_line=line,
+                      inputs_summary=[list(x.shape) for x in input_tensors])
+    return trial, Signature(kernel=result.kernel.strip(), kinds=kinds, defines=defines)
+
+
+def _output_indices(result: Launch, outputs: list, bad) -> list[int]:
+    """Where each output is among Launch.args (the kernel must write it, so it must be one)."""
+    at = []
+    for k, o in enumerate(outputs):
+        idx = next((i for i, a in enumerate(result.args) if a is o), None)
+        if idx is None:
+            raise bad(f"output {k} is not one of Launch.args: the kernel must write it, so pass it as an argument")
+        at.append(idx)
+    return at
 
 
 def _scalar_text(v) -> str:
@@ -272,7 +306,7 @@ def _scalar_text(v) -> str:
     return repr(float(v))
 
 
-def _tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir: Path, bad) -> dict:
+def _tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir: Path, bad) -> TensorArg:
     if a.dtype not in DTYPES:
         raise bad(f"Launch argument {i} has dtype {a.dtype}, which the harness does not carry")
     if a.device.type != "cpu":
@@ -280,7 +314,6 @@ def _tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir: P
     is_input = any(a is x or _same_memory(a, x) for x in input_tensors)
     is_model = any(a is x or _same_memory(a, x) for x in model_tensors)
     is_fresh, made_empty = fresh.fresh(a)
-    is_output = any(a is o for o in outputs)
     if not (is_input or is_model or is_fresh):
         raise bad(f"Launch argument {i} is a tensor host.py computed; pass the inputs themselves, the model's "
                   "weights, or fresh buffers (torch.empty/zeros/full...): the kernel must do the computing")
@@ -288,6 +321,7 @@ def _tensor_arg(i, a, input_tensors, model_tensors, outputs, fresh, trial_dir: P
         _poison(a)
     path = trial_dir / f"arg_{i}.bin"
     _write(a, path)
-    return {"kind": "tensor", "role": "in" if (is_input or is_model) and not is_output else "work",
-            "path": str(path), "dtype": DTYPES[a.dtype], "shape": list(a.shape),
-            "bytes": a.numel() * a.element_size()}
+    is_output = any(a is o for o in outputs)
+    return TensorArg(role="in" if (is_input or is_model) and not is_output else "work", path=str(path),
+                     dtype=DTYPES[a.dtype], shape=list(a.shape),
+                     bytes=a.numel() * a.element_size())

@@ -1,8 +1,11 @@
 """The parent's side of the plan worker: start it (scrubbed environment, spawned, never
-forked), send requests, enforce the time limit, restart it after a failure."""
+forked), send requests, enforce the time limit, restart it after a failure. The worker's
+answer is validated here, once, into a `LaunchPlan` or a `PlanFailure`
+(npu_eval/launch_plan.py); a malformed answer is a PlanWorkerError naming what was wrong."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -12,6 +15,9 @@ import threading
 import time
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from sage_npu.npu_eval.launch_plan import LaunchPlan, PlanAnswer, PlanFailure, PlanRequest
 from sage_npu.npu_eval.sandbox import confine_python_worker
 
 # What the worker's environment keeps: enough to run Python and torch, no secrets.
@@ -52,7 +58,7 @@ class PlanWorker:
         )
         self._read(timeout)
 
-    def _read(self, timeout: float) -> dict:
+    def _read(self, timeout: float) -> str:
         assert self._proc and self._proc.stdout
         sel = selectors.DefaultSelector()
         sel.register(self._proc.stdout, selectors.EVENT_READ)
@@ -69,7 +75,7 @@ class PlanWorker:
                         err = self._drain_stderr()
                         self.close()
                         raise PlanWorkerError(f"the plan worker died: {err[-2000:] or 'no message'}")
-                    return json.loads(line)
+                    return line
         finally:
             sel.close()
 
@@ -82,18 +88,24 @@ class PlanWorker:
         except (OSError, ValueError):
             return ""
 
-    def plan(self, request: dict, timeout: float) -> dict:
+    def plan(self, request: PlanRequest, timeout: float) -> LaunchPlan | PlanFailure:
+        """The plan of one task, or host.py's or reference.py's failure at the user's line.
+        Raises PlanWorkerError when the worker dies, times out or answers nonsense."""
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
-                self._start(timeout)
-            assert self._proc and self._proc.stdin
-            try:
-                self._proc.stdin.write(json.dumps({"plan": request}) + "\n")
-                self._proc.stdin.flush()
-            except (BrokenPipeError, OSError) as e:
-                self.close()
-                raise PlanWorkerError(f"the plan worker is gone: {e}") from e
-            return self._read(timeout)
+            return parse_answer(self._exchange(request, timeout))
+
+    def _exchange(self, request: PlanRequest, timeout: float) -> str:
+        """Send one request; the worker's raw answer line."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._start(timeout)
+        assert self._proc and self._proc.stdin
+        try:
+            self._proc.stdin.write(json.dumps({"plan": request.model_dump()}) + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            self.close()
+            raise PlanWorkerError(f"the plan worker is gone: {e}") from e
+        return self._read(timeout)
 
     def close(self) -> None:
         if self._proc is not None:
@@ -106,11 +118,21 @@ class PlanWorker:
             except subprocess.TimeoutExpired:
                 pass
             for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
-                try:
-                    f and f.close()
-                except OSError:
-                    pass
+                if f is not None:
+                    with contextlib.suppress(OSError):
+                        f.close()
             self._proc = None
 
     def __del__(self) -> None:
         self.close()
+
+
+def parse_answer(line: str) -> LaunchPlan | PlanFailure:
+    """Validate one answer line of the worker (the one place its shape is checked)."""
+    try:
+        return PlanAnswer.model_validate_json(line).result()
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "the answer"
+        raise PlanWorkerError(f"the plan worker gave a malformed answer ({e.error_count()} problem(s); "
+                              f"{where}: {first['msg']}); this is a bug in sage-npu, not in the task") from e

@@ -25,26 +25,25 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
-import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+from tree_sitter import Node
 
-from sage_npu.npu_eval import compile_errors
+from sage_npu.npu_eval import compile_errors, protocol
 from sage_npu.npu_eval import sandbox as sb
+from sage_npu.npu_eval.backends import unavailable
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
 from sage_npu.npu_eval.chips import chip_profile
-from sage_npu.npu_eval.evaluate import Evaluator, diagnostic
-from sage_npu.npu_eval.report import Diagnostic, Timing, labelled
+from sage_npu.npu_eval.report import Diagnostic, Timing, diagnostic, labelled
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.npu_eval.signature import _LAUNCH, blank_ascendc, parse
+from sage_npu.npu_eval.signature import LAUNCH_CONFIG, blank_ascendc, parse
+from sage_npu.npu_eval.timing import LaunchSite, costs_for, estimate_launch
 
 PROGRAM_TU_NAME = "sage_program.cpp"
 DEFAULT_TIMEOUT_S = 60.0
@@ -90,6 +89,7 @@ class ProgramReport(_Model):
     build_seconds: float = 0.0
     build_cached: bool = False
     run_seconds: float = 0.0
+    protections: list[str] = []    # the sandbox layers that held for the run: pid-ns, net-ns, nobody, seccomp
 
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"] + [
@@ -136,7 +136,7 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
     """The `<<<>>>` launches in a source, and the lines where one could not be read."""
     blanked = blank_ascendc(src)
     tree = parse(src)
-    calls: dict[int, object] = {}  # argument list start byte -> call_expression
+    calls: dict[int, Node] = {}  # argument list start byte -> call_expression
 
     def visit(node) -> None:
         if node.type == "call_expression":
@@ -149,7 +149,7 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
     visit(tree.root_node)
     found: list[LaunchText] = []
     problems: list[tuple[int, str]] = []
-    for m in _LAUNCH.finditer(src):
+    for m in LAUNCH_CONFIG.finditer(src):
         at = tree.root_node.descendant_for_byte_range(m.start(), m.start())
         skip = False
         while at is not None:
@@ -165,11 +165,11 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
             p += 1
         call = calls.get(p)
         fn = call.child_by_field_name("function") if call is not None else None
-        if fn is None or fn.end_byte > m.start() or blanked[fn.end_byte:m.start()].strip():
+        args_node = call.child_by_field_name("arguments") if call is not None else None
+        if fn is None or args_node is None or fn.end_byte > m.start() or blanked[fn.end_byte:m.start()].strip():
             problems.append((line, "cannot read this kernel launch: write it as "
                                    "kernel<<<blockDim, nullptr, stream>>>(arg, ...)"))
             continue
-        args_node = call.child_by_field_name("arguments")
         args = [src[a.start_byte:a.end_byte].decode("utf-8", "replace") for a in args_node.named_children
                 if a.type != "comment"]
         kline_start = src.rfind(b"\n", 0, fn.start_byte) + 1
@@ -371,57 +371,16 @@ def mirror_out(work: Path, dest: Path, before: dict[str, tuple[int, int]]) -> li
 
 # ---- running ----
 
-@dataclass
-class _Ran:
-    returncode: int
-    timed_out: bool
-    seconds: float
-    stdout: str = ""
-    stderr: str = ""
-
-
-def _read_bounded(path: Path, limit: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError:
-        return ""
-    text = data[:limit].decode("utf-8", errors="replace")
-    return text + ("\n[output truncated]" if len(data) > limit else "")
-
-
-def _run_sandboxed(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, trace: bool,
-                   stdout: int | None, stderr: int | None, stdout_limit: int) -> _Ran:
-    """The program in the sandbox (sandbox.py's layers): its own session, PID and network
-    namespaces where allowed, an unprivileged user when we are root, rlimits, a time limit
-    (SIGTERM, which launch.h turns into a timeout report, then SIGKILL) and the sweep."""
-    home, tmp = scratch / "home", scratch / "tmp"
-    token = f"{os.getpid()}-{secrets.token_hex(12)}"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8", sb.MARKER_VAR: token,
-           "SAGE_PROGRAM_OUT": str(out), "SAGE_PROGRAM_TRACE": "1" if trace else "0"}
-    if not limits.seccomp:
-        env["SAGE_SANDBOX_SECCOMP"] = "0"
-    out_file, err_file = scratch / "stdout.txt", scratch / "stderr.txt"
-    uid = sb.sandbox_uid()
-    since = sb._boot_ticks() - 1
-    start = time.monotonic()
-    with open(out_file, "wb") as fo, open(err_file, "wb") as fe:
-        with sb._pid_namespace_for_next_child(limits.namespaces) as pidns:
-            proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=fo if stdout is None else stdout, stderr=fe if stderr is None else stderr,
-                                    start_new_session=True, preexec_fn=sb._limit_child(limits, in_new_pidns=pidns),
-                                    close_fds=True)
-        timed_out = not sb._wait(proc, limits.timeout_s)
-        if timed_out:
-            sb._signal_group(proc.pid, signal.SIGTERM)
-            sb._wait(proc, 1.0)
-        sb._signal_group(proc.pid, signal.SIGKILL)
-        proc.wait()
-    if not pidns:
-        sb.sweep(token, proc.pid, uid, since)
-    return _Ran(proc.returncode, timed_out, time.monotonic() - start,
-                _read_bounded(out_file, stdout_limit) if stdout is None else "",
-                _read_bounded(err_file, 16 * 1024) if stderr is None else "")
+def _run(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, trace: bool,
+         stdout: int | None, stderr: int | None, stdout_limit: int) -> sb.SandboxResult:
+    """The program through the sandbox's one entry, in the mirrored working directory; launch.h
+    reads where to write each launch's files from the environment."""
+    res = sb.run_sandboxed(argv, work, limits, stdout_limit, scratch=scratch,
+                           env={protocol.ENV_PROGRAM_OUT: str(out), protocol.ENV_PROGRAM_TRACE: "1" if trace else "0"},
+                           stdout_fd=stdout, stderr_fd=stderr)
+    if res.stdout_truncated:
+        res.stdout += "\n[output truncated]"
+    return res
 
 
 def _read_tsv(path: Path) -> list[list[str]]:
@@ -441,20 +400,20 @@ def _fault_diag(row: list[str], default: tuple[str, int], known: set[str]) -> Di
     return diagnostic(file, int(line) if line.isdigit() else 1, sev, code, msg, block=blk)
 
 
-def _read_launch(d: Path, index: int, ev: Evaluator, settings: EvalSettings, default_file: str,
+def _read_launch(d: Path, index: int, settings: EvalSettings, default_file: str,
                  known: set[str], program_died: bool) -> LaunchReport:
-    meta = (_read_tsv(d / "meta.tsv") or [[str(index), default_file, "1", "1", "?", "1"]])[0]
+    meta = (_read_tsv(d / protocol.META) or [[str(index), default_file, "1", "1", "?", "1"]])[0]
     file, line, column = meta[1] or default_file, int(meta[2] or 1), max(int(meta[3] or 1), 1)
     kernel, block_dim = meta[4], int(meta[5])
     site = (file, line)
     diags: dict[tuple, Diagnostic] = {}
-    rows = _read_tsv(d / "faults.tsv")
-    crash_rows = _read_tsv(d / "crash.tsv")
+    rows = _read_tsv(d / protocol.FAULTS)
+    crash_rows = _read_tsv(d / protocol.CRASH)
     for row in rows + crash_rows:
         dg = _fault_diag(row, site, known)
         if dg is not None:
             diags.setdefault((dg.code, dg.file, dg.line), dg)
-    done = _read_tsv(d / "done")
+    done = _read_tsv(d / protocol.DONE)
     status: LaunchStatus
     if any(r and r[0] == "timeout" for r in crash_rows):
         status = "timeout"
@@ -473,10 +432,9 @@ def _read_launch(d: Path, index: int, ev: Evaluator, settings: EvalSettings, def
     timing = None
     if done and done[0][0] == "0" and settings.estimate:
         # The task pipeline's estimate stage on this launch's trace; a program names no outputs, so
-        # no output-bytes floor applies (args empty).
-        trial = {"block_dim": block_dim, "launch_file": file, "launch_line": line, "args": []}
+        # no output-bytes floor applies.
         chip = chip_profile(settings.chip)
-        timing = ev.estimate_trace(d, trial, chip, diags)
+        timing, _ = estimate_launch(d, LaunchSite(block_dim, file, line), chip, costs_for(settings, chip), diags)
         if status == "ok" and any(x.severity == "error" for x in diags.values()):
             status = "runtime_error"  # a missing-sync the cost model's schedule found
     order = sorted(diags.values(), key=lambda x: (0 if x.severity == "error" else 1, x.file, x.line))
@@ -491,7 +449,7 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     """Build and run one program. `stdout`/`stderr`: file descriptors the program writes to
     (passed through), or None to capture them into the report. Raises ProgramError when the
     program cannot be run at all."""
-    settings = settings or EvalSettings()
+    settings = settings or EvalSettings.model_validate({})
     args = list(args or [])
     path = Path(file)
     sources = [path, *[Path(p) for p in extra_sources or []]]
@@ -501,10 +459,10 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     cwd = Path(cwd or os.getcwd()).resolve()
     program = str(path.resolve())
     chip = chip_profile(settings.chip)
-    base = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
-    if settings.backend == "ascend":
-        raise ProgramError("the ascend backend needs CANN and an NPU; it is not available yet. Use --backend sim, "
-                           "the CPU emulator.")
+    base: dict[str, Any] = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
+    missing = unavailable(settings.backend)
+    if missing is not None:
+        raise ProgramError(missing)
 
     built = build_program(sources, settings, defines)
     if built.binary is None:
@@ -523,7 +481,7 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         sb.prepare_scratch(scratch)
         limits = sb.SandboxLimits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S,
                                   memory_bytes=settings.memory_limit_mb << 20, file_bytes=1 << 30)
-        ran = _run_sandboxed([str(binary), *args], work, scratch, out, limits, settings.estimate, stdout, stderr,
+        ran = _run([str(binary), *args], work, scratch, out, limits, settings.estimate, stdout, stderr,
                              settings.stdout_limit)
         mirror_out(work, cwd, before)
         return _collect(base, built, ran, out, settings, program)
@@ -531,20 +489,22 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _collect(base: dict, built: Built, ran: _Ran, out: Path, settings: EvalSettings, program: str) -> ProgramReport:
+def _collect(base: dict, built: Built, ran: sb.SandboxResult, out: Path, settings: EvalSettings,
+             program: str) -> ProgramReport:
     known = set(built.rewrites)
     main_line = _main_line(Path(program).read_bytes())
     default = (program, main_line)
     rc = ran.returncode
     died = ran.timed_out or rc < 0 or rc >= 128
     diags: list[Diagnostic] = []
-    for row in _read_tsv(out / "host_faults.tsv") + _read_tsv(out / "host_crash.tsv"):
+    for row in _read_tsv(out / protocol.HOST_FAULTS) + _read_tsv(out / protocol.HOST_CRASH):
         dg = _fault_diag(row, default, known)
         if dg is not None:
             diags.append(dg)
-    launch_dirs = sorted((p for p in out.glob("launch_*") if p.name[7:].isdigit()), key=lambda p: int(p.name[7:]))
-    ev = Evaluator(settings)
-    launches = [_read_launch(d, int(d.name[7:]), ev, settings, program, known, died) for d in launch_dirs]
+    n = len(protocol.LAUNCH_PREFIX)
+    launch_dirs = sorted((p for p in out.glob(protocol.LAUNCH_PREFIX + "*") if p.name[n:].isdigit()),
+                         key=lambda p: int(p.name[n:]))
+    launches = [_read_launch(d, int(d.name[n:]), settings, program, known, died) for d in launch_dirs]
     in_launch = any(lr.status in ("timeout", "crash") for lr in launches)
     status: ProgramStatus
     if ran.timed_out or any(d.code == "timeout" for d in diags) or any(lr.status == "timeout" for lr in launches):
@@ -573,7 +533,7 @@ def _collect(base: dict, built: Built, ran: _Ran, out: Path, settings: EvalSetti
     return ProgramReport(**base, status=status, exit_code=exit_code, program_exit_code=None if died else rc,
                          diagnostics=diags, launches=launches, stdout=ran.stdout, stderr=ran.stderr,
                          build_seconds=round(built.seconds, 3), build_cached=built.cached,
-                         run_seconds=round(ran.seconds, 3))
+                         run_seconds=round(ran.seconds, 3), protections=list(ran.protections))
 
 
 def _signal_name(sig: int) -> str:

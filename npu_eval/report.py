@@ -6,7 +6,8 @@ the JSON Schema that tests/golden/report.schema.json pins.
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -110,6 +111,32 @@ def timing_label(estimated: bool) -> str:
 def labelled(value: str, estimated: bool) -> str:
     """A time or speedup with its provenance: `est. 1.08 us (CPU model)` or `measured 1.08 us`."""
     return f"est. {value} (CPU model)" if estimated else f"measured {value}"
+
+
+def _line_span(file: str, line: int, column: int = 1) -> tuple[int, int, int]:
+    """(column, end_line, end_column) covering the statement's text on that line."""
+    try:
+        text = Path(file).read_text(errors="replace").splitlines()[line - 1]
+    except (OSError, IndexError):
+        return column, line, column + 1
+    start = len(text) - len(text.lstrip()) + 1
+    col = column if column > 1 else start
+    return col, line, max(len(text.rstrip()) + 1, col + 1)
+
+
+def diagnostic(file: str, line: int | None, severity: str, code: str, message: str, column: int = 1,
+               block: int | None = None) -> Diagnostic:
+    """A Diagnostic spanning the statement on `line` of `file` (line 1 when unknown). `severity`
+    and `code` are validated by the model (the harness's TSV files carry them as text)."""
+    line = max(int(line or 1), 1)
+    col, end_line, end_col = _line_span(file, line, column)
+    return Diagnostic(file=file, line=line, column=col, end_line=end_line, end_column=end_col,
+                      severity=cast(Severity, severity), code=cast(DiagnosticCode, code), message=message, block=block)
+
+
+def diagnostic_order(d: Diagnostic) -> tuple:
+    """How a report lists its diagnostics: errors first, then by file and line."""
+    return (0 if d.severity == "error" else 1, d.file, d.line)
 
 
 def report_json_schema() -> dict:

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
+from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.launch_plan import ScalarArg, TensorArg, TilingArg, TrialPlan
 from sage_npu.npu_eval.sandbox import SandboxLimits, SandboxResult, prepare_scratch, run_sandboxed
 
 # writer_<arg>.bin: runs of bytes with the same last writer, (location id << 12) | (block + 1).
+_BLOCK_MASK = (1 << protocol.WRITER_BLOCK_BITS) - 1
 WRITER_RUN = np.dtype([("start", "<u8"), ("length", "<u8"), ("writer", "<u4"), ("pad", "<u4")])
 
 
@@ -36,11 +39,11 @@ class TrialRun:
     locs: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     def output(self, arg: int) -> Path:
-        return self.outdir / f"out_{arg}.bin"
+        return self.outdir / f"{protocol.OUTPUT_PREFIX}{arg}.bin"
 
     def writer(self, arg: int, byte: int) -> tuple[int | None, str | None, int | None]:
         """(block, file, line) of the last write to a byte of an output buffer."""
-        path = self.outdir / f"writer_{arg}.bin"
+        path = self.outdir / f"{protocol.WRITER_PREFIX}{arg}.bin"
         runs = np.fromfile(path, dtype=WRITER_RUN) if path.exists() else np.zeros(0, dtype=WRITER_RUN)
         k = int(np.searchsorted(runs["start"], byte, side="right")) - 1
         if k < 0 or byte >= runs["start"][k] + runs["length"][k]:
@@ -48,21 +51,23 @@ class TrialRun:
         w = int(runs["writer"][k])
         if not w:
             return None, None, None
-        file, line = self.locs.get(w >> 12, (None, None))
-        return (w & 0xFFF) - 1, file, line
+        file, line = self.locs.get(w >> protocol.WRITER_BLOCK_BITS, (None, None))
+        return (w & _BLOCK_MASK) - 1, file, line
 
 
-def write_manifest(path: Path, trial: dict, outdir: Path, ub: tuple[int, int], trace: bool, arrays: Path) -> None:
-    rows = [f"block_dim\t{trial['block_dim']}", f"trace\t{1 if trace else 0}", f"outdir\t{outdir}",
+def write_manifest(path: Path, trial: TrialPlan, names: list[str], outdir: Path, ub: tuple[int, int], trace: bool,
+                   arrays: Path) -> None:
+    """The harness's input (harness.h, Manifest::load); `names` are the entry's parameter names."""
+    rows = [f"block_dim\t{trial.block_dim}", f"trace\t{1 if trace else 0}", f"outdir\t{outdir}",
             f"ub_bytes\t{ub[0]}", f"ub_reserved\t{ub[1]}"]
-    for i, a in enumerate(trial["args"]):
-        if a["kind"] == "tensor":
-            name = a.get("name") or f"arg{i}"
-            rows.append(f"buffer\t{i}\t{a['role']}\t{a['bytes']}\t{name}\t{arrays / Path(a['path']).name}")
-        elif a["kind"] == "scalar":
-            rows.append(f"scalar\t{i}\t{a['value']}")
-        elif a["kind"] == "tiling":
-            rows.extend(f"tiling\t{i}\t{k}\t{v}" for k, v in a["fields"].items())
+    for i, a in enumerate(trial.args):
+        if isinstance(a, TensorArg):
+            name = (names[i] if i < len(names) else "") or f"arg{i}"
+            rows.append(f"buffer\t{i}\t{a.role}\t{a.bytes}\t{name}\t{arrays / Path(a.path).name}")
+        elif isinstance(a, ScalarArg):
+            rows.append(f"scalar\t{i}\t{a.value}")
+        elif isinstance(a, TilingArg):
+            rows.extend(f"tiling\t{i}\t{k}\t{v}" for k, v in a.fields.items())
     path.write_text("\n".join(rows) + "\n")
 
 
@@ -73,8 +78,8 @@ def _read_tsv(path: Path) -> list[list[str]]:
         return []
 
 
-def run_trial(binary: Path, trial: dict, scratch: Path, index: int, ub: tuple[int, int], trace: bool,
-              limits: SandboxLimits, stdout_limit: int) -> TrialRun:
+def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, index: int, ub: tuple[int, int],
+              trace: bool, limits: SandboxLimits, stdout_limit: int) -> TrialRun:
     """Run one trial. `scratch` is this evaluation's sandbox root (already prepared)."""
     tdir = scratch / f"t{index}"
     if tdir.exists():
@@ -82,20 +87,21 @@ def run_trial(binary: Path, trial: dict, scratch: Path, index: int, ub: tuple[in
     tdir.mkdir()
     arrays = tdir / "in"
     arrays.mkdir()
-    for a in trial["args"]:
-        if a["kind"] == "tensor":
-            shutil.copyfile(a["path"], arrays / Path(a["path"]).name)
-    write_manifest(tdir / "manifest.tsv", trial, tdir, ub, trace, arrays)
+    for a in trial.tensors:
+        shutil.copyfile(a.path, arrays / Path(a.path).name)
+    manifest = tdir / protocol.MANIFEST
+    write_manifest(manifest, trial, names, tdir, ub, trace, arrays)
     prepare_scratch(tdir)
-    res = run_sandboxed([str(binary), str(tdir / "manifest.tsv")], tdir, limits, stdout_limit)
+    res = run_sandboxed([str(binary), str(manifest)], tdir, limits, stdout_limit)
+    rows = _read_tsv(tdir / protocol.FAULTS) + _read_tsv(tdir / protocol.CRASH)
     faults = [Fault(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), r[6])
-              for r in _read_tsv(tdir / "faults.tsv") + _read_tsv(tdir / "crash.tsv") if len(r) >= 7]
-    locs = {int(r[0]): (r[2], int(r[1])) for r in _read_tsv(tdir / "locs.tsv") if len(r) >= 3}
+              for r in rows if len(r) >= len(protocol.FAULT_COLUMNS)]
+    locs = {int(r[0]): (r[2], int(r[1])) for r in _read_tsv(tdir / protocol.LOCS) if len(r) >= 3}
     return TrialRun(
         result=res,
         faults=faults,
-        aborted=res.returncode == 3,
-        finished=(tdir / "done").exists(),
+        aborted=res.returncode == protocol.EXIT_ABORTED,
+        finished=(tdir / protocol.DONE).exists(),
         outdir=tdir,
         locs=locs,
     )

@@ -38,6 +38,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sage_npu.npu_eval import protocol
+
 log = logging.getLogger(__name__)
 
 UNPRIVILEGED_UID = 65534  # nobody
@@ -263,7 +265,7 @@ def _belongs_to_run(pid: int, token: str, session: int, uid: int, since_ticks: i
     return int(st[3]) == session or _has_marker(pid, token)
 
 
-def run_processes(token: str, session: int, uid: int, since_ticks: int) -> list[int]:
+def _run_processes(token: str, session: int, uid: int, since_ticks: int) -> list[int]:
     """The live processes of one run (see _belongs_to_run)."""
     pids = (int(e.name) for e in os.scandir("/proc") if e.name.isdigit())
     return [pid for pid in pids if _belongs_to_run(pid, token, session, uid, since_ticks)]
@@ -274,7 +276,7 @@ def sweep(token: str, session: int, uid: int, since_ticks: int, rounds: int = 50
     any, so children forked between a scan and the kill are caught in the next round."""
     killed = 0
     for _ in range(rounds):
-        pids = run_processes(token, session, uid, since_ticks)
+        pids = _run_processes(token, session, uid, since_ticks)
         if not pids:
             break
         killed += sum(_kill_verified(pid, token, session, uid, since_ticks) for pid in pids)
@@ -318,23 +320,32 @@ def _read_bounded(path: Path, limit: int) -> tuple[str, bool]:
     return data[:limit].decode("utf-8", errors="replace"), len(data) > limit
 
 
-def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limit: int = 64 * 1024
-                  ) -> SandboxResult:
-    home, tmp = cwd / "home", cwd / "tmp"
+def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limit: int = 64 * 1024, *,
+                  scratch: Path | None = None, env: dict[str, str] | None = None,
+                  stdout_fd: int | None = None, stderr_fd: int | None = None) -> SandboxResult:
+    """Run `argv` in `cwd` behind every layer above; the one way this package runs untrusted code.
+
+    `scratch` (default `cwd`, prepared by prepare_scratch) holds HOME, TMPDIR and the captured
+    stdout.txt/stderr.txt. `env` adds variables to the allow-listed environment (program mode's
+    output folder). `stdout_fd`/`stderr_fd` pass the child's streams through to those
+    descriptors instead of capturing them (then the result's text for that stream is empty, and
+    a seccomp failure the harness reports on a passed-through stderr cannot be seen: the record
+    then says what was asked for)."""
+    scratch = scratch or cwd
     token = f"{os.getpid()}-{secrets.token_hex(12)}"  # who started the run, then which run
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8", MARKER_VAR: token}
-    if not limits.seccomp:
-        env["SAGE_SANDBOX_SECCOMP"] = "0"
-    out_path, err_path = cwd / "stdout.txt", cwd / "stderr.txt"
+    child_env = _child_env(scratch, env, limits, token)
+    out_path, err_path = scratch / "stdout.txt", scratch / "stderr.txt"
     uid = sandbox_uid()
     since = _boot_ticks() - 1  # a tick of slack: start times are rounded down
     start = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        if os.geteuid() == 0:
+        if os.geteuid() == 0:  # the child, another user, writes them
             os.chown(out_path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
             os.chown(err_path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
         with _pid_namespace_for_next_child(limits.namespaces) as pidns:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            proc = subprocess.Popen(argv, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL,
+                                    stdout=out if stdout_fd is None else stdout_fd,
+                                    stderr=err if stderr_fd is None else stderr_fd,
                                     start_new_session=True, preexec_fn=_limit_child(limits, in_new_pidns=pidns),
                                     close_fds=True)
         timed_out = not _wait(proc, limits.timeout_s)
@@ -348,18 +359,8 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
     # the namespace before our wait returns); the sweep is for when there is none.
     swept = 0 if pidns else sweep(token, proc.pid, uid, since)
     rc = proc.returncode
-    stdout, truncated = _read_bounded(out_path, stdout_limit)
-    stderr, _ = _read_bounded(err_path, 16 * 1024)
-    protections = []
-    if pidns:
-        protections.append("pid-ns")
-        if _NETNS_NOTE not in stderr:
-            protections.append("net-ns")
-    if uid != os.geteuid():
-        protections.append("nobody")
-    if limits.seccomp and "sage sandbox: the seccomp filter could not" not in stderr \
-            and "sage sandbox: no seccomp filter" not in stderr:
-        protections.append("seccomp")
+    stdout, truncated = _read_bounded(out_path, stdout_limit) if stdout_fd is None else ("", False)
+    stderr, _ = _read_bounded(err_path, 16 * 1024) if stderr_fd is None else ("", False)
     if swept:
         stderr += f"\nsage sandbox: killed {swept} process(es) the kernel left running\n"
     return SandboxResult(
@@ -370,9 +371,32 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
         stdout_truncated=truncated,
         stderr=stderr,
         seconds=time.monotonic() - start,
-        protections=tuple(protections),
+        protections=_protections(pidns, uid, limits, stderr),
         swept=swept,
     )
+
+
+def _child_env(scratch: Path, extra: dict[str, str] | None, limits: SandboxLimits, token: str) -> dict[str, str]:
+    """The allow-listed environment: HOME and TMPDIR in the scratch dir, the run's marker."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch / "home"), "TMPDIR": str(scratch / "tmp"),
+           "LANG": "C.UTF-8", **(extra or {}), MARKER_VAR: token}
+    if not limits.seccomp:
+        env[protocol.ENV_SECCOMP] = "0"
+    return env
+
+
+def _protections(pidns: bool, uid: int, limits: SandboxLimits, stderr: str) -> tuple[str, ...]:
+    """Which layers held for a run, read from what the child said on stderr."""
+    held = []
+    if pidns:
+        held.append("pid-ns")
+        if _NETNS_NOTE not in stderr:
+            held.append("net-ns")
+    if uid != os.geteuid():
+        held.append("nobody")
+    if limits.seccomp and protocol.SECCOMP_FAILED not in stderr and protocol.SECCOMP_ABSENT not in stderr:
+        held.append("seccomp")
+    return tuple(held)
 
 
 def _wait(proc: subprocess.Popen, timeout: float) -> bool:

@@ -11,23 +11,25 @@ from sage_npu.npu_eval.chips import CHIPS, DEFAULT_CHIP
 
 
 class EvalSettings(BaseModel):
-    backend: Literal["sim", "ascend"] = Field("sim", description="sim: CPU emulator; ascend: CANN + NPU")
-    chip: str = Field(DEFAULT_CHIP, description="chip profile: " + ", ".join(CHIPS))
-    trials: int = Field(5, ge=1, le=100, description="correctness trials, fresh inputs each")
-    seed: int = Field(0, description="seed of the first trial's inputs")
-    run_timeout_s: float = Field(10.0, gt=0, description="wall-clock limit of one kernel run")
-    plan_timeout_s: float = Field(120.0, gt=0, description="limit for host.py and reference.py")
-    compile_timeout_s: float = Field(120.0, gt=0, description="limit for one compile")
-    memory_limit_mb: int = Field(4096, ge=256, description="address-space limit of a kernel run")
-    plan_memory_limit_mb: int = Field(8192, ge=1024, description="address-space limit of host.py and reference.py")
-    stdout_limit: int = Field(64 * 1024, ge=0, description="bytes of kernel output kept in a report")
-    host_allow_list: bool = Field(True, description="check host.py against the allow-list before it runs "
+    backend: Literal["sim", "ascend"] = Field(default="sim", description="sim: CPU emulator; ascend: CANN + NPU")
+    chip: str = Field(default=DEFAULT_CHIP, description="chip profile: " + ", ".join(CHIPS))
+    trials: int = Field(default=5, ge=1, le=100, description="correctness trials, fresh inputs each")
+    seed: int = Field(default=0, description="seed of the first trial's inputs")
+    run_timeout_s: float = Field(default=10.0, gt=0, description="wall-clock limit of one kernel run")
+    plan_timeout_s: float = Field(default=120.0, gt=0, description="limit for host.py and reference.py")
+    compile_timeout_s: float = Field(default=120.0, gt=0, description="limit for one compile")
+    memory_limit_mb: int = Field(default=4096, ge=256, description="address-space limit of a kernel run")
+    plan_memory_limit_mb: int = Field(
+        default=8192, ge=1024, description="address-space limit of host.py and reference.py"
+    )
+    stdout_limit: int = Field(default=64 * 1024, ge=0, description="bytes of kernel output kept in a report")
+    host_allow_list: bool = Field(default=True, description="check host.py against the allow-list before it runs "
                                   "(it may only plan the launch; DESIGN section 6)")
-    estimate: bool = Field(True, description="record the trace and run the cost model (timing, missing-sync)")
-    cxx: str = Field("g++", description="the C++ compiler")
-    opt_level: str = Field("-O1", description="optimisation flag for kernel builds")
-    cache_dir: Path | None = Field(None, description="build cache; default under the user cache dir")
-    profile_dir: Path | None = Field(None, description="calibrated chip cost profiles; default under the user "
+    estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
+    cxx: str = Field(default="g++", description="the C++ compiler")
+    opt_level: str = Field(default="-O1", description="optimisation flag for kernel builds")
+    cache_dir: Path | None = Field(default=None, description="build cache; default under the user cache dir")
+    profile_dir: Path | None = Field(default=None, description="calibrated chip cost profiles; default under the user "
                                      "config dir")
 
     def resolved_profile_dir(self) -> Path:

@@ -16,7 +16,8 @@ import tree_sitter_cpp
 _QUALIFIERS = re.compile(
     rb"\b(__global__|__aicore__|__gm__|__ubuf__|__vector__|__cube__|__inline__)\b|\b__mix__\s*\([^)]*\)"
 )
-_LAUNCH = re.compile(rb"<<<[^;]*?>>>")
+# A `<<<blockDim, l2ctrl, stream>>>` launch configuration (program mode finds launches by it).
+LAUNCH_CONFIG = re.compile(rb"<<<[^;]*?>>>")
 _REGISTER_TILING = re.compile(r"REGISTER_TILING_DEFAULT\s*\(\s*([A-Za-z_][\w:]*)\s*\)")
 
 
@@ -26,7 +27,7 @@ def blank_ascendc(src: bytes) -> bytes:
     def spaces(m: re.Match) -> bytes:
         return bytes(b if b in b"\n" else 0x20 for b in m.group())
 
-    return _LAUNCH.sub(spaces, _QUALIFIERS.sub(spaces, src))
+    return LAUNCH_CONFIG.sub(spaces, _QUALIFIERS.sub(spaces, src))
 
 
 @lru_cache(maxsize=1)
@@ -106,6 +107,8 @@ def find_entries(src: bytes) -> list[Entry]:
         if b"__global__" not in head:
             return
         name_node = decl.child_by_field_name("declarator")
+        if name_node is None:
+            return
         name = _text(src, name_node)
         params = []
         plist = decl.child_by_field_name("parameters")
@@ -118,7 +121,8 @@ def find_entries(src: bytes) -> list[Entry]:
             ptype = " ".join(ptype.split())
             pointer = (pdecl is not None and pdecl.type == "pointer_declarator") or ptype == "GM_ADDR"
             params.append(Param(type=ptype, name=pname, pointer=pointer))
-        body = _text(src, fn.child_by_field_name("body")) if fn.child_by_field_name("body") else ""
+        body_node = fn.child_by_field_name("body")
+        body = _text(src, body_node) if body_node is not None else ""
         m = _REGISTER_TILING.search(body)
         entries.append(Entry(
             name=name.split("::")[-1],

@@ -27,6 +27,11 @@ class Task:
     def runnable(self) -> bool:
         return self.reference is not None and self.host is not None
 
+    def user_files(self) -> set[str]:
+        """Files whose lines diagnostics may name: the task's own, and headers beside the kernel."""
+        files = {str(Path(p).resolve()) for p in (self.kernel, self.host, self.reference) if p is not None}
+        return files | {str(p.resolve()) for pat in ("*.h", "*.hpp") for p in self.root.glob(pat)}
+
 
 def _kernel_files(folder: Path) -> list[Path]:
     found = []

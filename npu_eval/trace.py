@@ -1,4 +1,5 @@
-"""The emulator's per-block instruction trace (written by sim/include/sage_sim/harness.h).
+"""The emulator's per-block instruction trace (written by sim/include/sage_sim/harness.h;
+file names and columns in npu_eval/protocol.py).
 
 One line per API call, tab-separated, blocks introduced by `B <idx>`:
 `kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes`
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from sage_npu.npu_eval import protocol
 
 
 @dataclass(slots=True)
@@ -52,13 +55,13 @@ def read_trace(trace_path: Path, locs_path: Path) -> Trace:
     with open(trace_path, errors="replace") as f:
         for ln in f:
             p = ln.rstrip("\n").split("\t")
-            if p[0] == "truncated":
+            if p[0] == protocol.TRACE_TRUNCATED:
                 truncated = True
                 continue
-            if p[0] == "B":
+            if p[0] == protocol.TRACE_BLOCK:
                 cur = blocks.setdefault(int(p[1]), [])
                 continue
-            if cur is None or len(p) < 15:
+            if cur is None or len(p) < len(protocol.TRACE_COLUMNS):
                 continue
             cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
                            (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14]))))

@@ -1,8 +1,9 @@
 """The plan worker: a Python process that imports torch once and runs host.py and
 reference.py on request (DESIGN section 4, "Plan"; section 8: untrusted code, no secrets).
 
-Protocol: one JSON request per line on stdin, one JSON response per line on the original
-stdout. The user's own prints go to stderr so they cannot corrupt the protocol.
+Protocol: one JSON request per line on stdin (`{"plan": PlanRequest}`), one JSON answer per
+line on the original stdout (a `PlanAnswer`: `{"ok": LaunchPlan}` or `{"error": PlanFailure}`,
+npu_eval/launch_plan.py). The user's own prints go to stderr so they cannot corrupt the protocol.
 """
 
 from __future__ import annotations
@@ -18,22 +19,20 @@ def main() -> int:
     sys.stdout = sys.stderr
     import torch  # noqa: F401 - the point of a resident worker is to pay this once
 
+    from sage_npu.npu_eval.launch_plan import PlanAnswer, PlanFailure, PlanRequest
     from sage_npu.npu_eval.plan import PlanError, plan
 
     proto.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
-        req = json.loads(line)
         try:
-            result = plan(**req["plan"])
-            resp = {"ok": result}
+            answer = PlanAnswer(ok=plan(PlanRequest.model_validate(json.loads(line)["plan"])))
         except PlanError as e:
-            resp = {"error": e.as_dict()}
+            answer = PlanAnswer(error=e.failure())
         except Exception as e:  # noqa: BLE001 - a worker must answer, whatever the user's code does
-            resp = {"error": {"code": "host-error", "message": f"{type(e).__name__}: {e}", "file": None,
-                              "line": None}}
-        proto.write(json.dumps(resp) + "\n")
+            answer = PlanAnswer(error=PlanFailure(code="host-error", message=f"{type(e).__name__}: {e}"))
+        proto.write(answer.model_dump_json(exclude_none=True) + "\n")
     return 0
 
 

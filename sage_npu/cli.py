@@ -73,14 +73,15 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from sage_npu.npu_eval.evaluate import BackendUnavailable, evaluate
+    from sage_npu.npu_eval.backends import unavailable
+    from sage_npu.npu_eval.evaluate import evaluate
 
     settings = load_settings(args.config, _overrides(args))
-    try:
-        report = evaluate(args.path, settings.eval, trace_out=args.trace)
-    except BackendUnavailable as e:
-        print(f"sage-npu: {e}", file=sys.stderr)
+    missing = unavailable(settings.eval.backend)
+    if missing is not None:
+        print(f"sage-npu: {missing}", file=sys.stderr)
         return 2
+    report = evaluate(args.path, settings.eval, trace_out=args.trace)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
@@ -98,6 +99,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from sage_npu.npu_eval.cost_model import estimate
     from sage_npu.npu_eval.costs import default_costs
     from sage_npu.npu_eval.evaluate import Evaluator
+    from sage_npu.npu_eval.report import labelled
 
     settings = load_settings(args.config, _overrides(args))
     chip = chip_profile(settings.eval.chip)
@@ -109,12 +111,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     samples = []
     with Evaluator(settings.eval.model_copy(update={"trials": 1})) as ev:
         for m in rows:
-            report = ev.evaluate(m.task)
-            if ev.last_trace is None:
-                print(f"sage-npu: {m.task}: no trace ({report.status}); fix the task first", file=sys.stderr)
+            evaluation = ev.evaluate(m.task)
+            if evaluation.trace is None:
+                print(f"sage-npu: {m.task}: no trace ({evaluation.report.status}); fix the task first",
+                      file=sys.stderr)
                 return 1
-            trace, block_dim = ev.last_trace
-            samples.append(Sample(trace, block_dim, m.measured_us, m.task.name))
+            samples.append(Sample(evaluation.trace.trace, evaluation.trace.block_dim, m.measured_us, m.task.name))
     base = default_costs(chip.family)
     before = loss(samples, chip, base)
     table, factors, after = fit(samples, chip, base)
@@ -129,7 +131,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
               f"{before:.4f} -> {after:.4f}")
         print("factors: " + ", ".join(f"{k} x{v:.3g}" for k, v in factors.items()))
         for r in rows_out:
-            print(f"  {r['task']:<24} measured {r['measured_us']:9.2f} us  estimated {r['estimated_us']:9.2f} us")
+            measured = labelled(f"{r['measured_us']:9.2f} us", estimated=False)
+            estimated = labelled(f"{r['estimated_us']:9.2f} us", estimated=True)
+            print(f"  {r['task']:<24} {measured}  {estimated}")
         print(f"saved {path}; eval on {chip.name} uses it from now on")
     return 0
 
@@ -139,11 +143,16 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     from sage_npu.agent.optimize import optimize
     from sage_npu.memory.experience_memory import ExperienceMemory
     from sage_npu.memory.store import StoreError
-    from sage_npu.npu_eval.evaluate import BackendUnavailable, Evaluator
+    from sage_npu.npu_eval.backends import unavailable
+    from sage_npu.npu_eval.evaluate import Evaluator
     from sage_npu.npu_eval.report import timing_label
     from sage_npu.npu_eval.task import TaskError
 
     settings = load_settings(args.config, _overrides(args))
+    missing = unavailable(settings.eval.backend)
+    if missing is not None:
+        print(f"sage-npu: {missing}", file=sys.stderr)
+        return 2
     label = timing_label(estimated=settings.eval.backend != "ascend")
     streamed = [0]
 
@@ -174,7 +183,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         with Evaluator(settings.eval) as ev:
             result = optimize(args.path, ev, settings.agent, memory=memory, turns=args.turns, on_attempt=progress,
                               on_token=token)
-    except (BackendUnavailable, TaskError) as e:
+    except TaskError as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2
     if result.error and not args.json:
@@ -192,21 +201,24 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         print("the kernel is not correct yet: fix it first (sage-npu eval shows why)" if result.model == "offline"
               else f"no correct candidate in {result.turns} turns")
         return 1
-    if result.status == "fixed":
-        t = result.best.timing.estimated_us
-        print(f"\nfixed: a correct kernel at {t:.3f} us ({label}), correct on {result.best.correctness.passed}/"
-              f"{result.best.correctness.trials} trials, after {result.turns} turns")
+    best = result.best
+    if result.status == "fixed" and best is not None and best.timing and best.correctness:
+        t = best.timing.estimated_us
+        print(f"\nfixed: a correct kernel at {t:.3f} us ({label}), correct on {best.correctness.passed}/"
+              f"{best.correctness.trials} trials, after {result.turns} turns")
         print(result.diff.rstrip())
         print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
                                                     "; --apply replaces the task's files with it"))
         return 0
+    assert result.seed.timing is not None  # the seed is correct here, so it was timed
     seed_t = result.seed.timing.estimated_us
     if result.status == "no_improvement":
         print(f"no faster correct candidate in {result.turns} turns; the kernel stays at {seed_t:.3f} us ({label})")
         return 0
-    best_t = result.best.timing.estimated_us
+    assert best is not None and best.timing is not None and best.correctness is not None  # improved
+    best_t = best.timing.estimated_us
     print(f"\nbest: {seed_t:.3f} us -> {best_t:.3f} us, {label} {result.speedup:.2f}x, correct on "
-          f"{result.best.correctness.passed}/{result.best.correctness.trials} trials, after {result.turns} turns")
+          f"{best.correctness.passed}/{best.correctness.trials} trials, after {result.turns} turns")
     for step in result.applied:
         print(f"  - {step}")
     print(result.diff.rstrip())

@@ -38,11 +38,9 @@ def _problem(path: tuple[str | int, ...], value: Any, reason: str) -> str:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SAGE_NPU_", env_nested_delimiter="__", extra="forbid")
 
-    # model_validate({}): the parts' defaults, spelt so a type checker (which does not see a
-    # positional `Field(default, ...)` as a default) accepts the factory.
-    eval: EvalSettings = Field(default_factory=lambda: EvalSettings.model_validate({}))
-    memory: MemorySettings = Field(default_factory=lambda: MemorySettings.model_validate({}))
-    agent: AgentSettings = Field(default_factory=lambda: AgentSettings.model_validate({}))
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     def with_editor_values(self, raw: Any) -> tuple[Settings, list[str]]:

@@ -27,7 +27,7 @@ def unaligned(fault_tasks) -> Path:
 
 @pytest.fixture(scope="module")
 def deadlock_report(evaluator, deadlock):
-    return evaluator.evaluate(deadlock)
+    return evaluator.evaluate(deadlock).report
 
 
 def test_a_static_finding_joins_the_report_without_changing_the_status(deadlock_report, deadlock):
@@ -42,7 +42,7 @@ def test_a_static_finding_joins_the_report_without_changing_the_status(deadlock_
 def test_a_finding_the_run_already_reports_is_not_added_twice(evaluator, unaligned):
     src = (unaligned / "diff_custom.cpp").read_bytes()
     assert [f.code for f in analyze(src)] == ["unaligned-copy"]
-    r = evaluator.evaluate(unaligned)
+    r = evaluator.evaluate(unaligned).report
     assert [(d.code, d.line) for d in r.diagnostics].count(("unaligned-copy", 29)) == 1
 
 

@@ -31,8 +31,10 @@ def test_calibration_recovers_the_device_and_eval_uses_it(tmp_path, vadd_task, c
     with Evaluator(EvalSettings(trials=1, cache_dir=cache, profile_dir=profiles)) as ev:
         for kw in shapes:
             task = vadd_task(tmp_path, **kw)
-            r = ev.evaluate(task)
-            trace, block_dim = ev.last_trace
+            evaluation = ev.evaluate(task)
+            r = evaluation.report
+            assert evaluation.trace is not None
+            trace, block_dim = evaluation.trace.trace, evaluation.trace.block_dim
             measured = estimate(trace, chip, truth, block_dim).estimated_us
             rows.append(f"{task.name},{measured:.6f}")
             before[task.name] = (r.timing.estimated_us, measured)
@@ -51,7 +53,7 @@ def test_calibration_recovers_the_device_and_eval_uses_it(tmp_path, vadd_task, c
     # Evaluations on that chip now use the calibrated constants.
     name, (old_est, measured) = next(iter(before.items()))
     with Evaluator(EvalSettings(trials=1, cache_dir=cache, profile_dir=profiles)) as ev:
-        new_est = ev.evaluate(tmp_path / name).timing.estimated_us
+        new_est = ev.evaluate(tmp_path / name).report.timing.estimated_us
     assert abs(new_est - measured) < abs(old_est - measured)
 
 

@@ -53,7 +53,8 @@ def test_not_correct_exits_one_and_prints_clickable_diagnostics(tmp_path, capsys
 def test_ascend_backend_says_it_is_not_available():
     p = run_cli("eval", str(ADD), "--backend", "ascend")
     assert p.returncode == 2
-    assert "CANN" in p.stderr and "not available" in p.stderr
+    assert "CANN" in p.stderr and "not available" in p.stderr and "not built yet" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and p.stdout == ""
 
 
 def test_bad_chip_is_a_usage_error():

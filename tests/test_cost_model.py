@@ -28,7 +28,7 @@ def ev(tmp_path_factory):
 @pytest.fixture
 def timing(vadd_task):
     def measure(ev, tmp_path: Path, **kw):
-        r = ev.evaluate(vadd_task(tmp_path, **kw))
+        r = ev.evaluate(vadd_task(tmp_path, **kw)).report
         assert r.status == "correct", r.diagnostics
         assert r.timing is not None
         assert r.timing.estimated_us >= r.timing.roofline_us  # never faster than the roofline
@@ -64,7 +64,7 @@ def test_bigger_tiles_cut_overhead_until_the_ub_limit(ev, tmp_path, timing, vadd
     total = 8 * 16384
     est = [timing(ev, tmp_path, tiles=total // 8 // tile, tile=tile).estimated_us for tile in (256, 1024, 4096)]
     assert est[0] > est[1] > est[2]
-    r = ev.evaluate(vadd_task(tmp_path, tiles=1, tile=16384))
+    r = ev.evaluate(vadd_task(tmp_path, tiles=1, tile=16384)).report
     assert r.status == "runtime_error" and any(x.code == "ub-overflow" for x in r.diagnostics)
 
 
@@ -74,7 +74,7 @@ def test_chrome_trace_has_a_process_per_block_and_a_lane_per_pipe(ev, tmp_path, 
     timing(ev, tmp_path, blocks=4, tiles=2, tile=1024)
     out = tmp_path / "trace.json"
     with Evaluator(ev.settings) as e2:
-        r = e2.evaluate(tmp_path / "vadd_4_2_1024_2_0", trace_out=out)
+        r = e2.evaluate(tmp_path / "vadd_4_2_1024_2_0", trace_out=out).report
     assert r.status == "correct"
     events = json.loads(out.read_text())["traceEvents"]
     procs = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
@@ -134,7 +134,7 @@ def _line(d: Path, needle: str) -> int:
 
 def test_missing_flags_around_a_tbuf_are_found(ev, tmp_path):
     d = sync_task(tmp_path, "noflags", "", "")
-    r = ev.evaluate(d)
+    r = ev.evaluate(d).report
     found = {(x.line, x.code) for x in r.diagnostics if x.code == "missing-sync"}
     assert (_line(d, "AscendC::Add("), "missing-sync") in found  # V reads what MTE2 wrote
     assert (_line(d, "AscendC::DataCopy(yg"), "missing-sync") in found  # MTE3 reads what V wrote
@@ -147,7 +147,7 @@ def test_flagged_tbuf_kernel_is_not_flagged(ev, tmp_path):
     d = sync_task(tmp_path, "flags",
                   "AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0); AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);",
                   "AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(0); AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(0);")
-    r = ev.evaluate(d)
+    r = ev.evaluate(d).report
     assert r.status == "correct", r.diagnostics
     assert not [x for x in r.diagnostics if x.code == "missing-sync"]
 
@@ -156,7 +156,7 @@ def test_half_synchronised_kernel_is_flagged_once_at_the_gap(ev, tmp_path):
     d = sync_task(tmp_path, "half",
                   "AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0); AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);",
                   "")
-    r = ev.evaluate(d)
+    r = ev.evaluate(d).report
     lines = [x.line for x in r.diagnostics if x.code == "missing-sync"]
     assert lines == [_line(d, "AscendC::DataCopy(yg")]
 

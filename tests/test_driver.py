@@ -15,6 +15,7 @@ from sage_npu.agent.adoption_block import Adoption
 from sage_npu.agent.driver import NO_CHECK, FailedTurn, Outcome, SearchState, SearchStop, run_episode
 from sage_npu.agent.episode import Candidate, Proof, digest
 from sage_npu.agent.reflection import deterministic_lessons
+from sage_npu.npu_eval.evaluate import Evaluation
 from sage_npu.npu_eval.report import Correctness, Diagnostic, Report, Timing
 from sage_npu.npu_eval.settings import EvalSettings
 
@@ -32,7 +33,7 @@ class FakeEvaluator:
         self.settings = EvalSettings()
         self.evaluated: list[Path] = []
 
-    def evaluate(self, where: Path) -> Report:
+    def evaluate(self, where: Path) -> Evaluation:
         self.evaluated.append(where)
         text = next(where.glob("*.cpp")).read_text()
         m = re.search(r"status=(\w+) us=([\d.]+) error=(\d)", text)
@@ -40,11 +41,11 @@ class FakeEvaluator:
         status, us, error = m.group(1), float(m.group(2)), m.group(3) == "1"
         diags = [Diagnostic(file=str(where / KERNEL), line=2, end_line=2, end_column=2, severity="error",
                             code="gm-race", message="a race")] if error else []
-        return Report(task=str(where), kernel=str(where / KERNEL), status=status, diagnostics=diags,
+        return Evaluation(Report(task=str(where), kernel=str(where / KERNEL), status=status, diagnostics=diags,
                       correctness=Correctness(trials=2, passed=2 if status == "correct" else 0, max_abs_err=0,
                                               mean_rel_err=0, max_rel_err=0),
                       timing=Timing(estimated_us=us, launch_overhead_us=0, roofline_us=0.1, bottleneck="V",
-                                    pipes={}) if status == "correct" else None)
+                                    pipes={}) if status == "correct" else None))
 
 
 @dataclass

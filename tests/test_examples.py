@@ -29,7 +29,7 @@ def test_examples_are_found():
 
 @pytest.mark.parametrize("name", TASKS)
 def test_example_is_correct(example_evaluator, name):
-    report = example_evaluator.evaluate(EXAMPLES / name)
+    report = example_evaluator.evaluate(EXAMPLES / name).report
     errors = [d for d in report.diagnostics if d.severity == "error"]
     summary = "\n".join(f"{d.file}:{d.line}: [{d.code}] {d.message}" for d in report.diagnostics)
     assert report.status == "correct", f"{name}: {report.status}\n{summary}"

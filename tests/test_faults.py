@@ -99,7 +99,7 @@ FAULT_CASES = [
 @pytest.mark.parametrize("fault", FAULT_CASES, ids=lambda f: f.case)
 def test_fault_is_reported_at_its_line(ev, fault_tasks, fault: Fault):
     task = fault_tasks[fault.case]
-    report = ev.evaluate(task)
+    report = ev.evaluate(task).report
     assert report.status == fault.status, report.diagnostics
     assert_no_header_lines(report)
     for code, file, line in expected_marks(task):
@@ -111,7 +111,7 @@ def test_fault_is_reported_at_its_line(ev, fault_tasks, fault: Fault):
 
 
 def test_out_of_bounds_shows_only_on_the_tail_shape(ev, fault_tasks):
-    report = ev.evaluate(fault_tasks["gm_out_of_bounds_tail"])
+    report = ev.evaluate(fault_tasks["gm_out_of_bounds_tail"]).report
     # Trial 0 is the aligned shape and passes; trial 1 (the tail) stops at the fault.
     assert report.correctness.trials == 2 and report.correctness.passed == 1
     assert [d.code for d in report.diagnostics] == ["gm-out-of-bounds"]
@@ -124,7 +124,7 @@ def test_ub_overflow_depends_on_the_chip(fault_tasks):
     need = 6 * 36864  # three double-buffered queues of 18432 halves
     assert chip_profile("910B2").ub_bytes < need <= chip_profile("310P3").ub_bytes
     with Evaluator(EvalSettings(chip="310P3", trials=1)) as e310:
-        report = e310.evaluate(fault_tasks["ub_overflow"])
+        report = e310.evaluate(fault_tasks["ub_overflow"]).report
     assert report.chip == "310P3"
     assert report.status == "correct", report.diagnostics
     assert report.diagnostics == []
@@ -132,7 +132,7 @@ def test_ub_overflow_depends_on_the_chip(fault_tasks):
 
 def test_mismatch_names_index_values_block_and_the_copy_that_wrote_it(ev, fault_tasks):
     task = fault_tasks["mismatch_tail"]
-    report = ev.evaluate(task)
+    report = ev.evaluate(task).report
     assert report.status == "mismatch"
     assert_no_header_lines(report)
     (mark,) = expected_marks(task)
@@ -156,7 +156,7 @@ def test_mismatch_names_index_values_block_and_the_copy_that_wrote_it(ev, fault_
 
 @pytest.mark.parametrize("case", ["correct_add_pad_tail", "correct_tbuf_flags"])
 def test_correct_kernel_is_not_flagged(ev, fault_tasks, case: str):
-    report = ev.evaluate(fault_tasks[case])
+    report = ev.evaluate(fault_tasks[case]).report
     assert report.status == "correct", report.diagnostics
     assert report.diagnostics == []
     assert report.correctness.passed == report.correctness.trials >= 2

@@ -42,7 +42,7 @@ def ev(tmp_path_factory):
 @pytest.mark.parametrize(("group", "name"), [pytest.param(g, n, id=f"{g}/{n}") for g, n in TASKS])
 def test_report_equals_golden(ev, fault_tasks, group: str, name: str):
     task = fault_tasks[name] if group == "faults" else EXAMPLES / name
-    got = normalized(ev.evaluate(task).model_dump_json(), task)
+    got = normalized(ev.evaluate(task).report.model_dump_json(), task)
     golden = GOLDEN / f"{group}__{name}.json"
     if os.environ.get("SAGE_NPU_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")

@@ -46,7 +46,7 @@ def test_the_catalog_proposes_only_unevaluated_files_and_never_fixes(ev):
 
     d = EXAMPLES / "vadd_naive"
     base = {"vadd_naive.cpp": (d / "vadd_naive.cpp").read_text(), "host.py": (d / "host.py").read_text()}
-    seed = ev.evaluate(d)
+    seed = ev.evaluate(d).report
 
     def state(best, evaluated):
         return SearchState(operator="vadd_naive", kernel_name="vadd_naive.cpp", reference=d / "reference.py",

@@ -230,6 +230,9 @@ def test_acl_program_reads_and_writes_its_files(tmp_path, settings):
     assert launch.line == line_of(path, "axpb_custom<<<") and launch.column == 5
     assert launch.timing is not None and launch.timing.estimated_us > 0
     assert not all_diagnostics(report)
+    # Program mode runs through the sandbox's one entry, which records the layers that held.
+    assert "seccomp" in report.protections
+    assert ("nobody" in report.protections) == (os.geteuid() == 0)
 
 
 def test_faulting_launch_is_reported_at_its_line_and_fails_the_stream(tmp_path, settings):

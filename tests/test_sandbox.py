@@ -100,7 +100,7 @@ def kernel_of(name: str) -> Path:
 # ---- hostile kernels through the evaluator ----
 
 def test_endless_loop_times_out_at_the_loops_last_call(ev):
-    r = ev.evaluate(HOSTILE / "endless_loop")
+    r = ev.evaluate(HOSTILE / "endless_loop").report
     assert r.status == "timeout", r.diagnostics
     d = diag(r, "timeout")
     k = kernel_of("endless_loop")
@@ -109,7 +109,7 @@ def test_endless_loop_times_out_at_the_loops_last_call(ev):
 
 
 def test_null_pointer_write_crashes_at_its_line(ev):
-    r = ev.evaluate(HOSTILE / "null_write")
+    r = ev.evaluate(HOSTILE / "null_write").report
     assert r.status == "crash", r.diagnostics
     d = diag(r, "crash")
     k = kernel_of("null_write")
@@ -118,7 +118,7 @@ def test_null_pointer_write_crashes_at_its_line(ev):
 
 
 def test_fork_storm_is_refused_and_its_daemon_dies(ev):
-    r = ev.evaluate(HOSTILE / "fork_storm")
+    r = ev.evaluate(HOSTILE / "fork_storm").report
     # The daemon forked by a global constructor, before the seccomp filter, did start: only
     # the PID namespace (or the sweep) ends it, which the autouse fixture checks.
     assert "fork storm: 0 started, 64 refused (Operation not permitted); daemon started" in r.stdout, r.stdout
@@ -128,7 +128,7 @@ def test_fork_storm_is_refused_and_its_daemon_dies(ev):
 def test_escape_attempts_from_the_kernel_are_refused(ev):
     marker = Path("/tmp/sage-hostile-escape")
     marker.unlink(missing_ok=True)
-    r = ev.evaluate(HOSTILE / "escape")
+    r = ev.evaluate(HOSTILE / "escape").report
     for line in ("execv: -1 (Operation not permitted)", "socket: -1 (Operation not permitted)",
                  "connect: -1 (Operation not permitted)", "ptrace: -1 (Operation not permitted)",
                  "kill self: 0 (ok)", "kill other: -1 (Operation not permitted)"):
@@ -141,7 +141,7 @@ def test_writes_to_home_land_in_the_scratch_dir_and_go_with_it(ev):
     real_home = Path(os.path.expanduser("~"))
     left = real_home / "sage-hostile-home.txt"
     assert not left.exists()
-    r = ev.evaluate(HOSTILE / "home_write")
+    r = ev.evaluate(HOSTILE / "home_write").report
     assert r.status == "correct", r.diagnostics
     home = next(ln.split("=", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("HOME="))
     assert Path(home).is_relative_to(tempfile.gettempdir()) and "sage-eval-" in home
@@ -153,7 +153,7 @@ def test_writes_to_home_land_in_the_scratch_dir_and_go_with_it(ev):
 
 
 def test_kernel_sees_no_api_key(ev):
-    r = ev.evaluate(HOSTILE / "env_secret")
+    r = ev.evaluate(HOSTILE / "env_secret").report
     assert r.status == "correct", r.diagnostics
     assert SECRET not in r.stdout
     assert "OPENAI_API_KEY=(none)" in r.stdout and "SAGE_NPU_LLM_API_KEY=(none)" in r.stdout
@@ -162,7 +162,7 @@ def test_kernel_sees_no_api_key(ev):
 
 
 def test_huge_allocation_fails_inside_the_memory_limit(ev):
-    r = ev.evaluate(HOSTILE / "big_alloc")
+    r = ev.evaluate(HOSTILE / "big_alloc").report
     assert r.status in ("crash", "runtime_error"), r.diagnostics
     d = diag(r, "crash")
     k = kernel_of("big_alloc")
@@ -171,7 +171,7 @@ def test_huge_allocation_fails_inside_the_memory_limit(ev):
 
 
 def test_raw_gm_write_past_an_output_names_the_buffer(ev):
-    r = ev.evaluate(HOSTILE / "gm_overrun")
+    r = ev.evaluate(HOSTILE / "gm_overrun").report
     assert r.status == "crash", r.diagnostics
     d = diag(r, "crash")
     k = kernel_of("gm_overrun")
@@ -181,11 +181,11 @@ def test_raw_gm_write_past_an_output_names_the_buffer(ev):
 
 def test_host_py_sees_no_api_key(ev):
     # The allow-list refuses this host.py before it runs; behind it, the worker must hold no key either.
-    assert diag(ev.evaluate(HOSTILE / "host_secret"), "host-error").line == 1
+    assert diag(ev.evaluate(HOSTILE / "host_secret").report, "host-error").line == 1
     strict = ev.settings
     ev.settings = strict.model_copy(update={"host_allow_list": False})
     try:
-        r = ev.evaluate(HOSTILE / "host_secret")
+        r = ev.evaluate(HOSTILE / "host_secret").report
     finally:
         ev.settings = strict
     assert r.status == "harness_error"

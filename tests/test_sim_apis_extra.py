@@ -673,12 +673,12 @@ def test_cann9_kernel_end_to_end_and_failed_assert(evaluator, tmp_path):
     (task / "add_cann9.cpp").write_text(CANN9_KERNEL)
     (task / "reference.py").write_text(CANN9_REFERENCE)
     (task / "host.py").write_text(CANN9_HOST)
-    report = evaluator.evaluate(task)
+    report = evaluator.evaluate(task).report
     assert report.status == "correct", [(d.code, d.line, d.message) for d in report.diagnostics]
     assert not [d for d in report.diagnostics if d.severity == "error"]
 
     (task / "add_cann9.cpp").write_text(CANN9_KERNEL.replace("blockLength * block_num", "blockLength * 2"))
-    report = evaluator.evaluate(task)
+    report = evaluator.evaluate(task).report
     assert report.status != "correct"
     d = next(d for d in report.diagnostics if d.code == "assert-failed")
     line = next(n for n, s in enumerate(CANN9_KERNEL.splitlines(), 1) if "ascendc_assert" in s and "(" in s)
@@ -688,7 +688,7 @@ def test_cann9_kernel_end_to_end_and_failed_assert(evaluator, tmp_path):
 def test_syncall_across_blocks_in_a_task(evaluator):
     # Each block reads, after the barrier, what its mirror block wrote before it: only a real
     # barrier between the blocks makes this correct.
-    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "swap_blocks")
+    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "swap_blocks").report
     assert r.status == "correct", r.diagnostics
     assert r.correctness.passed == r.correctness.trials and r.timing is not None
 
@@ -696,13 +696,13 @@ def test_syncall_across_blocks_in_a_task(evaluator):
 def test_high_level_sum_and_broadcast_in_a_task(evaluator):
     # Rows minus their mean with Sum over padded rows and BroadCast along axis 1, on full and
     # tail shapes (13 columns pad to 16).
-    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "row_sum_bcast")
+    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "row_sum_bcast").report
     assert r.status == "correct", [(d.code, d.line, d.message) for d in r.diagnostics]
     assert r.correctness.trials >= 3
 
 
 def test_broadcast_along_axis_0_and_in_one_dimension(evaluator):
-    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "bias_bcast")   # x + b[None, :] + s
+    r = evaluator.evaluate(Path(__file__).parent / "tasks" / "bias_bcast").report   # x + b[None, :] + s
     assert r.status == "correct", [(d.code, d.line, d.message) for d in r.diagnostics]
 
 
@@ -714,7 +714,7 @@ def test_sum_with_a_bad_row_pitch_is_reported_at_the_call(evaluator, tmp_path):
     kernel = task / "row_sum_bcast.cpp"
     kernel.write_text(kernel.read_text().replace("SumParams p{t.rows, t.pitch, t.cols}",
                                                  "SumParams p{t.rows, t.cols, t.cols}"))   # 13 columns: unpadded
-    r = evaluator.evaluate(task)
+    r = evaluator.evaluate(task).report
     bad = next(d for d in r.diagnostics if d.code == "ub-out-of-bounds")
     assert "inner must be n rounded up" in bad.message
     assert "AscendC::Sum(" in kernel.read_text().splitlines()[bad.line - 1]

@@ -699,7 +699,7 @@ def test_reduction_kernel_end_to_end_and_dtype_gate_in_the_report(evaluator, tmp
     (task / "row_sum.cpp").write_text(ROWSUM_KERNEL)
     (task / "reference.py").write_text(ROWSUM_REFERENCE)
     (task / "host.py").write_text(ROWSUM_HOST)
-    report = evaluator.evaluate(task)
+    report = evaluator.evaluate(task).report
     assert report.status == "correct", [(d.code, d.line, d.message) for d in report.diagnostics]
     assert not [d for d in report.diagnostics if d.severity == "error"]
 
@@ -707,7 +707,7 @@ def test_reduction_kernel_end_to_end_and_dtype_gate_in_the_report(evaluator, tmp
                                 "AscendC::LocalTensor<int32_t> il = yl.ReinterpretCast<int32_t>();\n"
                                 "    AscendC::Exp(il, il, rows);")
     (task / "row_sum.cpp").write_text(textwrap.dedent(bad))
-    report = evaluator.evaluate(task)
+    report = evaluator.evaluate(task).report
     assert report.status == "compile_error"
     d = next(d for d in report.diagnostics if d.code == "dtype-unsupported")
     assert d.line == line_of(task / "row_sum.cpp", "AscendC::Exp(il") and "Exp has no int32_t overload" in d.message

@@ -47,7 +47,7 @@ def test_report_carries_raw_access_warning(evaluator, tmp_path):
     d.mkdir()
     for f in (Path(__file__).resolve().parents[1] / "examples/tasks/add_custom").iterdir():
         (d / f.name).write_text(f.read_text() if f.name != "add_custom.cpp" else src)
-    r = evaluator.evaluate(d)
+    r = evaluator.evaluate(d).report
     assert r.status == "correct"
     raw = [x for x in r.diagnostics if x.code == "raw-gm-access"]
     assert len(raw) == 1 and raw[0].file == str(d / "add_custom.cpp")

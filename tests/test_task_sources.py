@@ -118,7 +118,7 @@ def test_the_host_part_is_blanked_keeping_every_line():
 def test_a_single_source_asc_runs_its_kernel_in_task_mode(evaluator, tmp_path):
     d = make(tmp_path / "neg", {"neg_custom.asc": SAMPLE, "data_utils.h": DATA_UTILS, "reference.py": REFERENCE,
                                 "host.py": HOST})
-    r = evaluator.evaluate(d)
+    r = evaluator.evaluate(d).report
     assert r.status == "correct", r.diagnostics
     assert "must never run" not in r.stdout
 
@@ -126,7 +126,7 @@ def test_a_single_source_asc_runs_its_kernel_in_task_mode(evaluator, tmp_path):
 def test_an_error_in_the_kernel_part_names_the_original_file_and_line(evaluator, tmp_path):
     d = make(tmp_path / "neg", {"neg_custom.asc": SAMPLE.replace("Muls(b, a", "Mulz(b, a"),
                                 "data_utils.h": DATA_UTILS, "reference.py": REFERENCE, "host.py": HOST})
-    r = evaluator.evaluate(d)
+    r = evaluator.evaluate(d).report
     assert r.status == "compile_error"
     err = next(x for x in r.diagnostics if x.code == "compile-error")
     assert (err.file, err.line) == (str(d / "neg_custom.asc"), 24) and "Mulz" in err.message
@@ -186,7 +186,7 @@ def test_framework_entry_gets_dtype_macros_from_its_tensors(evaluator, tmp_path)
                           Tiling(totalLength=x.numel(), negativeSlope=0.1)], outputs=[y])
         """
     d = make(tmp_path / "leaky", {"leaky.cpp": FRAMEWORK, "reference.py": ref, "host.py": host})
-    r = evaluator.evaluate(d)
+    r = evaluator.evaluate(d).report
     assert r.status == "correct", r.diagnostics
 
 
@@ -196,7 +196,7 @@ def test_what_the_emulator_lacks_is_one_actionable_line(evaluator, tmp_path):
                                          "        AscendC::Nonexistent(b);\n")
     d = make(tmp_path / "neg", {"neg_custom.asc": kernel, "data_utils.h": DATA_UTILS, "reference.py": REFERENCE,
                                 "host.py": HOST})
-    r = evaluator.evaluate(d)
+    r = evaluator.evaluate(d).report
     found = [(x.line, x.message) for x in r.diagnostics if x.code == "compile-error"]
     assert any(line == 25 and m.startswith("Mmad is a cube-unit (matrix) API") and "not emulated" in m
                for line, m in found), found

@@ -15,6 +15,7 @@ import tree_sitter as ts
 
 from sage_npu.npu_eval.analysis.model import Function, KernelModel
 from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.codes import DiagnosticCode
 from sage_npu.npu_eval.report import Severity
 
 BLOCK = 32  # bytes: the unit of DataCopy and of UB operand alignment
@@ -50,7 +51,7 @@ class Finding:
     end_line: int
     end_column: int
     severity: Severity
-    code: str
+    code: DiagnosticCode
     message: str
     fixes: list[Fix] = field(default_factory=list)
 
@@ -65,7 +66,7 @@ class Rule:
     in_report: bool = True
 
 
-def finding(m: KernelModel, node: ts.Node, severity: Severity, code: str, message: str,
+def finding(m: KernelModel, node: ts.Node, severity: Severity, code: DiagnosticCode, message: str,
             fixes: list[Fix] | None = None) -> Finding:
     return Finding(*m.span(node), severity, code, message, fixes or [])
 

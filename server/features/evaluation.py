@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from sage_npu.npu_eval.evaluate import BackendUnavailable, Cancelled, Evaluator
+from sage_npu.npu_eval.evaluate import Cancelled, Evaluator
 from sage_npu.npu_eval.report import Diagnostic, Report
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
@@ -142,11 +142,9 @@ class Evaluation(Feature):
     def _run(self, task: Task) -> Report | None:
         self._running = task.root
         try:
-            return self._get_evaluator().evaluate(task)
+            return self._get_evaluator().evaluate(task).report
         except Cancelled:
             return None
-        except BackendUnavailable as e:
-            return _task_error(task, str(e))
         except Exception as e:  # noqa: BLE001 - the server never dies of a user's file
             log.exception("evaluation of %s failed", task.root)
             return _task_error(task, f"sage-npu could not evaluate this task: {e}")

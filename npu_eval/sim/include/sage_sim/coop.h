@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "protocol.h"
 #include "vec.h"
 
 namespace sage {
@@ -61,7 +62,7 @@ inline void fiber_entry() {
         f.state = FiberState::Done;
     } catch (const KernelAbort&) {
         f.state = FiberState::Aborted;
-        c.status = 3;
+        c.status = protocol::kExitAborted;
     }
     // Returning follows uc_link back to the scheduler.
 }
@@ -147,7 +148,7 @@ inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
                                 need, waiting, finished, f->idx));
             std::swap(rt().block, f->st);
         }
-        c.status = 3;
+        c.status = protocol::kExitAborted;
         break;
     }
     for (auto& f : c.fibers) {

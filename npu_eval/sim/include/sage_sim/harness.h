@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "../kernel_operator.h"
+#include "protocol.h"
 #include "sandbox.h"
 
 namespace sage {
@@ -132,7 +133,7 @@ struct Manifest {
         std::vfprintf(stderr, fmt, ap);
         std::fprintf(stderr, "\n");
         va_end(ap);
-        std::exit(4);
+        std::exit(protocol::kExitBadManifest);
     }
 
     static GmBuffer alloc_gm(size_t bytes, int arg, const std::string& name) {
@@ -229,23 +230,22 @@ inline void write_faults_to(const std::string& dir) {
         escape_into(s, f.message);
         s += "\n";
     }
-    write_file(dir + "/faults.tsv", s.data(), s.size());
+    write_file(dir + "/" + protocol::kFaults, s.data(), s.size());
     std::string l;
     for (size_t i = 0; i < rt().locs.size(); ++i) {
         l += std::to_string(i + 1) + "\t" + std::to_string(rt().locs[i].second) + "\t";
         escape_into(l, rt().locs[i].first);
         l += "\n";
     }
-    write_file(dir + "/locs.tsv", l.data(), l.size());
+    write_file(dir + "/" + protocol::kLocs, l.data(), l.size());
 }
 inline void write_faults(const Manifest& m) { write_faults_to(m.outdir); }
 
 inline void append_trace(FILE* f, const BlockState& b) {
-    static const char* kinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier"};
     if (trace_truncated()) std::fprintf(f, "truncated\t%d\n", b.idx);
     std::fprintf(f, "B\t%d\n", b.idx);
     for (auto& r : b.trace) {
-        std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\n", kinds[int(r.kind)],
+        std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\n", protocol::kTraceKinds[int(r.kind)],
                      pipe_name(r.pipe), r.api, r.dtype, r.elems, (unsigned long long)r.bytes, r.loc, r.a, r.b,
                      r.w.addr, r.w.bytes, r.r0.addr, r.r0.bytes, r.r1.addr, r.r1.bytes);
     }
@@ -329,7 +329,7 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
         }
         if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
     }
-    _exit(sig == SIGTERM ? 124 : 128 + sig);
+    _exit(sig == SIGTERM ? protocol::kExitTimeout : protocol::kExitSignalBase + sig);
 }
 
 // An exception the kernel let escape (std::bad_alloc from a huge new, std::out_of_range from
@@ -384,7 +384,7 @@ inline void install_signal_handlers(const std::string& crash_path) {
     signal(SIGXFSZ, SIG_IGN);  // an oversized output fails its write instead of killing us
     std::set_terminate(on_terminate);
 }
-inline void install_signal_handlers(const Manifest& m) { install_signal_handlers(out_path(m, "crash.tsv")); }
+inline void install_signal_handlers(const Manifest& m) { install_signal_handlers(out_path(m, protocol::kCrash)); }
 
 // Runs the blocks of one launch in turn, each with a fresh block state over one Unified Buffer
 // (stale bytes, as the device leaves them), its trace appended to `trace` when given. A fault
@@ -412,7 +412,7 @@ inline int run_blocks(int64_t block_dim, std::vector<uint8_t>& ub, std::vector<u
         try {
             body();
         } catch (const KernelAbort&) {
-            status = 3;
+            status = protocol::kExitAborted;
         }
         if (trace) append_trace(trace, st);
     }
@@ -431,7 +431,7 @@ inline int harness_main(int argc, char** argv, BlockFn run_block) {
     sandbox_enter_kernel();
 
     std::vector<uint8_t> ub(rt().ub_bytes), ub_init(rt().ub_bytes);
-    FILE* trace = m.trace ? std::fopen(out_path(m, "trace.tsv").c_str(), "w") : nullptr;
+    FILE* trace = m.trace ? std::fopen(out_path(m, protocol::kTrace).c_str(), "w") : nullptr;
     int status = run_blocks(m.block_dim, ub, ub_init, trace, [&] { run_block(m); });
     std::fflush(stdout);
     if (trace) std::fclose(trace);
@@ -439,12 +439,12 @@ inline int harness_main(int argc, char** argv, BlockFn run_block) {
     for (auto& g : rt().gm) {
         for (auto& b : m.buffers) {
             if (b.arg != g.arg || b.role == "in") continue;
-            write_file(out_path(m, "out_" + std::to_string(b.arg) + ".bin"), g.base, g.bytes);
-            write_writers(out_path(m, "writer_" + std::to_string(b.arg) + ".bin"), g.writer, g.bytes);
+            write_file(out_path(m, protocol::kOutputPrefix + std::to_string(b.arg) + ".bin"), g.base, g.bytes);
+            write_writers(out_path(m, protocol::kWriterPrefix + std::to_string(b.arg) + ".bin"), g.writer, g.bytes);
         }
     }
     write_faults(m);
-    write_file(out_path(m, "done"), "ok\n", 3);
+    write_file(out_path(m, protocol::kDone), "ok\n", 3);
     return status;
 }
 

@@ -243,7 +243,7 @@ inline void check_launch_args(const LaunchSite& site, std::index_sequence<I...>,
     (check_launch_arg(site, I, args), ...);
 }
 
-inline std::string launch_dir(int k) { return program().out + "/launch_" + std::to_string(k); }
+inline std::string launch_dir(int k) { return program().out + "/" + protocol::kLaunchPrefix + std::to_string(k); }
 
 inline void print_faults(const LaunchSite& site, int k) {
     static const char* sev[] = {"error", "warning", "info"};
@@ -262,7 +262,7 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
         std::string meta = std::to_string(k) + "\t" + tsv_field(site.file) + "\t" + std::to_string(site.line) + "\t" +
                            std::to_string(site.column) + "\t" + tsv_field(site.kernel) + "\t" +
                            std::to_string(block_dim) + "\n";
-        write_file(dir + "/meta.tsv", meta.data(), meta.size());
+        write_file(dir + "/" + protocol::kMeta, meta.data(), meta.size());
     }
     rt().faults.clear();
     trace_truncated() = false;
@@ -278,7 +278,7 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
         record_fault("acl-error", Severity::Error, at,
                      format("%s is launched on %lld blocks: the block count must be 1..65535", site.kernel,
                             (long long)block_dim));
-        status = 3;
+        status = protocol::kExitAborted;
     }
     if (status == 0) {
         if (!dir.empty() && !p.sandboxed) {
@@ -289,9 +289,9 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
             p.ub.assign(rt().ub_bytes, 0);
             p.ub_init.assign(rt().ub_bytes, 0);
         }
-        int fd = dir.empty() ? -1 : ::open((dir + "/crash.tsv").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+        int fd = dir.empty() ? -1 : ::open((dir + "/" + protocol::kCrash).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                            0644);
-        FILE* trace = rt().tracing ? std::fopen((dir + "/trace.tsv").c_str(), "w") : nullptr;
+        FILE* trace = rt().tracing ? std::fopen((dir + "/" + protocol::kTrace).c_str(), "w") : nullptr;
         rt().fault_fd = fd;
         rt().last = at;
         in_host_code() = false;
@@ -339,17 +339,17 @@ inline Launcher<std::decay_t<F>> kernel_launch(const LaunchSite& site, F&& f, in
 // ---- start-up ----
 
 inline bool program_start() {
-    const char* out = std::getenv("SAGE_PROGRAM_OUT");
+    const char* out = std::getenv(protocol::kEnvProgramOut);
     if (!out || !*out) return false;
     Program& p = program();
     p.out = out;
-    const char* trace = std::getenv("SAGE_PROGRAM_TRACE");
+    const char* trace = std::getenv(protocol::kEnvProgramTrace);
     p.trace = trace && std::strcmp(trace, "1") == 0;
     setvbuf(stdout, nullptr, _IOLBF, 0);  // a crash must not eat the lines already printed
     in_host_code() = true;
-    install_signal_handlers(p.out + "/host_crash.tsv");
+    install_signal_handlers(p.out + "/" + protocol::kHostCrash);
     p.host_crash_fd = rt().fault_fd;
-    p.host_fd = ::open((p.out + "/host_faults.tsv").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    p.host_fd = ::open((p.out + "/" + protocol::kHostFaults).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     return true;
 }
 

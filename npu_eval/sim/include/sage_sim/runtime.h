@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol.h"
+
 #ifndef SAGE_CHIP_NAME
 #define SAGE_CHIP_NAME "910B2"
 #endif
@@ -108,7 +110,7 @@ struct GmBuffer {
     size_t bytes;
     int arg;            // index in the entry's parameter list
     std::string name;
-    uint32_t* writer;   // per byte: (location id << 12) | (block + 1); null if not tracked
+    uint32_t* writer;   // per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null if not tracked
 };
 
 // A GM buffer the program freed (aclrtFree, GmFree): an access to it names the free.
@@ -405,7 +407,7 @@ inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, con
                      uint32_t elem = 1, bool identical = false) {
     if (!b->writer || !bytes) return;
     const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
-    const uint32_t me = (intern(loc) << 12) | mine;
+    const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
     uint32_t* w = b->writer + off;
     if (blk().atomic_op) {

@@ -18,6 +18,8 @@
 #include <cstring>
 #include <vector>
 
+#include "protocol.h"
+
 #if defined(__linux__)
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -358,7 +360,7 @@ inline const char* install_seccomp() {
 // SAGE_SANDBOX_SECCOMP=0 in the environment (set by sandbox.py only when asked, to measure
 // the filter's cost) leaves it out.
 inline void sandbox_enter_kernel() {
-    const char* want = std::getenv("SAGE_SANDBOX_SECCOMP");
+    const char* want = std::getenv(protocol::kEnvSeccomp);
     if (want && std::strcmp(want, "0") == 0) return;
 #if defined(SAGE_SECCOMP_SUPPORTED)
     const char* err = install_seccomp();

@@ -1,0 +1,65 @@
+// The contract between the harness and the Python side (npu_eval/protocol.py): exit codes,
+// the files a run leaves, their TSV columns, the environment the sandbox sets and the
+// flag-event-to-pipe map. The other headers use these names instead of literals;
+// tests/test_protocol.py prints them from a small program and compares them with protocol.py.
+#pragma once
+
+namespace sage {
+namespace sim {
+namespace protocol {
+
+// ---- exit codes of a harness run ----
+constexpr int kExitAborted = 3;        // a fault stopped the kernel (KernelAbort)
+constexpr int kExitBadManifest = 4;    // the manifest could not be read, or GM not mapped
+constexpr int kExitTimeout = 124;      // SIGTERM at the time limit
+constexpr int kExitSignalBase = 128;   // 128 + N: died of signal N
+
+// ---- files a run leaves in its output folder ----
+constexpr const char* kManifest = "manifest.tsv";
+constexpr const char* kTrace = "trace.tsv";
+constexpr const char* kLocs = "locs.tsv";
+constexpr const char* kFaults = "faults.tsv";
+constexpr const char* kCrash = "crash.tsv";
+constexpr const char* kDone = "done";
+constexpr const char* kOutputPrefix = "out_";      // out_<arg>.bin
+constexpr const char* kWriterPrefix = "writer_";   // writer_<arg>.bin
+constexpr const char* kLaunchPrefix = "launch_";   // program mode: launch_<n>/
+constexpr const char* kMeta = "meta.tsv";
+constexpr const char* kHostFaults = "host_faults.tsv";
+constexpr const char* kHostCrash = "host_crash.tsv";
+
+// ---- environment ----
+constexpr const char* kEnvProgramOut = "SAGE_PROGRAM_OUT";
+constexpr const char* kEnvProgramTrace = "SAGE_PROGRAM_TRACE";
+constexpr const char* kEnvSeccomp = "SAGE_SANDBOX_SECCOMP";
+// The starts of what sandbox.h prints when the kernel runs without its seccomp filter.
+constexpr const char* kSeccompFailed = "sage sandbox: the seccomp filter could not";
+constexpr const char* kSeccompAbsent = "sage sandbox: no seccomp filter";
+
+// ---- TSV columns ----
+constexpr const char* kFaultColumns[] = {"code", "severity", "file", "line", "block", "count", "message"};
+constexpr const char* kLocsColumns[] = {"id", "line", "file"};
+constexpr const char* kTraceColumns[] = {"kind", "pipe", "api", "dtype", "elems", "bytes", "loc", "a", "b",
+                                         "w_addr", "w_bytes", "r0_addr", "r0_bytes", "r1_addr", "r1_bytes"};
+constexpr const char* kTraceBlock = "B";
+constexpr const char* kTraceTruncated = "truncated";
+// Trace record kinds, indexed by the runtime's record kind.
+constexpr const char* kTraceKinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier"};
+// writer_<arg>.bin runs: (location id << kWriterBlockBits) | (block + 1)
+constexpr int kWriterBlockBits = 12;
+
+// ---- pipes and flag events ----
+constexpr const char* kPipes[] = {"S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"};  // Pipe order
+constexpr int kPipeAll = 6;  // pipe_t::PIPE_ALL
+// HardEvent, in its enum order -> {the pipe that sets the flag, the pipe that waits on it}
+constexpr const char* kEventPipes[][2] = {
+    {"MTE2", "MTE1"}, {"MTE1", "MTE2"}, {"MTE1", "M"}, {"M", "MTE1"}, {"MTE2", "V"}, {"V", "MTE2"},
+    {"MTE3", "V"}, {"V", "MTE3"}, {"M", "V"}, {"V", "M"}, {"V", "V"}, {"MTE3", "MTE1"},
+    {"MTE1", "MTE3"}, {"MTE1", "V"}, {"MTE2", "M"}, {"M", "MTE2"}, {"V", "MTE1"}, {"M", "FIX"},
+    {"FIX", "M"}, {"MTE3", "MTE2"}, {"MTE2", "MTE3"}, {"S", "V"}, {"V", "S"}, {"S", "MTE2"},
+    {"MTE2", "S"}, {"S", "MTE3"}, {"MTE3", "S"}, {"MTE2", "FIX"}, {"FIX", "MTE2"}, {"FIX", "S"},
+    {"M", "S"}, {"FIX", "MTE3"}};
+
+}  // namespace protocol
+}  // namespace sim
+}  // namespace sage

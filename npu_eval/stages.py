@@ -1,0 +1,250 @@
+"""The evaluation's stages, each a function with a result type (evaluate.py chains them):
+
+check (the task can run: an entry, reference.py and host.py, host.py within its allow-list)
+-> plan (host.py and reference.py in the plan worker: a `LaunchPlan`)
+-> entry (the plan's kernel names one of the kernel's entries)
+-> build (the backend: harness + kernel, cached) -> run + compare + estimate, per trial.
+
+A stage that fails returns a `StageFailure` (a status and its diagnostics); evaluate.py turns
+the first one into the Report. Nothing a user's files do escapes as an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.backends import Backend, Binary, Measured
+from sage_npu.npu_eval.build import compile_flags, default_cache_dir, syntax_check
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.compare import compare, itemsize, load_array
+from sage_npu.npu_eval.host_rules import check_host_file
+from sage_npu.npu_eval.host_split import kernel_part
+from sage_npu.npu_eval.launch_plan import LaunchPlan, PlanFailure, PlanRequest, TrialPlan
+from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
+from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Status, diagnostic, diagnostic_order
+from sage_npu.npu_eval.run import TrialRun
+from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.signature import Entry, find_entries, match_entry
+from sage_npu.npu_eval.task import Task
+
+
+@dataclass(frozen=True)
+class StageFailure:
+    """Why the pipeline stopped: the report's status and its findings."""
+
+    status: Status
+    diagnostics: list[Diagnostic]
+
+
+@dataclass(frozen=True)
+class Planned:
+    plan: LaunchPlan
+    seconds: float
+
+
+def check_task(task: Task, settings: EvalSettings) -> list[Entry] | StageFailure:
+    """The kernel's entries, when the task can run; a task without reference.py or host.py is
+    only compiled (a compile_error or harness_error report either way)."""
+    kernel = str(task.kernel)
+    entries = find_entries(task.kernel.read_bytes())
+    if not entries:
+        return StageFailure("compile_error", [diagnostic(
+            kernel, 1, "error", "compile-error",
+            "no kernel entry: declare one as extern \"C\" __global__ __aicore__ void name(GM_ADDR ...)")])
+    if not task.runnable:
+        return _compile_only(task, entries[0], settings)
+    if settings.host_allow_list and task.host is not None:
+        bad = check_host_file(task.host)
+        if bad:
+            return StageFailure("harness_error", [
+                diagnostic(str(task.host), v.line, "error", "host-error", v.message, v.column) for v in bad])
+    return entries
+
+
+def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
+    kernel = str(task.kernel)
+    missing = " and ".join(n for n, p in (("reference.py", task.reference), ("host.py", task.host)) if p is None)
+    cache_dir = s.cache_dir or default_cache_dir()
+    errors = syntax_check(kernel_part(task.kernel, cache_dir),
+                          compile_flags(chip_profile(s.chip), s.opt_level, {}) + ["-iquote", str(task.root)], s.cxx,
+                          task.user_files(), (kernel, entry.line), s.compile_timeout_s)
+    diags = [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column) for d in errors]
+    diags.append(diagnostic(kernel, entry.line, "info", "task-error",
+                            f"no {missing} beside the kernel: add them (DESIGN section 3) to run and "
+                            "check it; until then it is only compiled"))
+    return StageFailure("compile_error" if errors else "harness_error", diags)
+
+
+def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: Path) -> Planned | StageFailure:
+    """host.py and reference.py, run in the plan worker: every trial's launch and arrays."""
+    t0 = time.monotonic()
+    request = PlanRequest(task_root=str(task.root), reference=str(task.reference), host=str(task.host),
+                          out_dir=str(out_dir), seed=settings.seed, trials=settings.trials)
+    try:
+        answer = worker.plan(request, timeout=settings.plan_timeout_s)
+    except PlanWorkerError as e:
+        return StageFailure("harness_error", [diagnostic(str(task.host), 1, "error", "host-error", str(e))])
+    if isinstance(answer, PlanFailure):
+        file = answer.file or str(task.host if answer.code == "host-error" else task.reference)
+        return StageFailure("harness_error", [diagnostic(file, answer.line, "error", answer.code, answer.message)])
+    return Planned(answer, time.monotonic() - t0)
+
+
+def entry_stage(entries: list[Entry], plan: LaunchPlan, task: Task) -> Entry | StageFailure:
+    """The entry the plan's Launch(kernel=...) names; a template needs its arguments named."""
+    first, kernel_call = plan.first, plan.signature.kernel
+    entry = match_entry(entries, kernel_call)
+    if entry is None:
+        names = ", ".join(e.qualified for e in entries)
+        return StageFailure("harness_error", [diagnostic(
+            first.launch_file, first.launch_line, "error", "host-error",
+            f"Launch(kernel={kernel_call!r}) names no __global__ entry in {task.kernel.name} (entries: {names})")])
+    if entry.template and "<" not in kernel_call:
+        return StageFailure("harness_error", [diagnostic(
+            first.launch_file, first.launch_line, "error", "host-error",
+            f"{entry.qualified} is a template {entry.template}: name its arguments, e.g. "
+            f"Launch(kernel=\"{entry.qualified}<...>\")")])
+    return entry
+
+
+# ---- run, compare, estimate: every trial ----
+
+_ERR_KEYS = ("max_abs_err", "mean_rel_err", "max_rel_err")
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One trial's outputs against the reference."""
+
+    passed: bool
+    errors: dict[str, float]              # worst max_abs_err, mean_rel_err, max_rel_err over its outputs
+    mismatch: Mismatch | None = None      # the first wrong element
+    mismatch_file: str | None = None      # the file of the line that wrote it
+
+
+@dataclass
+class TrialsResult:
+    """What running every trial found: the report's body, and trial 0's trace and timing."""
+
+    status: Status
+    diagnostics: list[Diagnostic]
+    correctness: Correctness
+    stdout: str
+    measured: Measured | None = None
+    estimate_s: float = 0.0
+
+
+def compare_trial(run: TrialRun, trial: TrialPlan, index: int) -> Compared:
+    """The trial's outputs, as the harness wrote them, against the reference's."""
+    ok, mm, mm_file = True, None, None
+    errs: dict[str, float] = dict.fromkeys(_ERR_KEYS, 0.0)
+    for k, out in enumerate(trial.outputs):
+        got = load_array(str(run.output(out.arg)), out.dtype)
+        r = compare(got, load_array(out.expected, out.dtype), out.dtype, trial.tolerance)
+        for key in _ERR_KEYS:
+            errs[key] = max(errs[key], getattr(r, key))
+        if not r.passed:
+            ok = False
+            if mm is None and r.first_bad is not None:
+                block, mm_file, line = run.writer(out.arg, r.first_bad * itemsize(out.dtype))
+                mm = Mismatch(index=r.first_bad, got=r.got or 0.0, expected=r.expected or 0.0, block=block,
+                              line=line, output=k, trial=index)
+    return Compared(ok, errs, mm, mm_file)
+
+
+def run_status(run: TrialRun, kernel: str, entry_line: int, diags: dict[tuple, Diagnostic]) -> Status | None:
+    """How a run that did not reach its end ended (timeout, fault, crash), or None when it did."""
+    res = run.result
+    if res.timed_out:
+        if not any(d.code == "timeout" for d in diags.values()):
+            diags[("timeout",)] = diagnostic(kernel, entry_line, "error", "timeout",
+                                             f"the kernel ran past its {res.seconds:.1f} s limit")
+        return "timeout"
+    if run.aborted:
+        return "runtime_error"
+    if res.signal is not None or (res.returncode >= protocol.EXIT_SIGNAL_BASE and not run.finished):
+        if not any(d.code == "crash" for d in diags.values()):
+            sig = res.signal or res.returncode - protocol.EXIT_SIGNAL_BASE
+            diags[("crash",)] = diagnostic(kernel, entry_line, "error", "crash",
+                                           f"the kernel died of signal {sig}; {res.stderr.strip()[-300:]}")
+        return "crash"
+    if res.returncode != 0 or not run.finished:
+        diags[("harness",)] = diagnostic(kernel, entry_line, "error", "crash",
+                                         f"the harness failed (exit {res.returncode}): "
+                                         f"{res.stderr.strip()[-500:] or 'no message'}")
+        return "crash"
+    return None
+
+
+def _add_faults(run: TrialRun, kernel: str, diags: dict[tuple, Diagnostic]) -> None:
+    for f in run.faults:
+        file = f.file if Path(f.file).is_file() else kernel
+        key = (f.code, file, f.line)
+        if key not in diags:
+            diags[key] = diagnostic(file, f.line, f.severity, f.code, f.message, block=f.block)
+
+
+def _mismatch_diagnostic(mm: Mismatch, file: str | None, kernel: str, entry_line: int) -> Diagnostic:
+    msg = (f"output {mm.output} is wrong at index {mm.index} (trial {mm.trial}): got {mm.got:g}, "
+           f"expected {mm.expected:g}")
+    msg += f"; block {mm.block} wrote it here" if mm.line is not None else "; no kernel instruction wrote that element"
+    line = mm.line if (mm.line and file) else entry_line
+    return diagnostic(file or kernel, line, "error", "mismatch", msg, block=mm.block)
+
+
+@dataclass
+class TrialsRun:
+    """The run loop's inputs beside the plan: where findings go and what to do between trials."""
+
+    backend: Backend
+    binary: Binary
+    names: list[str]          # the entry's parameter names
+    kernel: str
+    entry_line: int
+    estimate: bool
+    check_cancel: Callable[[], None]
+    trace_out: Path | None = None
+
+
+def run_trials(plan: LaunchPlan, r: TrialsRun) -> TrialsResult:
+    """Run, check and compare every trial (stopping at the first that does not end normally);
+    trial 0 is also timed."""
+    diags: dict[tuple, Diagnostic] = {}
+    status: Status | None = None
+    passed, ran, stdout = 0, 0, ""
+    worst: dict[str, float] = dict.fromkeys(_ERR_KEYS, 0.0)
+    first: Compared | None = None
+    measured, estimate_s = None, 0.0
+    for i, trial in enumerate(plan.trials):
+        r.check_cancel()
+        run = r.backend.run(r.binary, trial, i, r.names, trace=(i == 0 and r.estimate))
+        ran += 1
+        if i == 0:
+            stdout = run.result.stdout + ("\n[output truncated]" if run.result.stdout_truncated else "")
+        _add_faults(run, r.kernel, diags)
+        status = run_status(run, r.kernel, r.entry_line, diags)
+        if i == 0 and not status and r.estimate:
+            t0 = time.monotonic()
+            measured = r.backend.measure(run, trial, r.binary.chip, diags, r.trace_out)
+            estimate_s = time.monotonic() - t0
+        if status:
+            break
+        c = compare_trial(run, trial, i)
+        worst = {k: max(worst[k], c.errors[k]) for k in _ERR_KEYS}
+        passed += c.passed
+        if c.mismatch is not None and first is None:
+            first = c
+    mm = first.mismatch if first is not None else None
+    if mm is not None and first is not None:
+        diags[("mismatch",)] = _mismatch_diagnostic(mm, first.mismatch_file, r.kernel, r.entry_line)
+    if status is None:
+        errors = any(d.severity == "error" for d in diags.values())
+        status = "mismatch" if first is not None else "runtime_error" if errors else "correct"
+    trials = ran if status in ("correct", "mismatch", "runtime_error") else len(plan.trials)
+    correctness = Correctness(trials=trials, passed=passed, first_mismatch=mm, **worst)
+    return TrialsResult(status, sorted(diags.values(), key=diagnostic_order), correctness, stdout, measured,
+                        estimate_s)

@@ -1,0 +1,97 @@
+"""The harness protocol is named once on each side: sage_sim/protocol.h (C++) and
+npu_eval/protocol.py. A small program prints protocol.h's constants; they must equal the
+Python module's."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.build import SIM_INCLUDE
+
+PROBE = r"""
+#include "sage_sim/protocol.h"
+#include <cstdio>
+#include <iterator>
+
+namespace p = sage::sim::protocol;
+
+static void num(const char* name, long v) { std::printf("%s\t%ld\n", name, v); }
+static void str(const char* name, const char* v) { std::printf("%s\t%s\n", name, v); }
+template <size_t N>
+static void list(const char* name, const char* const (&v)[N]) {
+    std::printf("%s\t", name);
+    for (size_t i = 0; i < N; ++i) std::printf("%s%s", i ? "," : "", v[i]);
+    std::printf("\n");
+}
+
+int main() {
+    num("EXIT_ABORTED", p::kExitAborted);
+    num("EXIT_BAD_MANIFEST", p::kExitBadManifest);
+    num("EXIT_TIMEOUT", p::kExitTimeout);
+    num("EXIT_SIGNAL_BASE", p::kExitSignalBase);
+    str("MANIFEST", p::kManifest);
+    str("TRACE", p::kTrace);
+    str("LOCS", p::kLocs);
+    str("FAULTS", p::kFaults);
+    str("CRASH", p::kCrash);
+    str("DONE", p::kDone);
+    str("OUTPUT_PREFIX", p::kOutputPrefix);
+    str("WRITER_PREFIX", p::kWriterPrefix);
+    str("LAUNCH_PREFIX", p::kLaunchPrefix);
+    str("META", p::kMeta);
+    str("HOST_FAULTS", p::kHostFaults);
+    str("HOST_CRASH", p::kHostCrash);
+    str("ENV_PROGRAM_OUT", p::kEnvProgramOut);
+    str("ENV_PROGRAM_TRACE", p::kEnvProgramTrace);
+    str("ENV_SECCOMP", p::kEnvSeccomp);
+    str("SECCOMP_FAILED", p::kSeccompFailed);
+    str("SECCOMP_ABSENT", p::kSeccompAbsent);
+    list("FAULT_COLUMNS", p::kFaultColumns);
+    list("LOCS_COLUMNS", p::kLocsColumns);
+    list("TRACE_COLUMNS", p::kTraceColumns);
+    str("TRACE_BLOCK", p::kTraceBlock);
+    str("TRACE_TRUNCATED", p::kTraceTruncated);
+    list("TRACE_KINDS", p::kTraceKinds);
+    num("WRITER_BLOCK_BITS", p::kWriterBlockBits);
+    list("PIPES", p::kPipes);
+    num("PIPE_ALL", p::kPipeAll);
+    std::printf("EVENT_PIPES\t");
+    for (size_t i = 0; i < std::size(p::kEventPipes); ++i)
+        std::printf("%s%s>%s", i ? "," : "", p::kEventPipes[i][0], p::kEventPipes[i][1]);
+    std::printf("\n");
+}
+"""
+
+
+def python_side() -> dict[str, str]:
+    out = {}
+    for name, value in vars(protocol).items():
+        if not name.isupper():
+            continue
+        if name == "EVENT_PIPES":
+            out[name] = ",".join(f"{a}>{b}" for a, b in value)
+        elif isinstance(value, tuple):
+            out[name] = ",".join(value)
+        else:
+            out[name] = str(value)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_protocol_h_and_protocol_py_agree(tmp_path: Path):
+    src, exe = tmp_path / "probe.cpp", tmp_path / "probe"
+    src.write_text(PROBE)
+    subprocess.run(["g++", "-std=c++17", "-I", str(SIM_INCLUDE), str(src), "-o", str(exe)], check=True)
+    printed = dict(line.split("\t", 1) for line in subprocess.run(
+        [str(exe)], capture_output=True, text=True, check=True, timeout=30).stdout.splitlines())
+    assert printed == python_side()
+
+
+def test_the_pipe_map_has_the_emulators_pipes():
+    assert all(a in protocol.PIPES and b in protocol.PIPES for a, b in protocol.EVENT_PIPES)
+    assert len(protocol.TRACE_COLUMNS) == 15 and len(protocol.FAULT_COLUMNS) == 7
