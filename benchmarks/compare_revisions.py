@@ -7,7 +7,7 @@ median of every figure the benchmarks print, side by side, with the ratio. A fig
 followed by a unit (s, ms, us, x, M elem/s) or a cell of a benchmark's table; figures whose ratio is
 off by more than `--tolerance` are marked.
 
-Run: python benchmarks/compare_revisions.py --base 6779d85 [--runs 5] [--only bench_eval]
+Run: python benchmarks/compare_revisions.py --base 6779d85 [--head REV] [--runs 5] [--only bench_eval]
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def figures(output: str) -> dict[str, float]:
     return out
 
 
-def make_base_tree(rev: str, where: Path) -> Path:
-    tree = where / "base"
+def make_tree(rev: str, where: Path, name: str) -> Path:
+    tree = where / name
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(tree), rev], check=True)
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(tree / ".venv")], check=True)
     subprocess.run([str(tree / ".venv" / "bin" / "pip"), "install", "-q", "--no-deps", "-e", str(tree)],
@@ -72,15 +72,16 @@ def run_once(tree: Path, python: str, name: str, args: list[str]) -> dict[str, f
     return figures(r.stdout)
 
 
-def compare(base: Path, runs: int, only: list[str], tolerance: float) -> int:
+def compare(base: Path, head: Path, runs: int, only: list[str], tolerance: float) -> int:
     base_python = str(base / ".venv" / "bin" / "python")
+    head_python = str(head / ".venv" / "bin" / "python") if head != REPO else sys.executable
     off = 0
     for name, args in BENCHMARKS.items():
         if only and name not in only:
             continue
         got: dict[str, dict[str, list[float]]] = {"base": defaultdict(list), "head": defaultdict(list)}
         for i in range(runs):
-            for side, tree, python in (("base", base, base_python), ("head", REPO, sys.executable)):
+            for side, tree, python in (("base", base, base_python), ("head", head, head_python)):
                 for k, v in run_once(tree, python, name, args).items():
                     got[side][k].append(v)
             print(f"{name}: run {i + 1}/{runs} done", file=sys.stderr, flush=True)
@@ -99,17 +100,20 @@ def compare(base: Path, runs: int, only: list[str], tolerance: float) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, help="the revision to compare against")
+    ap.add_argument("--head", help="the revision to measure (default: this working tree)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", action="append", default=[], help="a benchmark's name (repeatable)")
     ap.add_argument("--tolerance", type=float, default=0.10)
     a = ap.parse_args()
     where = Path(tempfile.mkdtemp(prefix="sage-bench-base-"))
     try:
-        base = make_base_tree(a.base, where)
-        off = compare(base, a.runs, a.only, a.tolerance)
+        base = make_tree(a.base, where, "base")
+        head = make_tree(a.head, where, "head") if a.head else REPO
+        off = compare(base, head, a.runs, a.only, a.tolerance)
     finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(where / "base")],
-                       capture_output=True)
+        for name in ("base", "head"):
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(where / name)],
+                           capture_output=True)
         shutil.rmtree(where, ignore_errors=True)
     print(f"\n{off} figure(s) off by more than {a.tolerance:.0%}")
     return 0
