@@ -9,6 +9,7 @@ Human output by default; `--json` prints one JSON document.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from pathlib import Path
@@ -17,13 +18,15 @@ from sage_npu.memory.settings import MemorySettings
 
 
 def add_memory_parser(subparsers, global_flags: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add `memory` and its subcommands (each accepting the global flags after its name)."""
+    """Add `memory` and its subcommands; the global flags are accepted before or after the
+    subcommand's name (`memory --db X stats` and `memory stats --db X`), the later one winning."""
     mem = subparsers.add_parser("memory", parents=[global_flags], help="inspect and maintain the experience memory",
                                 description="Inspect and maintain the experience memory (LanceDB folder, --db).")
     sub = mem.add_subparsers(dest="memory_command", required=True, metavar="COMMAND")
+    after = _without_defaults(global_flags)
 
     def add(name: str, func, help_: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[global_flags], help=help_, description=help_)
+        p = sub.add_parser(name, parents=[after], help=help_, description=help_)
         p.set_defaults(memory_func=func)
         return p
 
@@ -47,6 +50,18 @@ def add_memory_parser(subparsers, global_flags: argparse.ArgumentParser) -> argp
     p.add_argument("file", type=Path)
     add("recompute", cmd_recompute, "rebuild every utility from the adoption log")
     return mem
+
+
+def _without_defaults(flags: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The same flags with no defaults: argparse copies a subcommand's namespace over its parent's,
+    so a subcommand's default (None, False) would erase a flag given before the subcommand."""
+    out = argparse.ArgumentParser(add_help=False)
+    for action in flags._actions:
+        if action.option_strings and action.dest != "help":
+            mine = copy.copy(action)  # the parent parsers share action objects: never mutate theirs
+            mine.default = argparse.SUPPRESS
+            out._add_action(mine)
+    return out
 
 
 def run_memory(settings: MemorySettings, args: argparse.Namespace) -> int:

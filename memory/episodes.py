@@ -10,25 +10,35 @@ Contracts:
   items follow in one commit. A marker left by a killed writer makes the next writer drop the
   log rows of an episode that never got its row and rebuild the items from the log (`recompute`).
   Because of that cleanup, a new episode's log rows can be appended rather than matched by id.
+- No event is lost: `credit_episode`, `record_episode` and `decide` write their event to the
+  journal (`journal`, fsynced) before waiting for the lock. A writer killed inside its write has its
+  half-written episode undone by the next writer (the marker) and its event applied again from the
+  journal (roll-forward), so the event ends wholly present. A writer whose lock wait times out
+  raises `EventJournaled`; the next writer to get the lock (or `replay_journal`, on open) applies it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import time
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
-from sage_npu.memory import atu
+from sage_npu.memory import atu, journal
 from sage_npu.memory.atu import AtuParams, Counters, Reward, UtilityChange
 from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog, Item, Outcome, now
 from sage_npu.memory.settings import MemorySettings
-from sage_npu.memory.store import Store, StoreError, UnknownId, sql_in, sql_str
+from sage_npu.memory.store import LockTimeout, Store, StoreError, UnknownId, sql_in, sql_str
 
+logger = logging.getLogger(__name__)
 MARKER = "crediting.json"
+PAUSE_ENV = "SAGE_NPU_MEMORY_PAUSE_IN_CREDIT"  # tests only: see _credit
 LEARNED = ["u", "n_ret", "n_ado", "adopted_ops", "p", "last_seq", "updated_at"]
 
 
@@ -49,7 +59,12 @@ class RecomputeReport(BaseModel):
 
 
 def record_episode(store: Store, log: EpisodeLog, settings: MemorySettings, deadline: datetime | None = None) -> None:
-    """Store an editor episode as open: it is credited later by `decide` or `expire_open_episodes`."""
+    """Store an editor episode as open: it is credited later by `decide` or `expire_open_episodes`.
+    Journaled first: on a lock timeout it raises `EventJournaled` and the next writer stores it."""
+    _submit(store, settings, journal.RecordEvent(log=log, deadline=deadline))
+
+
+def _record_now(store: Store, log: EpisodeLog, settings: MemorySettings, deadline: datetime | None) -> None:
     with store.lock():
         _recover(store, settings)
         existing, _, _ = _lookup(store, log.episode.id)
@@ -65,7 +80,14 @@ def record_episode(store: Store, log: EpisodeLog, settings: MemorySettings, dead
 
 
 def credit_episode(store: Store, log: EpisodeLog, settings: MemorySettings) -> CreditResult:
-    """Store an agent episode and credit it at once: reward from its attempts, every turn credited."""
+    """Store an agent episode and credit it at once: reward from its attempts, every turn credited.
+    Journaled first: on a lock timeout it raises `EventJournaled` and the next writer credits it."""
+    result = _submit(store, settings, journal.CreditEvent(log=log))
+    assert result is not None
+    return result
+
+
+def _credit_now(store: Store, log: EpisodeLog, settings: MemorySettings) -> CreditResult:
     reward = atu.episode_reward(log.attempts, settings.no_correct_penalty)
     turns = sorted({a.turn for a in log.adoptions})
     outcomes = atu.item_outcomes(log.adoptions, turns)
@@ -86,7 +108,17 @@ def decide(store: Store, episode_id: str, decision: Literal["accept", "reject"],
 
     The adoptions of `turns` (default: every turn up to the suggestion's) are credited: on accept
     with the suggestion's reward 1 - T_suggestion/T_first, on reject with xi = -d for each adopted
-    item. An episode already credited (decided, or timed out) is left as it is."""
+    item. An episode already credited (decided, or timed out) is left as it is. Journaled first: on a
+    lock timeout it raises `EventJournaled` and the next writer applies the decision."""
+    result = _submit(store, settings, journal.DecideEvent(episode_id=episode_id, decision=decision,
+                                                          attempt_id=attempt_id,
+                                                          turns=None if turns is None else list(turns)))
+    assert result is not None
+    return result
+
+
+def _decide_now(store: Store, episode_id: str, decision: Literal["accept", "reject"], attempt_id: str,
+                settings: MemorySettings, turns: Iterable[int] | None) -> CreditResult:
     with store.lock():
         _recover(store, settings)
         ep, seq, _ = _lookup(store, episode_id)
@@ -115,7 +147,7 @@ def expire_open_episodes(store: Store, settings: MemorySettings, at: datetime | 
     at = at or now()
     out = []
     with store.lock():
-        _recover(store, settings)
+        _catch_up(store, settings)
         for ep in store.fetch("episodes", "state = 'open'"):
             if ep.deadline is not None and ep.deadline <= at:
                 attempts = store.fetch("attempts", f"episode_id = {sql_str(ep.id)}")
@@ -150,6 +182,67 @@ def recompute(store: Store, settings: MemorySettings, write: bool = True) -> Rec
             store.update_columns("items", rows, LEARNED)
             (store.path / MARKER).unlink(missing_ok=True)
         return RecomputeReport(items=len(items), episodes=len(episodes), fixed=fixed)
+
+
+def replay_journal(store: Store, settings: MemorySettings) -> int:
+    """Apply the journaled events no live writer will apply (see `journal`); returns how many.
+    Takes the lock only when the journal has entries, so opening a quiet memory stays lock-free."""
+    if not journal.has_entries(store.path) or not journal.replayable(store.path):
+        return 0
+    with store.lock():
+        return _catch_up(store, settings)
+
+
+# ---- the journal
+
+
+class EventJournaled(LockTimeout):
+    """The lock did not come in time; the event is journaled and the next writer applies it."""
+
+
+def _submit(store: Store, settings: MemorySettings, event: journal.Event) -> CreditResult | None:
+    if store.locked():
+        return _apply(store, settings, event)  # a caller holding the lock: nothing can interleave
+    rid = journal.add(store.path, event)
+    try:
+        with store.lock():
+            _catch_up(store, settings)
+            try:
+                result = _apply(store, settings, event)
+            except (ValueError, UnknownId):
+                journal.done(store.path, rid)  # refused for good: replaying would refuse it again
+                raise
+            journal.done(store.path, rid)
+            journal.compact(store.path)
+            return result
+    except LockTimeout as e:
+        journal.release(store.path, rid)
+        raise EventJournaled(f"{e}; the event is kept in {store.path / journal.JOURNAL} and the next "
+                             f"writer to get the lock applies it") from e
+
+
+def _apply(store: Store, settings: MemorySettings, event: journal.Event) -> CreditResult | None:
+    if isinstance(event, journal.CreditEvent):
+        return _credit_now(store, event.log, settings)
+    if isinstance(event, journal.RecordEvent):
+        return _record_now(store, event.log, settings, event.deadline)
+    return _decide_now(store, event.episode_id, event.decision, event.attempt_id, settings, event.turns)
+
+
+def _catch_up(store: Store, settings: MemorySettings) -> int:
+    """Under the lock: repair a killed writer's half-written episode, then roll its event (and
+    every other journaled event no live writer will apply) forward."""
+    _recover(store, settings)
+    pending = journal.replayable(store.path)
+    for p in pending:
+        try:
+            _apply(store, settings, p.event)
+        except (ValueError, UnknownId) as e:
+            logger.warning("journaled event %s cannot be applied and is dropped: %s", p.id, e)
+        journal.done(store.path, p.id)
+    if pending:
+        journal.compact(store.path)
+    return len(pending)
 
 
 # ---- internals
@@ -201,6 +294,10 @@ def _write_log(store: Store, ep: Episode, attempts: list[Attempt], adoptions: li
 def _credit(store: Store, settings: MemorySettings, ep: Episode, adoptions: list[Adoption], reward: Reward,
             mode: Outcome, turns: list[int] | None, accepted_attempt: str, seq: int,
             new: bool = False, states: dict[str, Counters] | None = None) -> CreditResult:
+    if pause := os.environ.get(PAUSE_ENV):
+        # Lets a test kill a writer deterministically inside a write: the log is stored, the episode not.
+        Path(pause).write_text(str(os.getpid()))
+        time.sleep(3600)
     if turns is None:
         turns = sorted({a.turn for a in adoptions})
     outcomes = atu.item_outcomes(adoptions, turns)
@@ -278,5 +375,5 @@ def open_episodes(store: Store) -> list[Episode]:
     return store.fetch("episodes", "state = 'open'")
 
 
-__all__ = ["CreditResult", "RecomputeReport", "StoreError", "credit_episode", "decide", "expire_open_episodes",
-           "record_episode", "recompute"]
+__all__ = ["CreditResult", "EventJournaled", "RecomputeReport", "StoreError", "credit_episode", "decide",
+           "expire_open_episodes", "record_episode", "recompute", "replay_journal"]

@@ -90,7 +90,9 @@ class ExperienceMemory:
         (with the starter experiences unless told otherwise) when `create`, else StoreNotFound."""
         path = memory_path(settings)
         if (path / META_FILE).exists():
-            return cls(Store.open(path, settings), settings, embedder)
+            store = Store.open(path, settings)
+            episodes.replay_journal(store, settings)  # events a crashed or timed-out writer left
+            return cls(store, settings, embedder)
         if not create:
             return cls(Store.open(path, settings), settings, embedder)  # raises StoreNotFound with the path
         emb = embedder or make_embedder(settings)

@@ -1,8 +1,9 @@
 """The store: a folder holding four LanceDB tables, a metadata file and a lock file.
 
 Contracts:
-- Every write happens under `lock()`, a file lock shared by every process using the folder
-  (two editor windows and a bench run may share one memory). Writes inside the lock first move
+- Every write happens under `lock()`, a lock shared by every process using the folder (two
+  editor windows and a bench run may share one memory). Writers enter first come, first served
+  (`ticket_lock`), so none starves while others write. Writes inside the lock first move
   each table to its latest version, so a read-modify-write never works from a stale snapshot.
 - Reads take no lock: a LanceDB version is immutable, so a reader sees a whole commit or none.
   Reads may lag other processes' writes by `read_refresh_s`.
@@ -30,6 +31,7 @@ from sage_npu.memory import migrations, models
 from sage_npu.memory.models import TABLES, Item
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.memory.tables import DOC_COLUMN, from_arrow, schemas, to_arrow
+from sage_npu.memory.ticket_lock import TicketLock, TicketTimeout
 
 META_FILE = "memory.json"
 LOCK_FILE = ".lock"
@@ -45,6 +47,10 @@ class StoreNotFound(StoreError):
 
 class UnknownId(StoreError):
     pass
+
+
+class LockTimeout(StoreError):
+    """The write lock did not come within memory.lock_timeout_s."""
 
 
 class StoreMeta(BaseModel):
@@ -84,6 +90,8 @@ class Store:
         self._schemas = schemas(meta.dim)
         self._db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(seconds=settings.read_refresh_s))
         self._tables: dict = {}
+        self._queue = TicketLock(self.path)
+        # Still taken behind the ticket: `create` and older sage-npu versions lock this file alone.
         self._lock = FileLock(str(self.path / LOCK_FILE), timeout=settings.lock_timeout_s)
         self._held = threading.local()
         self.cache: dict = {}  # derived values keyed by a table version (see retrieval.resident_rules)
@@ -174,11 +182,7 @@ class Store:
         """The store's write lock (re-entrant within a thread; exclusive across processes)."""
         depth = getattr(self._held, "depth", 0)
         if depth == 0:
-            try:
-                self._lock.acquire()
-            except Timeout as e:
-                raise StoreError(f"the memory at {self.path} stayed locked for {self.settings.lock_timeout_s}s "
-                                 f"by another process; retry, or raise memory.lock_timeout_s") from e
+            self._held.ticket = self._acquire()
         self._held.depth = depth + 1
         try:
             if depth == 0:
@@ -190,6 +194,22 @@ class Store:
             self._held.depth -= 1
             if self._held.depth == 0:
                 self._lock.release()
+                self._queue.release(self._held.ticket)
+
+    def _acquire(self):
+        timeout = self.settings.lock_timeout_s
+        try:
+            ticket = self._queue.acquire(timeout)
+        except TicketTimeout as e:
+            raise LockTimeout(f"the memory at {self.path} stayed locked for {timeout}s by other processes; "
+                              f"retry, or raise memory.lock_timeout_s") from e
+        try:
+            self._lock.acquire(timeout=max(0.0, timeout - ticket.waited_s))
+        except Timeout as e:
+            self._queue.release(ticket)
+            raise LockTimeout(f"the memory at {self.path} stayed locked for {timeout}s by another process "
+                              f"(an older sage-npu?); retry, or raise memory.lock_timeout_s") from e
+        return ticket
 
     def locked(self) -> bool:
         return getattr(self._held, "depth", 0) > 0

@@ -152,3 +152,39 @@ def test_import_of_a_bad_file_says_where_and_creates_nothing(capsys, tmp_path):
     assert code == 2 and f"{bad}:2: bad record" in err and not (tmp_path / "new").exists()
     code, _, err = run(capsys, "import", str(tmp_path / "absent.jsonl"), "--db", str(tmp_path / "new"))
     assert code == 2 and "cannot read" in err
+
+
+# ---- global flags before or after the subcommand
+
+
+@pytest.mark.parametrize("command", [["stats"], ["list"], ["show", "ascendc-double-buffering"], ["search", "bias"],
+                                     ["explain", "ascendc-double-buffering"], ["consolidate"], ["recompute"]])
+@pytest.mark.parametrize("where", ["before", "after", "split"])
+def test_global_flags_before_or_after_the_subcommand_and_json_everywhere(capsys, db, command, where):
+    flags = ["--db", str(db), "--json"]
+    argv = {"before": [*flags, *command], "after": [*command, *flags],
+            "split": ["--db", str(db), *command, "--json"]}[where]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    data = json.loads(out)  # JSON, not the human text
+    if command == ["stats"]:
+        assert data["path"] == str(db) and data["episodes"] == 3  # this memory, not the default one
+
+
+def test_export_and_import_print_json_with_flags_first(capsys, db, tmp_path):
+    out_file = tmp_path / "e.jsonl"
+    code, out, _ = run(capsys, "--json", "--db", str(db), "export", str(out_file))
+    assert code == 0 and json.loads(out)["records"] > 0
+    code, out, _ = run(capsys, "--json", "--db", str(tmp_path / "new"), "import", str(out_file))
+    assert code == 0 and json.loads(out)["items"] > 0
+
+
+def test_the_root_cli_takes_memory_flags_before_the_subcommand(capsys, db):
+    from sage_npu.cli import build_parser
+
+    args = build_parser().parse_args(["memory", "--db", str(db), "--json", "stats"])
+    assert args.db == db and args.json is True
+    args = build_parser().parse_args(["memory", "stats", "--db", str(db), "--json"])
+    assert args.db == db and args.json is True
+    args = build_parser().parse_args(["memory", "stats"])
+    assert args.db is None and args.json is False and args.chip is None
