@@ -56,7 +56,7 @@ export class SuggestionReview implements vscode.Disposable {
         const s = pickForFile(this.items, file);
         if (!s) {
             void vscode.window.showInformationMessage(
-                'SAGE: no suggestion to decide on. Run "SAGE: Optimize with SAGE" on a kernel; ' +
+                'SAGE: no suggestion to decide on. Run "SAGE: Optimize Kernel" on a kernel; ' +
                 'a suggestion appears when the episode finds a faster correct kernel.');
         }
         return s;
