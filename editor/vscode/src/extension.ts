@@ -20,7 +20,7 @@ import { DEFAULT_KEY_ENV, serverEnvironment } from './env';
 import { MemoryOverview, memoryMarkdown } from './memory';
 import { onDidChangePythonInterpreter, pythonExtensionInterpreter } from './python';
 import { SuggestionReview } from './review';
-import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings } from './settings';
+import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings, settingsCommand } from './settings';
 import { isFailure, isReportSummary, ReportSummary, statusText, statusTooltip } from './status';
 import { isSuggestionNotice, pickForFile, remember, SuggestionNotice } from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
@@ -157,7 +157,8 @@ async function start(reason: string): Promise<void> {
                 'Show Log',
             );
             if (choice === 'Open Settings') {
-                await vscode.commands.executeCommand('workbench.action.openSettings', 'sage.interpreter');
+                const open = settingsCommand('interpreter', vscode.env.remoteName);
+                await vscode.commands.executeCommand(open.command, open.args);
             } else if (choice === 'Show Log') {
                 output.show();
             }
