@@ -419,6 +419,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         command('sage.acceptLast', withSuggestion((s) => review.accept(s))),
         command('sage.rejectLast', withSuggestion((s) => review.reject(s))),
         command('sage.showSuggestionDiff', withSuggestion((s) => review.showDiff(s))),
+        command('sage.reviewSuggestion', () => review.review()),
         command('sage.openMemory', showMemory),
         command('sage.setApiKey', setApiKey),
         command('sage.clearApiKey', clearApiKey),
