@@ -20,6 +20,7 @@ import {
 import { DEFAULT_KEY_ENV, serverEnvironment } from './env';
 import { MemoryOverview, memoryMarkdown } from './memory';
 import { onDidChangePythonInterpreter, pythonExtensionInterpreter } from './python';
+import { ServerProgress } from './progress';
 import { SuggestionReview } from './review';
 import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings, settingsCommand } from './settings';
 import { isFailure, isReportSummary, ReportSummary, serverDownView, ServerState, statusText, statusTooltip } from './status';
@@ -57,6 +58,7 @@ let statusItem: vscode.StatusBarItem;
 let reports: ReportSummary[] = [];
 let busy: string | undefined;
 let serverState: ServerState = 'starting';
+const progress = new ServerProgress();
 // The client whose state the status bar follows: a client being replaced reports 'stopped' too.
 let launching: LanguageClient | undefined;
 let launchedFrom: Launch['origin'] | undefined;
@@ -241,6 +243,7 @@ async function start(reason: string): Promise<void> {
     try {
         await next.start();
         client = next;
+        progress.attach(next);
         output.info('server started');
     } catch (e) {
         output.error(`the server failed to start: ${errorText(e)}`);
@@ -420,6 +423,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         command('sage.rejectLast', withSuggestion((s) => review.reject(s))),
         command('sage.showSuggestionDiff', withSuggestion((s) => review.showDiff(s))),
         command('sage.reviewSuggestion', () => review.review()),
+        command('sage.cancelOptimization', () => progress.cancelAll() ||
+            vscode.window.showInformationMessage('SAGE: no optimization is running.')),
         command('sage.openMemory', showMemory),
         command('sage.setApiKey', setApiKey),
         command('sage.clearApiKey', clearApiKey),
