@@ -15,13 +15,15 @@ import {
     LanguageClient,
     LanguageClientOptions,
     ServerOptions,
+    State,
 } from 'vscode-languageclient/node';
 import { DEFAULT_KEY_ENV, serverEnvironment } from './env';
 import { MemoryOverview, memoryMarkdown } from './memory';
 import { onDidChangePythonInterpreter, pythonExtensionInterpreter } from './python';
+import { ServerProgress } from './progress';
 import { SuggestionReview } from './review';
-import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings } from './settings';
-import { isFailure, isReportSummary, ReportSummary, statusText, statusTooltip } from './status';
+import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings, settingsCommand } from './settings';
+import { isFailure, isReportSummary, ReportSummary, serverDownView, ServerState, statusText, statusTooltip } from './status';
 import { isSuggestionNotice, pickForFile, remember, SuggestionNotice } from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
 
@@ -55,6 +57,10 @@ let memoryDocuments: VirtualDocuments;
 let statusItem: vscode.StatusBarItem;
 let reports: ReportSummary[] = [];
 let busy: string | undefined;
+let serverState: ServerState = 'starting';
+const progress = new ServerProgress();
+// The client whose state the status bar follows: a client being replaced reports 'stopped' too.
+let launching: LanguageClient | undefined;
 let launchedFrom: Launch['origin'] | undefined;
 // Restarts run one after another: a settings change during a start waits for it.
 let queue: Promise<void> = Promise.resolve();
@@ -87,11 +93,27 @@ function activeFile(): string | undefined {
 function updateStatus(): void {
     const config = vscode.workspace.getConfiguration('sage');
     const configured = { backend: config.get<string>('eval.backend', 'sim'), chip: config.get<string>('eval.chip', '910B2') };
+    const down = serverDownView(serverState);
+    if (down) {
+        statusItem.text = down.text;
+        statusItem.tooltip = down.tooltip;
+        statusItem.command = down.command;
+        statusItem.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        return;
+    }
     const report = pickForFile(reports, activeFile());
     statusItem.text = statusText(configured, report, busy);
     statusItem.tooltip = statusTooltip(report);
+    statusItem.command = 'sage.showOutput';
     statusItem.backgroundColor = isFailure(report) ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
 }
+
+function setServerState(state: ServerState): void {
+    serverState = state;
+    updateStatus();
+}
+
+const STATES: Record<State, ServerState> = { [State.Starting]: 'starting', [State.Running]: 'running', [State.Stopped]: 'stopped' };
 
 /** Runs `work` with `label` ("optimizing") in the status bar. */
 async function whileBusy<T>(label: string, work: () => Promise<T>): Promise<T> {
@@ -125,6 +147,7 @@ function cannotImportServer(interpreter: string[]): Promise<string | undefined> 
 async function stop(): Promise<void> {
     const old = client;
     client = undefined;
+    launching = undefined; // its 'stopped' is a restart's, not a crash
     if (old) {
         try {
             await old.stop(5000);
@@ -136,6 +159,7 @@ async function stop(): Promise<void> {
 
 async function start(reason: string): Promise<void> {
     await stop();
+    setServerState('starting');
     const config = vscode.workspace.getConfiguration('sage');
     const launch = launchCommand(
         { serverCommand: config.get<string[]>('serverCommand'), interpreter: config.get<string[]>('interpreter') },
@@ -149,6 +173,8 @@ async function start(reason: string): Promise<void> {
         if (problem) {
             const python = launch.interpreter.join(' ');
             output.error(`${python} cannot import sage_npu: ${problem}`);
+            launching = undefined;
+            setServerState('stopped');
             const choice = await vscode.window.showErrorMessage(
                 `SAGE: the language server did not start: ${python} (from ${launch.origin}) cannot import ` +
                 `sage_npu (${problem}). Install sage-npu into it (${python} -m pip install -e <sage-npu checkout>) ` +
@@ -157,7 +183,8 @@ async function start(reason: string): Promise<void> {
                 'Show Log',
             );
             if (choice === 'Open Settings') {
-                await vscode.commands.executeCommand('workbench.action.openSettings', 'sage.interpreter');
+                const open = settingsCommand('interpreter', vscode.env.remoteName);
+                await vscode.commands.executeCommand(open.command, open.args);
             } else if (choice === 'Show Log') {
                 output.show();
             }
@@ -194,6 +221,12 @@ async function start(reason: string): Promise<void> {
         },
     };
     const next = new LanguageClient('sage', 'SAGE', serverOptions, clientOptions);
+    launching = next;
+    next.onDidChangeState((change) => {
+        if (launching === next) {
+            setServerState(STATES[change.newState]);
+        }
+    });
     next.onNotification('sage/report', (params: unknown) => {
         if (isReportSummary(params)) {
             reports = remember(reports, params);
@@ -210,9 +243,11 @@ async function start(reason: string): Promise<void> {
     try {
         await next.start();
         client = next;
+        progress.attach(next);
         output.info('server started');
     } catch (e) {
         output.error(`the server failed to start: ${errorText(e)}`);
+        setServerState('stopped');
         void vscode.window.showErrorMessage(`SAGE: the language server failed to start: ${errorText(e)}. See the SAGE output.`);
     }
 }
@@ -387,6 +422,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         command('sage.acceptLast', withSuggestion((s) => review.accept(s))),
         command('sage.rejectLast', withSuggestion((s) => review.reject(s))),
         command('sage.showSuggestionDiff', withSuggestion((s) => review.showDiff(s))),
+        command('sage.reviewSuggestion', () => review.review()),
+        command('sage.cancelOptimization', () => progress.cancelAll() ||
+            vscode.window.showInformationMessage('SAGE: no optimization is running.')),
         command('sage.openMemory', showMemory),
         command('sage.setApiKey', setApiKey),
         command('sage.clearApiKey', clearApiKey),

@@ -5,7 +5,7 @@
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { forget, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice } from './suggestions';
+import { forget, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice } from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
 
 /** Runs a server command (workspace/executeCommand); undefined when the server is not running. */
@@ -30,16 +30,42 @@ function rewardText(answer: Decision | undefined): string {
 export class SuggestionReview implements vscode.Disposable {
     private items: SuggestionNotice[] = [];
     private readonly documents = new VirtualDocuments(SUGGESTION_SCHEME);
+    // Stays while a suggestion waits: the popup that offers it can vanish unanswered.
+    private readonly pending = vscode.window.createStatusBarItem('sage.suggestion', vscode.StatusBarAlignment.Left, -1);
 
-    constructor(private readonly runServerCommand: ServerCommand, private readonly log: vscode.LogOutputChannel) {}
+    constructor(private readonly runServerCommand: ServerCommand, private readonly log: vscode.LogOutputChannel) {
+        this.pending.name = 'SAGE suggestion';
+        this.pending.command = 'sage.reviewSuggestion';
+    }
 
     dispose(): void {
         this.documents.dispose();
+        this.pending.dispose();
+    }
+
+    private refresh(): void {
+        const view = pendingView(this.items);
+        if (!view) {
+            this.pending.hide();
+            return;
+        }
+        this.pending.text = view.text;
+        this.pending.tooltip = view.tooltip;
+        this.pending.show();
+    }
+
+    /** Offers the current suggestion again (the status bar item, "SAGE: Review Suggestion"). */
+    async review(): Promise<void> {
+        const s = this.current();
+        if (s) {
+            await this.offer(s);
+        }
     }
 
     /** A `sage/suggestion` notification: keep it and offer it. */
     received(s: SuggestionNotice): void {
         this.items = remember(this.items, s);
+        this.refresh();
         this.log.info(`suggestion for ${s.task}: ${s.title} (episode ${s.episodeId})`);
         void this.offer(s);
     }
@@ -47,6 +73,7 @@ export class SuggestionReview implements vscode.Disposable {
     /** The server logged a decision on the task's suggestion (from here or from the lightbulb). */
     decided(task: string): void {
         this.items = forget(this.items, task);
+        this.refresh();
     }
 
     /** The suggestion a command means: the active editor's task's, else the latest; undefined (and said so) if none. */
@@ -56,7 +83,7 @@ export class SuggestionReview implements vscode.Disposable {
         const s = pickForFile(this.items, file);
         if (!s) {
             void vscode.window.showInformationMessage(
-                'SAGE: no suggestion to decide on. Run "SAGE: Optimize with SAGE" on a kernel; ' +
+                'SAGE: no suggestion to decide on. Run "SAGE: Optimize Kernel" on a kernel; ' +
                 'a suggestion appears when the episode finds a faster correct kernel.');
         }
         return s;

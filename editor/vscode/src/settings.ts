@@ -36,6 +36,33 @@ export const USER_ONLY_SETTINGS: readonly string[] = ['agent.llm.baseUrl', 'agen
 /** Changing one of these restarts the server: they shape its command line or its environment. */
 export const RESTART_SETTINGS: readonly string[] = [...LAUNCH_SETTINGS, 'agent.llm.apiKeyEnv'];
 
+/**
+ * Settings declared with a machine scope in package.json (`machine`, `machine-overridable`). In a
+ * remote window they live in the remote machine's settings: the User tab does not offer them.
+ */
+export const MACHINE_SETTINGS: readonly string[] = [...LAUNCH_SETTINGS, ...USER_ONLY_SETTINGS, 'memory.db'];
+
+/**
+ * A command that opens the settings editor, and its argument. An object, not the bare query string:
+ * openRemoteSettings drops a string argument (only openSettings turns one into a query).
+ */
+export interface SettingsCommand {
+    command: 'workbench.action.openRemoteSettings' | 'workbench.action.openSettings';
+    args: { query: string };
+}
+
+/**
+ * Where a "Open Settings" button for `sage.<key>` goes: the remote machine's settings for a
+ * machine-scoped setting in a remote window (`vscode.env.remoteName` set), the settings editor otherwise.
+ */
+export function settingsCommand(key: string, remoteName: string | undefined): SettingsCommand {
+    const args = { query: `sage.${key}` };
+    if (remoteName && MACHINE_SETTINGS.includes(key)) {
+        return { command: 'workbench.action.openRemoteSettings', args };
+    }
+    return { command: 'workbench.action.openSettings', args };
+}
+
 /** The module `python -m` runs: `sage-npu serve` without relying on the console script being on PATH. */
 export const SERVER_MODULE_ARGS = ['-m', 'sage_npu.cli', 'serve'];
 

@@ -71,3 +71,30 @@ export function statusTooltip(report?: ReportSummary): string {
 export function isFailure(report?: ReportSummary): boolean {
     return report !== undefined && report.status !== 'correct';
 }
+
+/** The language client's state, as the status bar tells it (vscode-languageclient's State, by name). */
+export type ServerState = 'starting' | 'running' | 'stopped';
+
+/** What the status bar shows instead of the result while the server is down. */
+export interface ServerDownView {
+    text: string;
+    tooltip: string;
+    /** Clicking the item restarts the server. */
+    command: 'sage.restartServer';
+}
+
+/**
+ * Undefined while the server starts or runs; else a warning item that restarts it, so the bar
+ * never shows the last result as if the server were still evaluating saves.
+ */
+export function serverDownView(state: ServerState): ServerDownView | undefined {
+    if (state !== 'stopped') {
+        return undefined;
+    }
+    return {
+        text: '$(warning) SAGE: server stopped — Restart',
+        tooltip: 'SAGE: the language server is not running, so saves are not evaluated. Click to restart it; ' +
+            '"SAGE: Show Server Log" says why it stopped.',
+        command: 'sage.restartServer',
+    };
+}

@@ -93,3 +93,25 @@ export function pickForFile<T extends PerTask>(items: readonly T[], file: string
     const own = file === undefined ? undefined : items.find((x) => sameFolder(x.task, path.dirname(file)));
     return own ?? items[items.length - 1];
 }
+
+/** The status bar item of undecided suggestions: it stays until each is accepted or rejected. */
+export interface PendingView {
+    text: string;
+    tooltip: string;
+}
+
+/**
+ * Undefined when nothing waits; else the latest suggestion's title (the server's own text, e.g.
+ * its estimated speedup) and how many more wait.
+ */
+export function pendingView(items: readonly SuggestionNotice[]): PendingView | undefined {
+    const latest = items[items.length - 1];
+    if (!latest) {
+        return undefined;
+    }
+    const more = items.length > 1 ? ` (+${items.length - 1} more)` : '';
+    return {
+        text: `$(lightbulb) SAGE: suggestion ready (${latest.title})${more} — Review`,
+        tooltip: `SAGE suggests ${latest.title} for ${latest.task}. Click to show the diff, accept or reject it.`,
+    };
+}

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_KEY_ENV } from '../env';
 import {
-    explicitValue, LAUNCH_SETTINGS, launchCommand, RESTART_SETTINGS, SERVER_SETTINGS, serverSettings, USER_ONLY_SETTINGS,
+    explicitValue, LAUNCH_SETTINGS, launchCommand, MACHINE_SETTINGS, RESTART_SETTINGS, SERVER_SETTINGS, serverSettings,
+    settingsCommand, USER_ONLY_SETTINGS,
 } from '../settings';
 
 interface Manifest {
@@ -86,4 +87,20 @@ test('engines.vscode allows the @types/vscode the extension is compiled against 
     const [typesMajor, typesMinor] = version(manifest.devDependencies['@types/vscode']);
     assert.equal(typesMajor, engineMajor);
     assert.ok(typesMinor <= engineMinor, `@types/vscode ${typesMinor} is newer than engines.vscode ${engineMinor}`);
+});
+
+test('machine-scoped settings are exactly those package.json declares with a machine scope', () => {
+    const declared = Object.entries(manifest.contributes.configuration.properties)
+        .filter(([, p]) => p.scope === 'machine' || p.scope === 'machine-overridable')
+        .map(([name]) => name.replace(/^sage\./, ''));
+    assert.deepEqual([...MACHINE_SETTINGS].sort(), declared.sort());
+});
+
+test('Open Settings goes to the remote settings for a machine-scoped setting in a remote window', () => {
+    assert.deepEqual(settingsCommand('interpreter', 'ssh-remote'),
+        { command: 'workbench.action.openRemoteSettings', args: { query: 'sage.interpreter' } });
+    assert.deepEqual(settingsCommand('interpreter', undefined),
+        { command: 'workbench.action.openSettings', args: { query: 'sage.interpreter' } });
+    assert.deepEqual(settingsCommand('eval.chip', 'ssh-remote'),
+        { command: 'workbench.action.openSettings', args: { query: 'sage.eval.chip' } });
 });

@@ -1,7 +1,7 @@
 // node --test: the status bar text for each kind of sage/report.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isFailure, isReportSummary, ReportSummary, statusText, statusTooltip } from '../status';
+import { isFailure, isReportSummary, ReportSummary, serverDownView, statusText, statusTooltip } from '../status';
 
 const configured = { backend: 'sim', chip: '910B2' };
 
@@ -49,4 +49,12 @@ test('failures are marked; malformed notifications are not reports', () => {
     assert.equal(isReportSummary(report({})), true);
     assert.equal(isReportSummary({ task: '/t' }), false);
     assert.equal(isReportSummary(null), false);
+});
+
+test('a stopped server shows as a warning that restarts it; starting and running show the result', () => {
+    assert.equal(serverDownView('running'), undefined);
+    assert.equal(serverDownView('starting'), undefined);
+    const down = serverDownView('stopped');
+    assert.equal(down?.text, '$(warning) SAGE: server stopped — Restart');
+    assert.equal(down?.command, 'sage.restartServer');
 });

@@ -1,7 +1,9 @@
 // node --test: which suggestion (or report) a command means, and what accepting one writes.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { forget, isSuggestionNotice, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice } from '../suggestions';
+import {
+    forget, isSuggestionNotice, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice,
+} from '../suggestions';
 
 function suggestion(task: string, title = 'SAGE rewrite: est. 1.80x (CPU model), correct on 5 trials'): SuggestionNotice {
     const files = [{ path: `${task}/k.cpp`, name: 'k.cpp', text: 'int BUFFER_NUM = 2;\n' }];
@@ -42,4 +44,12 @@ test('accepting writes each changed file whole and creates the missing ones', ()
     // host.py already reads as suggested (CRLF aside): left alone.
     assert.deepEqual(plan, [{ file: kernel, create: false }, { file: tiling, create: true }]);
     assert.deepEqual(replacements([kernel], () => kernel.text), []);
+});
+
+test('undecided suggestions stay in the status bar with the server\'s title until decided', () => {
+    assert.equal(pendingView([]), undefined);
+    const one = { uri: 'file:///t/add/add.asc', task: '/t/add', title: 'est. 1.80x (CPU model)', episodeId: 'e', attemptId: 'a',
+        speedup: 1.8, files: [], diff: '', estimated: true };
+    assert.equal(pendingView([one])?.text, '$(lightbulb) SAGE: suggestion ready (est. 1.80x (CPU model)) — Review');
+    assert.match(pendingView([one, { ...one, task: '/t/mul' }])?.text ?? '', /\(\+1 more\) — Review$/);
 });
