@@ -28,11 +28,11 @@ class Unfit:
 class SageProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
-        # cattrs turns 42 into "42" and "3" into 3; a uri or a line of the wrong type is the
-        # client's mistake, to be answered as such, not a document nobody opened.
+        # cattrs turns 42 into "42": a uri of the wrong type is the client's mistake, to be answered
+        # as such, not a document nobody opened. Numbers keep cattrs' own rules (negative positions
+        # are still refused by lsprotocol's validators): an exact-int hook also refused messages real
+        # clients send, and a refused response or notification is dropped, which hangs the client.
         converter.register_structure_hook(str, _exactly(str))
-        converter.register_structure_hook(int, _exactly(int))
-        converter.register_structure_hook(bool, _exactly(bool))
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
