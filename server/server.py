@@ -23,6 +23,7 @@ from pygls.uris import to_fs_path
 
 from sage_npu.server.features.base import Feature
 from sage_npu.server.positions import to_range
+from sage_npu.server.protocol import SageProtocol
 from sage_npu.server.settings import ComposedSettings
 
 log = logging.getLogger("sage_npu.server")
@@ -36,7 +37,7 @@ class SageServer(LanguageServer):
     """The LSP side the features share: settings, documents, diagnostics, client capabilities."""
 
     def __init__(self, settings: ComposedSettings, version: str) -> None:
-        super().__init__("sage-npu", version)
+        super().__init__("sage-npu", version, protocol_cls=SageProtocol)
         self.defaults = settings
         self.settings = settings
         self.features: list[Feature] = []

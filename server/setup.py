@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from sage_npu.agent.worker import AgentWorker
 from sage_npu.server.features.base import Feature
@@ -52,13 +53,27 @@ def create_server(settings: ComposedSettings, version: str,
 
 def _command(handler: Callable[..., Any]) -> Callable[..., Any]:
     # pygls tags the function it registers with attributes, which a bound method cannot take;
-    # the wrapper keeps the handler's sync/async nature, which pygls dispatches on.
+    # the wrapper keeps the handler's sync/async nature, which pygls dispatches on, and answers
+    # arguments that do not fit the handler with InvalidParams rather than an internal error.
+    signature = inspect.signature(handler)
+
+    def check(args: tuple) -> None:
+        try:
+            signature.bind(*args)
+        except TypeError as e:
+            raise JsonRpcInvalidParams(f"invalid arguments for {handler.__name__}: {e}") from None
+        if any(not isinstance(a, str) for a in args if a is not None) and all(
+                p.annotation in ("str", str) for p in signature.parameters.values()):
+            raise JsonRpcInvalidParams(f"invalid arguments for {handler.__name__}: expected strings")
+
     if inspect.iscoroutinefunction(handler):
         async def run_async(*args: Any) -> Any:
+            check(args)
             return await handler(*args)
         return run_async
 
     def run(*args: Any) -> Any:
+        check(args)
         return handler(*args)
     return run
 
