@@ -108,10 +108,6 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
 assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"
 
 
-def is_code(name: str) -> bool:
-    return name in CODES
-
-
 def codes_markdown() -> str:
     """docs/diagnostic-codes.md: the table of every code, generated from the registry."""
     lines = [
