@@ -85,8 +85,10 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("assert-failed", ("emulator",), "an `ascendc_assert`/`assert` in the kernel failed"),
     CodeInfo("acl-error", ("emulator",),
              "a host program's ACL call failed (bad pointer, size or stream), at the call (program mode)"),
-    CodeInfo("timeout", ("pipeline",), "the kernel ran past its time limit, at the last API call it made"),
-    CodeInfo("crash", ("pipeline",), "the kernel died (a signal), at the last API call it made"),
+    CodeInfo("timeout", ("pipeline",), "the kernel ran past its time limit, at the last API call it made (before "
+             "its first: on the function it was in)"),
+    CodeInfo("crash", ("pipeline",), "the kernel died (a signal), at the last API call it made (before its "
+             "first: on the function it was in)"),
     CodeInfo("mismatch", ("pipeline",),
              "an output differs from the reference: the first wrong index, on the line that wrote it"),
     CodeInfo("beyond-roofline", ("cost-model",),

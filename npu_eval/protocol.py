@@ -28,6 +28,9 @@ LAUNCH_PREFIX = "launch_"
 META = "meta.tsv"           # index, file, line, column, kernel, block_dim of one launch
 HOST_FAULTS = "host_faults.tsv"
 HOST_CRASH = "host_crash.tsv"
+# A crash.tsv row with this code is no finding: its message holds "<pc> <exec_start>" (hex) of a
+# kernel that died before its first Ascend C call, for symbolize.py to name the function.
+CRASH_PC = "pc"
 
 # ---- environment the sandbox gives the child ----
 ENV_PROGRAM_OUT = "SAGE_PROGRAM_OUT"      # program mode: where launches write their folders

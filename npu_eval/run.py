@@ -12,6 +12,7 @@ import numpy as np
 from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.launch_plan import ScalarArg, TensorArg, TilingArg, TrialPlan
 from sage_npu.npu_eval.sandbox import SandboxLimits, SandboxResult, prepare_scratch, run_sandboxed
+from sage_npu.npu_eval.symbolize import CrashPc, function_at, short_name
 
 # writer_<arg>.bin: runs of bytes with the same last writer, (location id << 12) | (block + 1).
 _BLOCK_MASK = (1 << protocol.WRITER_BLOCK_BITS) - 1
@@ -27,6 +28,7 @@ class Fault:
     block: int
     count: int
     message: str
+    function: str = ""  # a crash or timeout before the block's first Ascend C call: where it was
 
 
 @dataclass
@@ -78,6 +80,25 @@ def _read_tsv(path: Path) -> list[list[str]]:
         return []
 
 
+def read_faults(tdir: Path, binary: Path) -> list[Fault]:
+    """The findings a run left (faults.tsv, crash.tsv). A crash or timeout before the block's
+    first Ascend C call has no line; it gets the name of the function it was in, when the
+    program counter the harness recorded falls in the kernel binary."""
+    rows = [r for r in _read_tsv(tdir / protocol.FAULTS) + _read_tsv(tdir / protocol.CRASH)
+            if len(r) >= len(protocol.FAULT_COLUMNS)]
+    where = next((CrashPc.parse(r[6]) for r in rows if r[0] == protocol.CRASH_PC), None)
+    function = function_at(binary, where) if where else None
+    faults = []
+    for r in rows:
+        if r[0] == protocol.CRASH_PC:
+            continue
+        f = Fault(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), r[6])
+        if function and f.line == 0 and f.code in ("crash", "timeout"):
+            f.function = short_name(function)
+        faults.append(f)
+    return faults
+
+
 def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, index: int, ub: tuple[int, int],
               trace: bool, limits: SandboxLimits, stdout_limit: int) -> TrialRun:
     """Run one trial. `scratch` is this evaluation's sandbox root (already prepared)."""
@@ -93,9 +114,7 @@ def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, i
     write_manifest(manifest, trial, names, tdir, ub, trace, arrays)
     prepare_scratch(tdir)
     res = run_sandboxed([str(binary), str(manifest)], tdir, limits, stdout_limit)
-    rows = _read_tsv(tdir / protocol.FAULTS) + _read_tsv(tdir / protocol.CRASH)
-    faults = [Fault(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), r[6])
-              for r in rows if len(r) >= len(protocol.FAULT_COLUMNS)]
+    faults = read_faults(tdir, binary)
     locs = {int(r[0]): (r[2], int(r[1])) for r in _read_tsv(tdir / protocol.LOCS) if len(r) >= 3}
     return TrialRun(
         result=res,

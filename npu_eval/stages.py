@@ -26,9 +26,10 @@ from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.launch_plan import LaunchPlan, PlanFailure, PlanRequest, TrialPlan
 from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
 from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Status, diagnostic, diagnostic_order
-from sage_npu.npu_eval.run import TrialRun
+from sage_npu.npu_eval.run import Fault, TrialRun
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import Entry, find_entries, match_entry
+from sage_npu.npu_eval.symbolize import definition_line
 from sage_npu.npu_eval.task import Task
 
 
@@ -180,12 +181,28 @@ def run_status(run: TrialRun, kernel: str, entry_line: int, diags: dict[tuple, D
     return None
 
 
-def _add_faults(run: TrialRun, kernel: str, diags: dict[tuple, Diagnostic]) -> None:
+def _add_faults(run: TrialRun, kernel: str, entry_line: int, diags: dict[tuple, Diagnostic]) -> None:
     for f in run.faults:
-        file = f.file if Path(f.file).is_file() else kernel
-        key = (f.code, file, f.line)
+        file, line, message = f.file if Path(f.file).is_file() else kernel, f.line, f.message
+        if line <= 0:  # before the block's first Ascend C call: no API call left a line
+            line, message = _place_before_first_call(f, kernel, entry_line)
+        key = (f.code, file, line)
         if key not in diags:
-            diags[key] = diagnostic(file, f.line, f.severity, f.code, f.message, block=f.block)
+            diags[key] = diagnostic(file, line, f.severity, f.code, message, block=f.block)
+
+
+def _place_before_first_call(f: Fault, kernel: str, entry_line: int) -> tuple[int, str]:
+    """A finding with no line goes on the definition of the function the kernel was in, when
+    the kernel source defines it, else on the entry."""
+    if not f.function:
+        return entry_line, f.message
+    try:
+        line = definition_line(Path(kernel).read_text(errors="replace"), f.function)
+    except OSError:
+        line = None
+    if line is None:
+        return entry_line, f"{f.message}; it was in {f.function}"
+    return line, f"{f.message}; it was in {f.function}, defined here"
 
 
 def _mismatch_diagnostic(mm: Mismatch, file: str | None, kernel: str, entry_line: int) -> Diagnostic:
@@ -225,7 +242,7 @@ def run_trials(plan: LaunchPlan, r: TrialsRun) -> TrialsResult:
         ran += 1
         if i == 0:
             stdout = run.result.stdout + ("\n[output truncated]" if run.result.stdout_truncated else "")
-        _add_faults(run, r.kernel, diags)
+        _add_faults(run, r.kernel, r.entry_line, diags)
         status = run_status(run, r.kernel, r.entry_line, diags)
         if i == 0 and not status and r.estimate:
             t0 = time.monotonic()

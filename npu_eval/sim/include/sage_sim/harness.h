@@ -20,12 +20,17 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <tuple>
+#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
 #include "../kernel_operator.h"
 #include "protocol.h"
 #include "sandbox.h"
+
+// The linker's first byte of this executable's image (GNU ld, gold and lld define it): with
+// a symbol's link-time address it turns a run-time program counter into a symbol-table one.
+extern "C" char __executable_start;
 
 namespace sage {
 namespace sim {
@@ -273,13 +278,33 @@ inline int& launches_done() {
     return n;
 }
 
+// Before a block's first Ascend C call there is no line to name: record where the program
+// counter was, and where this executable's image starts, so the Python side can name the
+// function from the binary's symbol table (symbolize.py). Symbolizing here would not be
+// async-signal-safe.
+inline void write_crash_pc(int fd, void* uctx) {
+    uintptr_t pc = 0;
+#if defined(__x86_64__)
+    pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
+#endif
+    if (!pc) return;
+    char msg[128];
+    int n = std::snprintf(msg, sizeof msg, "%s\tnote\t\t0\t%d\t1\t%lx %lx\n", protocol::kCrashPc, blk().idx,
+                          static_cast<unsigned long>(pc),
+                          static_cast<unsigned long>(reinterpret_cast<uintptr_t>(&__executable_start)));
+    if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
+}
+
 // The crash line names the last Ascend C call the kernel made (the signal gives no user line
 // of its own) and, for a bad access, what the address was: next to a GM buffer, or null.
-inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
+inline void on_fatal_signal(int sig, siginfo_t* info, void* uctx) {
     int fd = rt().fault_fd;
     if (fd >= 0) {
         char msg[1024];
         int n;
+        const bool before_first_call = rt().last.line == 0;
         const char* what = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
                          : sig == SIGBUS  ? "SIGBUS (misaligned or unmapped access)"
                          : sig == SIGFPE  ? "SIGFPE (arithmetic fault, e.g. integer division by zero)"
@@ -296,10 +321,12 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
                 n = std::snprintf(msg, sizeof msg, "crash\terror\t\t0\t-1\t1\tthe program died of %s in its host "
                                   "code, after %d kernel launch(es)\n", what, launches_done());
         } else if (sig == SIGTERM) {
+            if (before_first_call) write_crash_pc(fd, uctx);
             n = std::snprintf(msg, sizeof msg, "timeout\terror\t%s\t%d\t%d\t1\tthe kernel ran past its time limit "
-                              "in block %d; the last Ascend C call it made was here (an endless loop, or a "
-                              "loop bound read from a wrong tiling field?)\n",
-                              rt().last.file, rt().last.line, blk().idx, blk().idx);
+                              "in block %d%s (an endless loop, or a loop bound read from a wrong tiling field?)\n",
+                              rt().last.file, rt().last.line, blk().idx, blk().idx,
+                              before_first_call ? ", before its first Ascend C call"
+                                                : "; the last Ascend C call it made was here");
         } else {
             char where[256] = "";
             if (sig == SIGSEGV || sig == SIGBUS) {
@@ -323,9 +350,11 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void*) {
                     std::snprintf(where, sizeof where, " at address %p", info->si_addr);
                 }
             }
-            n = std::snprintf(msg, sizeof msg, "crash\terror\t%s\t%d\t%d\t1\tthe kernel died of %s%s in block %d; "
-                              "the last Ascend C call before it was here\n",
-                              rt().last.file, rt().last.line, blk().idx, what, where, blk().idx);
+            if (before_first_call) write_crash_pc(fd, uctx);
+            n = std::snprintf(msg, sizeof msg, "crash\terror\t%s\t%d\t%d\t1\tthe kernel died of %s%s in block %d%s\n",
+                              rt().last.file, rt().last.line, blk().idx, what, where, blk().idx,
+                              before_first_call ? ", before its first Ascend C call"
+                                                : "; the last Ascend C call before it was here");
         }
         if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
     }
