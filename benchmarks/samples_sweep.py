@@ -1,0 +1,332 @@
+"""Run asc-devkit's own test plan on the CPU emulator: how much of the Ascend C people write
+the product understands, measured on the official samples.
+
+    python benchmarks/samples_sweep.py /path/to/asc-devkit            # a checkout, or a bare git repo
+    python benchmarks/samples_sweep.py /path/to/asc-devkit --case reduce --jobs 2 --json out.json
+
+It reads the plan (`scripts/presmoke/reports/case_runner_manifest.json`), selects the cases of
+this sweep (see `select`), and runs each case's own commands in a copy of its sample folder:
+its scripts generate and verify the data, and `sage-npu run` replaces the CMake build and the
+binary. A case passes when every command exits 0, no output says `test failed!` or `[ERROR]`,
+and `sage-npu run` reports the program ok. It prints PASS/FAIL per case with a one-line reason,
+the asc-devkit commit and a summary, and lists warnings (and any error diagnostic) of passing
+cases. asc-devkit's licence keeps its files out of this repository: the sweep takes a path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+MANIFEST = "scripts/presmoke/reports/case_runner_manifest.json"
+ARCH = "dav-2201"  # the 910B family
+# A sample that uses the cube unit (matrix kernels, mixed AIC/AIV kernels) is out of this sweep.
+CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul\b|\bFixpipe\b|KERNEL_TYPE_MIX|KERNEL_TYPE_AIC|__cube__|__mix__|"
+                  r"TPosition::(A1|B1|A2|B2|CO1|CO2|C1|C2)\b|\bBatchMatmul\b")
+# Commands that need CANN's framework tools (op packaging, graph compilers, profilers, torch_npu).
+FRAMEWORK = re.compile(r"msopgen|\batc\b|custom_opp|\bmsprof\b|msopprof|ASCEND_CUSTOM_OPP_PATH|aclnn|torch|"
+                       r"tensorflow|onnx|run_add_custom|add_custom_test|cmake -S|cmake --build|tiling_sink")
+FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]", re.IGNORECASE)
+SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", ".h", ".hpp")
+COMMAND_TIMEOUT_S = 300
+REASON_MAX = 200
+
+
+class PlanCase(BaseModel):
+    """One entry of asc-devkit's case_runner_manifest.json (the fields the sweep reads)."""
+
+    model_config = ConfigDict(extra="ignore")
+    case: str
+    source_case: str
+    supported_archs: list[str]
+    target_runnable: bool = True
+    skip: bool = False
+    commands: list[str]
+
+
+@dataclass
+class Outcome:
+    case: str
+    passed: bool
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+    errors_on_pass: list[str] = field(default_factory=list)  # error diagnostics of a case that passed
+    seconds: float = 0.0
+
+
+def one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 3] + "..."
+
+
+def sample_sources(root: Path, c: PlanCase) -> str:
+    folder = root / "examples" / c.source_case
+    parts = []
+    for p in sorted(folder.rglob("*")):
+        if p.suffix in SOURCE_SUFFIXES and p.is_file():
+            parts.append(p.read_text(errors="replace"))
+    return "\n".join(parts)
+
+
+def select(root: Path, plan: list[PlanCase]) -> tuple[list[PlanCase], dict[str, int]]:
+    """The cases of this sweep: the scenario lists dav-2201, the sample uses only vector cores
+    (no cube API or mixed kernel in its sources), it sits outside 04_advanced_api, and its
+    commands need no CANN framework step. Returns the selection and why the rest were left out."""
+    chosen: list[PlanCase] = []
+    left: dict[str, int] = {}
+    for c in plan:
+        why = None
+        if ARCH not in c.supported_archs:
+            why = f"not {ARCH}"
+        elif "04_advanced_api" in c.case:
+            why = "advanced API"
+        elif c.skip or not c.target_runnable:
+            why = "skipped by the plan"
+        elif not (root / "examples" / c.source_case).is_dir():
+            why = "no sample folder"
+        elif FRAMEWORK.search(" ; ".join(c.commands)):
+            why = "CANN framework step"
+        elif CUBE.search(sample_sources(root, c)):
+            why = "cube or mixed"
+        if why:
+            left[why] = left.get(why, 0) + 1
+        else:
+            chosen.append(c)
+    return chosen, left
+
+
+@dataclass
+class Build:
+    """What the sample's CMake would build: the executable's sources and its definitions."""
+
+    sources: list[Path]
+    defines: dict[str, str]
+
+
+_CALL = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
+
+
+def _cmake_calls(text: str) -> list[tuple[str, list[str]]]:
+    text = re.sub(r"#[^\n]*", "", text)
+    return [(name.lower(), shlex.split(args, posix=True)) for name, args in _CALL.findall(text)]
+
+
+def _cmake_vars(calls: list[tuple[str, list[str]]], cmake_cmds: list[str]) -> dict[str, str]:
+    """Cache defaults (`set(X "v" CACHE ...)`) overridden by the plan's `cmake -DX=v`."""
+    values = {a[0]: a[1] for name, a in calls if name == "set" and len(a) >= 3 and a[2] == "CACHE"}
+    for cmd in cmake_cmds:
+        for m in re.finditer(r"-D(\w+)=(\S+)", cmd):
+            values[m.group(1)] = m.group(2).strip("'\"")
+    return values
+
+
+def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | None:
+    """Read add_executable(<exe> ...) and its target_compile_definitions from the sample's
+    CMakeLists.txt files; None when the build is not one executable from listed sources
+    (ExternalProject, custom commands), which the sweep cannot stand in for."""
+    for lists in sorted(folder.rglob("CMakeLists.txt")):
+        calls = _cmake_calls(lists.read_text(errors="replace"))
+        values = _cmake_vars(calls, cmake_cmds)
+        exe_calls = [a for name, a in calls if name == "add_executable" and a and a[0] == exe]
+        if not exe_calls:
+            continue
+        srcs = [lists.parent / s for s in exe_calls[0][1:] if s.endswith((".asc", ".cpp", ".cc"))]
+        defines: dict[str, str] = {}
+        for name, a in calls:
+            if name == "target_compile_definitions" and a and a[0] == exe:
+                for d in a[1:]:
+                    if d in ("PRIVATE", "PUBLIC", "INTERFACE"):
+                        continue
+                    key, _, val = d.partition("=")
+                    val = re.sub(r"\$\{(\w+)\}", lambda m, v=values: v.get(m.group(1), ""), val)
+                    defines[key] = val
+        if srcs and all(s.is_file() for s in srcs):
+            return Build(srcs, defines)
+    return None
+
+
+_RUN = re.compile(r"^(?:mssanitizer\s+)?\./(\S+)(.*)$")
+SAGE = [sys.executable, "-c", "import sys; from sage_npu.cli import main; sys.exit(main())"]
+
+
+def _sage_run(build: Build, folder: Path, copy: Path, args: list[str]) -> list[str]:
+    srcs = [copy / s.relative_to(folder) for s in build.sources]
+    cmd = [*SAGE, "run", "--json", str(srcs[0])]
+    for extra in srcs[1:]:
+        cmd += ["--with", str(extra)]
+    for k, v in build.defines.items():
+        cmd += ["-D", f"{k}={v}" if v else k]
+    return cmd + (["--", *args] if args else [])
+
+
+def _program_verdict(out: str) -> tuple[str | None, list[str], list[str]]:
+    """(why it failed or None, its warnings, its error diagnostics) from `sage-npu run --json`."""
+    try:
+        rep = json.loads(out)
+    except json.JSONDecodeError:
+        return one_line("sage-npu run printed no report: " + out[-300:]), [], []
+    diags = list(rep.get("diagnostics", []))
+    for launch in rep.get("launches", []):
+        diags += launch.get("diagnostics", [])
+    text = lambda d: f"{Path(d['file']).name}:{d['line']}: {d['message']} [{d['code']}]"  # noqa: E731
+    errors = [text(d) for d in diags if d.get("severity") == "error"]
+    warnings = [text(d) for d in diags if d.get("severity") == "warning"]
+    if FAILED_TEXT.search(rep.get("stdout", "") + rep.get("stderr", "")):
+        line = next(ln for ln in (rep.get("stdout", "") + "\n" + rep.get("stderr", "")).splitlines()
+                    if FAILED_TEXT.search(ln))
+        return one_line(f"the program printed: {line}"), warnings, errors
+    if rep.get("status") != "ok" or rep.get("exit_code") != 0:
+        first = errors[0] if errors else (rep.get("stderr", "").strip().splitlines() or ["no diagnostic"])[-1]
+        return one_line(f"{rep.get('status')}: {first}"), warnings, errors
+    return None, warnings, errors
+
+
+def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
+    """Run one case's commands in a copy of its sample folder; the first failure ends it."""
+    t0 = time.monotonic()
+    folder = root / "examples" / c.source_case
+    copy = work / c.case.replace("/", "__")
+    shutil.copytree(folder, copy)
+    bdir = copy / "build"
+    bdir.mkdir(exist_ok=True)
+    cmake = [x for x in c.commands if x.startswith("cmake")]
+    outcome = Outcome(c.case, passed=True)
+    for cmd in c.commands:
+        if cmd.startswith(("cmake", "make")):
+            continue
+        m = _RUN.match(cmd)
+        if m:
+            build = understand_build(folder, m.group(1), cmake)
+            if build is None:
+                return _failed(outcome, t0, f"the sample's CMake build of {m.group(1)} is not one executable "
+                                            "from listed sources (the sweep cannot stand in for it)")
+            args = [] if cmd.startswith("mssanitizer") else shlex.split(m.group(2))
+            why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args), bdir)
+            if why:
+                return _failed(outcome, t0, why)
+            outcome.errors_on_pass = errs
+            continue
+        why = _run_script(cmd, bdir)
+        if why:
+            return _failed(outcome, t0, why)
+    outcome.seconds = time.monotonic() - t0
+    return outcome
+
+
+def _failed(o: Outcome, t0: float, why: str) -> Outcome:
+    o.passed, o.reason, o.seconds = False, one_line(why), time.monotonic() - t0
+    return o
+
+
+def _run_program(cmd: list[str], cwd: Path) -> tuple[str | None, list[str], list[str]]:
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"sage-npu run took over {COMMAND_TIMEOUT_S} s", [], []
+    return _program_verdict(p.stdout)
+
+
+def _run_script(cmd: str, cwd: Path) -> str | None:
+    """A command of the sample's own (data generation, verification); why it failed, or None."""
+    try:
+        p = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"`{cmd}` took over {COMMAND_TIMEOUT_S} s"
+    out = p.stdout + "\n" + p.stderr
+    bad = next((ln for ln in out.splitlines() if FAILED_TEXT.search(ln)), None)
+    if p.returncode != 0 or bad:
+        last = bad or next((ln for ln in reversed(out.splitlines()) if ln.strip()), "no output")
+        return f"`{cmd}` failed: {last}"
+    return None
+
+
+def checkout(path: Path, rev: str, cache: Path) -> tuple[Path, str]:
+    """(a folder with examples/ and the plan, the commit). A bare git repository (a mirror) is
+    exported once per commit into `cache`; a checkout is used as it is."""
+    git = shutil.which("git")
+    commit = "unknown (not a git checkout)"
+    if git:
+        p = subprocess.run([git, "-C", str(path), "rev-parse", rev], capture_output=True, text=True)
+        if p.returncode == 0:
+            commit = p.stdout.strip()
+    if (path / "examples").is_dir():
+        return path, commit
+    if not git or commit.startswith("unknown"):
+        raise SystemExit(f"samples_sweep: {path} has no examples/ and is not a git repository")
+    out = cache / commit[:12]
+    if not (out / MANIFEST).is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        arch = subprocess.run([git, "-C", str(path), "archive", commit, "examples", "scripts/presmoke"],
+                              capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(out)], input=arch, check=True)
+    return out, commit
+
+
+def load_plan(root: Path) -> list[PlanCase]:
+    path = root / MANIFEST
+    if not path.is_file():
+        raise SystemExit(f"samples_sweep: no test plan at {path} (this commit has none; pass --cases)")
+    return [PlanCase.model_validate(c) for c in json.loads(path.read_text())]
+
+
+def report(outcomes: list[Outcome], commit: str, selected: int, left: dict[str, int]) -> str:
+    lines = [f"asc-devkit {commit}: {selected} cases selected "
+             f"(left out: {', '.join(f'{n} {why}' for why, n in sorted(left.items())) or 'none'})"]
+    for o in sorted(outcomes, key=lambda o: o.case):
+        lines.append(f"{'PASS' if o.passed else 'FAIL'}  {o.case}" + (f"  -- {o.reason}" if o.reason else ""))
+        for w in o.warnings:
+            lines.append(f"      warning: {one_line(w)}")
+        for e in o.errors_on_pass:
+            lines.append(f"      ERROR on a passing case: {one_line(e)}")
+    passed = sum(o.passed for o in outcomes)
+    noisy = sum(bool(o.errors_on_pass) for o in outcomes if o.passed)
+    lines.append(f"summary: {passed}/{len(outcomes)} pass; {noisy} passing case(s) with an error diagnostic; "
+                 f"{sum(o.seconds for o in outcomes):.0f} s of case time")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("asc_devkit", type=Path, help="an asc-devkit checkout or bare git repository")
+    ap.add_argument("--rev", default="HEAD", help="the commit to sweep, for a git repository (default HEAD)")
+    ap.add_argument("--case", action="append", default=[], help="only cases whose name contains this (repeatable)")
+    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    ap.add_argument("--json", type=Path, help="also write the outcomes here")
+    ap.add_argument("--keep", type=Path, help="run in this folder and keep it (default: a temporary one)")
+    a = ap.parse_args(argv)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sage-npu" / "asc-devkit"
+    root, commit = checkout(a.asc_devkit.resolve(), a.rev, cache)
+    chosen, left = select(root, load_plan(root))
+    if a.case:
+        chosen = [c for c in chosen if any(s in c.case for s in a.case)]
+    work = a.keep or Path(tempfile.mkdtemp(prefix="sage-sweep-"))
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    try:
+        with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+            outcomes = list(pool.map(lambda c: run_case(root, c, work), chosen))
+    finally:
+        if a.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print(report(outcomes, commit, len(chosen), left))
+    print(f"wall time {time.monotonic() - t0:.0f} s with {a.jobs} job(s)")
+    if a.json:
+        a.json.write_text(json.dumps({"commit": commit, "outcomes": [asdict(o) for o in outcomes]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
