@@ -256,11 +256,14 @@ def run_trials(plan: LaunchPlan, r: TrialsRun) -> TrialsResult:
         if c.mismatch is not None and first is None:
             first = c
     mm = first.mismatch if first is not None else None
+    if status is None:
+        # An error-severity fault names what went wrong better than the wrong output it caused
+        # (a cross-block race, an unaligned copy): it makes the run a runtime_error, and the
+        # mismatch stays in the report as its symptom.
+        errors = any(d.severity == "error" for d in diags.values())
+        status = "runtime_error" if errors else "mismatch" if first is not None else "correct"
     if mm is not None and first is not None:
         diags[("mismatch",)] = _mismatch_diagnostic(mm, first.mismatch_file, r.kernel, r.entry_line)
-    if status is None:
-        errors = any(d.severity == "error" for d in diags.values())
-        status = "mismatch" if first is not None else "runtime_error" if errors else "correct"
     trials = ran if status in ("correct", "mismatch", "runtime_error") else len(plan.trials)
     correctness = Correctness(trials=trials, passed=passed, first_mismatch=mm, **worst)
     return TrialsResult(status, sorted(diags.values(), key=diagnostic_order), correctness, stdout, measured,

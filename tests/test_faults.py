@@ -66,7 +66,8 @@ FAULT_CASES = [
     Fault("ub_overflow", "runtime_error", 0,
           ["2 x 36864", "147456", "line 24", "line 25", "221184", str(chip_profile("910B2").ub_bytes), "910B2",
            "Shrink the tile"]),
-    Fault("unaligned_count", "mismatch", 0, ["62", "124 bytes", "48 elements", "multiple of 16", "DataCopyPad"]),
+    # An error-severity fault that explains the wrong output makes the run a runtime_error.
+    Fault("unaligned_count", "runtime_error", 0, ["62", "124 bytes", "48 elements", "multiple of 16", "DataCopyPad"]),
     Fault("unaligned_ub_address", "runtime_error", 0,
           ["Sub", "2 bytes past a 32-byte boundary", "element 1", "InitBuffer at line 18", "multiples of 16"]),
     Fault("gm_out_of_bounds_tail", "runtime_error", 7,
@@ -90,7 +91,7 @@ FAULT_CASES = [
     Fault("uninitialized_read", "mismatch", 0,
           ["Add reads", "AllocTensor at line 41", "VECIN queue from InitBuffer at line 24", "stale data"],
           severity="warning"),
-    Fault("gm_race", "mismatch", 1,
+    Fault("gm_race", "runtime_error", 1,
           ["block 1 writes z[128..255]", "block 0 already wrote z[128]", "line 60", "SetGlobalBuffer",
            "SetAtomicAdd"]),
 ]
@@ -108,6 +109,13 @@ def test_fault_is_reported_at_its_line(ev, fault_tasks, fault: Fault):
         assert d.block == fault.block, d.message
         for word in fault.words:
             assert word in d.message, f"{word!r} not in: {d.message}"
+
+
+def test_a_fault_names_the_status_and_the_wrong_output_stays_as_its_symptom(ev, fault_tasks):
+    report = ev.evaluate(fault_tasks["gm_race"]).report
+    assert report.status == "runtime_error"
+    assert {d.code for d in report.diagnostics} >= {"gm-race", "mismatch"}
+    assert report.correctness.first_mismatch is not None
 
 
 def test_out_of_bounds_shows_only_on_the_tail_shape(ev, fault_tasks):
