@@ -144,18 +144,31 @@ def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | N
         if not exe_calls:
             continue
         srcs = [lists.parent / s for s in exe_calls[0][1:] if s.endswith((".asc", ".cpp", ".cc"))]
-        defines: dict[str, str] = {}
-        for name, a in calls:
-            if name == "target_compile_definitions" and a and a[0] == exe:
-                for d in a[1:]:
-                    if d in ("PRIVATE", "PUBLIC", "INTERFACE"):
-                        continue
-                    key, _, val = d.partition("=")
-                    val = re.sub(r"\$\{(\w+)\}", lambda m, v=values: v.get(m.group(1), ""), val)
-                    defines[key] = val
         if srcs and all(s.is_file() for s in srcs):
-            return Build(srcs, defines)
+            return Build(srcs, _definitions(calls, exe, values))
     return None
+
+
+def _definitions(calls: list[tuple[str, list[str]]], exe: str, values: dict[str, str]) -> dict[str, str]:
+    """Preprocessor definitions the build gives `exe`: add_definitions(-DX=v),
+    add_compile_definitions(X=v), and the target's compile definitions and -D options."""
+    items: list[str] = []
+    for name, a in calls:
+        if name in ("add_definitions", "add_compile_definitions"):
+            items += a
+        elif name in ("target_compile_definitions", "target_compile_options") and a and a[0] == exe:
+            items += a[1:]
+    defines: dict[str, str] = {}
+    for d in items:
+        if d in ("PRIVATE", "PUBLIC", "INTERFACE") or "$<" in d:
+            continue
+        if d.startswith("-D"):
+            d = d[2:]
+        elif d.startswith("-"):
+            continue  # another compiler option
+        key, _, val = d.partition("=")
+        defines[key] = re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), ""), val)
+    return defines
 
 
 _RUN = re.compile(r"^(?:mssanitizer\s+)?\./(\S+)(.*)$")
