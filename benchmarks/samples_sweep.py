@@ -124,13 +124,51 @@ def _cmake_calls(text: str) -> list[tuple[str, list[str]]]:
     return [(name.lower(), shlex.split(args, posix=True)) for name, args in _CALL.findall(text)]
 
 
-def _cmake_vars(calls: list[tuple[str, list[str]]], cmake_cmds: list[str]) -> dict[str, str]:
-    """Cache defaults (`set(X "v" CACHE ...)`) overridden by the plan's `cmake -DX=v`."""
-    values = {a[0]: a[1] for name, a in calls if name == "set" and len(a) >= 3 and a[2] == "CACHE"}
+def _cmake_condition(args: list[str], values: dict[str, str]) -> bool:
+    """The few if() forms samples use: NOT, DEFINED, STREQUAL, EQUAL, MATCHES, a bare variable."""
+    get = lambda a: values.get(a, a)  # noqa: E731 - CMake dereferences a word that names a variable
+    if args[:1] == ["NOT"]:
+        return not _cmake_condition(args[1:], values)
+    if len(args) == 2 and args[0] == "DEFINED":
+        return args[1] in values
+    if len(args) == 3 and args[1] in ("STREQUAL", "EQUAL"):
+        return get(args[0]) == get(args[2])
+    if len(args) == 3 and args[1] == "MATCHES":
+        return re.search(args[2], get(args[0])) is not None
+    if len(args) == 1:
+        return values.get(args[0], args[0]).upper() not in ("", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND")
+    return False
+
+
+def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str]) -> list[tuple[str, list[str]]]:
+    """The calls an `if()` leaves active, with ${VAR}s replaced: variables come from the plan's
+    `cmake -DX=v`, then `set()` (a CACHE set only when not given on the command line)."""
+    values = {"CMAKE_ASC_ARCHITECTURES": ARCH}
     for cmd in cmake_cmds:
         for m in re.finditer(r"-D(\w+)=(\S+)", cmd):
             values[m.group(1)] = m.group(2).strip("'\"")
-    return values
+    given = set(values)
+    stack: list[tuple[bool, bool]] = []  # (this branch active, some branch of this if taken)
+    active, out = True, []
+    for name, raw in calls:
+        args = [re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), ""), a) for a in raw]
+        if name == "if":
+            stack.append((active, False))
+            taken = active and _cmake_condition(args, values)
+            stack[-1] = (active, taken)
+            active = taken
+        elif name in ("elseif", "else") and stack:
+            outer, taken = stack[-1]
+            now = outer and not taken and (name == "else" or _cmake_condition(args, values))
+            stack[-1] = (outer, taken or now)
+            active = now
+        elif name == "endif" and stack:
+            active = stack.pop()[0]
+        elif active:
+            if name == "set" and len(args) >= 2 and not ("CACHE" in args and args[0] in given):
+                values[args[0]] = args[1]
+            out.append((name, args))
+    return out
 
 
 def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | None:
@@ -138,18 +176,17 @@ def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | N
     CMakeLists.txt files; None when the build is not one executable from listed sources
     (ExternalProject, custom commands), which the sweep cannot stand in for."""
     for lists in sorted(folder.rglob("CMakeLists.txt")):
-        calls = _cmake_calls(lists.read_text(errors="replace"))
-        values = _cmake_vars(calls, cmake_cmds)
+        calls = _cmake_run(_cmake_calls(lists.read_text(errors="replace")), cmake_cmds)
         exe_calls = [a for name, a in calls if name == "add_executable" and a and a[0] == exe]
         if not exe_calls:
             continue
         srcs = [lists.parent / s for s in exe_calls[0][1:] if s.endswith((".asc", ".cpp", ".cc"))]
         if srcs and all(s.is_file() for s in srcs):
-            return Build(srcs, _definitions(calls, exe, values))
+            return Build(srcs, _definitions(calls, exe))
     return None
 
 
-def _definitions(calls: list[tuple[str, list[str]]], exe: str, values: dict[str, str]) -> dict[str, str]:
+def _definitions(calls: list[tuple[str, list[str]]], exe: str) -> dict[str, str]:
     """Preprocessor definitions the build gives `exe`: add_definitions(-DX=v),
     add_compile_definitions(X=v), and the target's compile definitions and -D options."""
     items: list[str] = []
@@ -167,7 +204,7 @@ def _definitions(calls: list[tuple[str, list[str]]], exe: str, values: dict[str,
         elif d.startswith("-"):
             continue  # another compiler option
         key, _, val = d.partition("=")
-        defines[key] = re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), ""), val)
+        defines[key] = val
     return defines
 
 

@@ -3,6 +3,7 @@
 // truncated by the hardware, which we report and reproduce. DataCopyPad takes byte lengths.
 #pragma once
 
+#include "../sage_sim/vec.h"
 #include "kernel_tensor.h"
 
 namespace AscendC {
@@ -279,5 +280,103 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
     DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0), loc);
 }
 
+// ---- Copy: UB -> UB on the vector pipe, the mask/repeat forms ----
+// Per repeat r and active element k (block k / elements-per-block of the repeat):
+//   dst[(r * dstRepeatSize + block * dstStride) * epb + k % epb] = src[(r * srcRepeatSize + block * srcStride) * epb + ...]
+// with epb the elements of a 32-byte block. In Normal mode the mask selects elements of each
+// 256-byte repeat, as for the vector ops. In Counter mode (SetMaskCount) Copy differs from
+// the other ops: the mask is the element count of *each* repeat (which may span more than 8
+// blocks) and repeatTime applies (Copy's doc page, "Counter mode with high-dimensional
+// splitting"). repeatTime 0 is a no-op on 910B. Values are moved bit for bit.
+namespace detail {
+
+constexpr uint32_t kCopyMaxRepeatSize = 4095;
+
+template <typename T>
+__aicore__ inline void copy_repeats(const LocalTensor<T>& dst, const LocalTensor<T>& src, const sage::sim::Repeats& m,
+                                    sage::sim::Lay ld, sage::sim::Lay ls, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    uint64_t es = masked_check(src, m, ls, "Copy", loc, "src");
+    uint64_t ed = masked_check(dst, m, ld, "Copy", loc, "dst");
+    masked_check_init(src, m, ls, "Copy", loc);
+    T* d = dst.data();
+    const T* s = src.data();
+    m.each([&](uint32_t r, uint32_t k) { d[ld.off(r, k)] = s[ls.off(r, k)]; });
+    masked_mark(dst, m, ld);
+    masked_trace(dst, ed, "Copy", m, loc, src.range(es));
+}
+
+template <typename T>
+__aicore__ inline void copy_params_check(const CopyRepeatParams& p, sage::sim::SrcLoc loc) {
+    if (p.dstRepeatSize > kCopyMaxRepeatSize || p.srcRepeatSize > kCopyMaxRepeatSize) {
+        sage::sim::fail("ub-out-of-bounds", loc,
+                        "Copy with dstRepeatSize %u / srcRepeatSize %u: repeat strides are limited to [0, %u] "
+                        "blocks of 32 bytes (CopyRepeatParams)",
+                        p.dstRepeatSize, p.srcRepeatSize, kCopyMaxRepeatSize);
+    }
+}
+
+// Counter mode: `per` elements in each of `repeat` repeats. A repeat's elements run on over
+// its blocks, so it is one counter-mode pass whose 256-byte steps advance 8 block strides.
+template <typename T>
+__aicore__ inline void copy_counter(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t per,
+                                    uint32_t repeat, const CopyRepeatParams& p, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    constexpr uint32_t epr = elems_per_repeat<T>();
+    constexpr uint32_t epb = 32 / sizeof(T);
+    Repeats m;
+    m.epr = epr;
+    m.counter = true;
+    m.count = per;
+    m.repeats = uint32_t((per + epr - 1) / epr);
+    for (uint32_t r = 0; r < repeat; ++r) {
+        copy_repeats(dst[uint32_t(uint64_t(r) * p.dstRepeatSize * epb)], src[uint32_t(uint64_t(r) * p.srcRepeatSize * epb)],
+                     m, lay<T>(p.dstStride, 8u * p.dstStride), lay<T>(p.srcStride, 8u * p.srcStride), loc);
+    }
+}
+
+}  // namespace detail
+
+#define SAGE_COPY_OK (::sage::sim::one_of<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>())
+#define SAGE_COPY_TYPES "int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float"
+
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
+                            const uint8_t repeatTime, const CopyRepeatParams& repeatParams, SAGE_LOC) {
+    SAGE_DTYPE_GATE("Copy", T, SAGE_COPY_OK, SAGE_COPY_TYPES)
+    if constexpr (SAGE_COPY_OK) {
+        using namespace sage::sim;
+        touch(loc);
+        detail::copy_params_check<T>(repeatParams, loc);
+        if (vregs().counter) {
+            detail::copy_counter(dst, src, isSetMask ? mask[0] : vregs().mask_lo, repeatTime, repeatParams, loc);
+            return;
+        }
+        Repeats m = repeats_from_array(elems_per_repeat<T>(), isSetMask, mask, repeatTime);
+        detail::copy_repeats(dst, src, m, lay<T>(repeatParams.dstStride, repeatParams.dstRepeatSize),
+                             lay<T>(repeatParams.srcStride, repeatParams.srcRepeatSize), loc);
+    }
+}
+
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask,
+                            const uint8_t repeatTime, const CopyRepeatParams& repeatParams, SAGE_LOC) {
+    SAGE_DTYPE_GATE("Copy", T, SAGE_COPY_OK, SAGE_COPY_TYPES)
+    if constexpr (SAGE_COPY_OK) {
+        using namespace sage::sim;
+        touch(loc);
+        detail::copy_params_check<T>(repeatParams, loc);
+        if (vregs().counter) {
+            detail::copy_counter(dst, src, isSetMask ? mask : vregs().mask_lo, repeatTime, repeatParams, loc);
+            return;
+        }
+        Repeats m = repeats_from_len(elems_per_repeat<T>(), isSetMask, mask, repeatTime);
+        detail::copy_repeats(dst, src, m, lay<T>(repeatParams.dstStride, repeatParams.dstRepeatSize),
+                             lay<T>(repeatParams.srcStride, repeatParams.srcRepeatSize), loc);
+    }
+}
+
+#undef SAGE_COPY_OK
+#undef SAGE_COPY_TYPES
 
 }  // namespace AscendC

@@ -50,13 +50,18 @@ public:
     __aicore__ inline __gm__ T* GetPhyAddr() const { return addr_; }
     __aicore__ inline __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
     __aicore__ inline uint64_t GetSize() const { return size_; }
-    template <typename... Args>
-    __aicore__ inline void SetL2CacheHint(Args...) {}
+    // Whether copies of this tensor go through the L2 cache (default: they do). It changes no
+    // value; the emulator keeps the mode, and the cost model has no L2 yet, so it costs the same.
+    template <CacheRwMode rwMode = CacheRwMode::RW>
+    __aicore__ inline void SetL2CacheHint(CacheMode mode) {
+        cacheMode_ = mode;
+    }
 
     // Emulator internals (public so the API families can reach them).
     T* addr_ = nullptr;
     uint64_t size_ = 0;
     int gm_ = -1;  // the host buffer addr_ points into (sage::sim::gm_home), -1 if unknown
+    CacheMode cacheMode_ = CacheMode::CACHE_MODE_NORMAL;
 };
 
 template <typename T>

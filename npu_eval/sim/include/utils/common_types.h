@@ -144,11 +144,30 @@ enum class RoundMode : uint8_t {
 
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 
+// GlobalTensor::SetL2CacheHint's modes (values as the GlobalTensor doc page lists them). The
+// persistent mode is documented as not yet available.
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
+// Reserved by the API ("use the default"): which accesses the hint applies to.
+enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
+
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
 
 // Lengths in DataCopyParams count 32-byte blocks; strides count blocks between bursts.
+// Copy (UB -> UB, mask/repeat forms): strides in 32-byte blocks. Block strides default to 0
+// and repeat strides to 8, as asc-devkit's constants (DEFAULT_DATA_COPY_STRIDE,
+// DEFAULT_REPEAT_STRIDE) make them.
+struct CopyRepeatParams {
+    uint16_t dstStride = 0, srcStride = 0;          // between the blocks of one repeat, [0, 65535]
+    uint16_t dstRepeatSize = 8, srcRepeatSize = 8;  // between repeats, [0, 4095]
+    __aicore__ CopyRepeatParams() {}
+    __aicore__ CopyRepeatParams(uint16_t dstStrideIn, uint16_t srcStrideIn, uint16_t dstRepeatSizeIn,
+                                uint16_t srcRepeatSizeIn)
+        : dstStride(dstStrideIn), srcStride(srcStrideIn), dstRepeatSize(dstRepeatSizeIn),
+          srcRepeatSize(srcRepeatSizeIn) {}
+};
+
 struct DataCopyParams {
     uint16_t blockCount = 1;
     uint16_t blockLen = 0;
