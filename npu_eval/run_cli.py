@@ -21,10 +21,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    help=f"wall-clock limit of the run in seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a preprocessor definition for the build (e.g. -D SCENARIO_NUM=1)")
-    p.add_argument("--zero-device-memory", action="store_true",
-                   help="fill fresh device memory (aclrtMalloc, GmAlloc) with zeros instead of the default garbage "
-                   "pattern 0x5A, for programs that rely on zeroed memory (a device often hands a new process "
-                   "zeroed pages, but nothing guarantees it)")
+    p.add_argument("--strict-device-memory", action="store_true",
+                   help="fill fresh device memory (aclrtMalloc, GmAlloc) with the garbage pattern 0x5A instead of "
+                   "zeros, so a program that relies on zeroed memory shows it (the NPU hands a new process zeroed "
+                   "memory in practice, but nothing guarantees it; a kernel reading bytes nobody wrote is an "
+                   "uninitialized-gm-read warning either way)")
+    p.add_argument("--zero-device-memory", action="store_true", help=argparse.SUPPRESS)  # the default since 0.2
 
 
 def add_run_parser(subparsers, parents: argparse.ArgumentParser | list[argparse.ArgumentParser]
@@ -78,8 +80,8 @@ def cmd_run(args: argparse.Namespace, settings: EvalSettings | None = None) -> i
     for d in args.defines or []:
         name, _, value = d.partition("=")
         defines[name] = value or "1"
-    if getattr(args, "zero_device_memory", False):
-        defines["SAGE_DEVICE_MEM_FILL"] = "0"
+    if getattr(args, "strict_device_memory", False):
+        defines["SAGE_DEVICE_MEM_FILL"] = "0x5A"
     as_json = bool(getattr(args, "json", False))
     sys.stdout.flush()
     sys.stderr.flush()

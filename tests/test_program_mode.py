@@ -468,8 +468,9 @@ int main()
 """
 
 
-@pytest.mark.parametrize("flags,expected", [([], "fresh: 90 90"), (["--zero-device-memory"], "fresh: 0 0")])
-def test_cli_fresh_device_memory_is_garbage_unless_zeroed(tmp_path, settings, capfd, flags, expected):
+@pytest.mark.parametrize("flags,expected", [([], "fresh: 0 0"), (["--strict-device-memory"], "fresh: 90 90"),
+                                            (["--zero-device-memory"], "fresh: 0 0")])
+def test_cli_fresh_device_memory_is_zero_unless_strict(tmp_path, settings, capfd, flags, expected):
     path = write_program(tmp_path / "fresh", "fresh.cpp", FRESH_MEMORY, with_data=False)
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -485,3 +486,68 @@ def test_cli_fresh_device_memory_is_garbage_unless_zeroed(tmp_path, settings, ca
         os.chdir(old)
     data = json.loads(capfd.readouterr().out)
     assert expected in data["stdout"], data["stdout"]
+
+
+UNWRITTEN_READS = """\
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+// Reads x (each scenario at its own line, so each can be reported) and writes z.
+__global__ __vector__ void probe(__gm__ float* x, __gm__ float* z, uint32_t which)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    AscendC::GlobalTensor<float> xGm, zGm;
+    xGm.SetGlobalBuffer(x, 64);
+    zGm.SetGlobalBuffer(z, 64);
+    pipe.InitBuffer(buf, 64 * sizeof(float));
+    AscendC::LocalTensor<float> v = buf.Get<float>();
+    if (which == 0) AscendC::DataCopy(v, xGm, 64);  // read: copied in whole
+    if (which == 1) AscendC::DataCopy(v, xGm, 64);  // read: half copied in
+    if (which == 2) AscendC::DataCopy(v, xGm, 64);  // read: set by aclrtMemset
+    if (which == 3) AscendC::DataCopy(v, xGm, 64);  // read: written by the previous launch
+    if (which == 4) AscendC::DataCopy(v, xGm, 64);  // read: device-to-device copy of unwritten memory
+    if (which == 5) v.SetValue(0, xGm.GetValue(63));  // read: one element nobody wrote
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(zGm, v, 64);
+}
+
+int main()
+{
+    constexpr size_t bytes = 64 * sizeof(float);
+    float host[64];
+    for (int i = 0; i < 64; ++i) host[i] = float(i);
+    aclrtSetDevice(0);
+    float *x[6], *z = nullptr, *blank = nullptr;
+    for (auto& p : x) aclrtMalloc((void**)&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&z, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&blank, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x[0], bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(x[1], bytes, host, bytes / 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemset(x[2], bytes, 0, bytes);
+    aclrtMemcpy(x[4], bytes, blank, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE);
+    aclrtMemcpy(x[5], bytes, host, bytes / 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    for (uint32_t which = 0; which < 3; ++which) probe<<<1, nullptr, nullptr>>>(x[which], z, which);
+    probe<<<1, nullptr, nullptr>>>(x[0], x[3], 0);  // a kernel writes x[3] ...
+    probe<<<1, nullptr, nullptr>>>(x[3], z, 3);     // ... so this read is fine
+    probe<<<1, nullptr, nullptr>>>(x[4], z, 4);
+    probe<<<1, nullptr, nullptr>>>(x[5], z, 5);
+    aclrtSynchronizeDevice();
+    return 0;
+}
+"""
+
+
+def test_a_kernel_reading_device_memory_nobody_wrote_gets_a_warning_at_its_line(tmp_path, settings):
+    path = write_program(tmp_path / "unwritten", "unwritten.asc", UNWRITTEN_READS, with_data=False)
+    report = run(settings, path)
+    assert report.status == "ok", report.diagnostics
+    found = {(d.line, d.severity): d.message for lr in report.launches for d in lr.diagnostics
+             if d.code == "uninitialized-gm-read"}
+    bad = {line_of(path, f"// read: {what}") for what in ("half copied in", "device-to-device copy",
+                                                          "one element nobody wrote")}
+    assert {line for line, _ in found} == bad, found
+    assert {sev for _, sev in found} == {"warning"}
+    half = found[(line_of(path, "// read: half copied in"), "warning")]
+    assert "x[32]" not in half and "[32]" in half and "aclrtMalloc at unwritten.asc:" in half, half
+    assert "[63]" in found[(line_of(path, "// read: one element nobody wrote"), "warning")]

@@ -86,7 +86,7 @@ def run(settings: EvalSettings, path: Path, defines: dict[str, str] | None = Non
     return run_program(path, [], settings, cwd=path.parent, stdout=None, defines=defines)
 
 
-ZERO_GM = {"SAGE_DEVICE_MEM_FILL": "0"}   # what `sage-npu run --zero-device-memory` defines
+ZERO_GM = {"SAGE_DEVICE_MEM_FILL": "0"}   # zeroed device memory, the default of `sage-npu run`
 
 
 def diagnostics(report: ProgramReport):

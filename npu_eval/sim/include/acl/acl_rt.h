@@ -244,7 +244,7 @@ inline aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy pol
                     "(ACL_ERROR_INVALID_PARAM) and the pointer stays unset");
         return ACL_ERROR_INVALID_PARAM;
     }
-    void* p = device_alloc(size, "aclrtMalloc", loc);
+    void* p = device_alloc(size, "aclrtMalloc", loc, true);
     if (!p) {
         host_report("acl-error", Severity::Error, loc, "aclrtMalloc of %zu bytes failed: more than the run's memory "
                     "limit (the memory_limit_mb setting)", size);
@@ -316,6 +316,16 @@ inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t c
     if (!dst_dev) check_host_side(dst, "destination", kind, loc);
     if (!src_dev) check_host_side(src, "source", kind, loc);
     std::memmove(dst, src, count);
+    if (dst_dev) {
+        GmBuffer* d = gm_find(dst);
+        const GmBuffer* s = src_dev ? gm_find(src) : nullptr;
+        if (d && d->written && s && s->written) {  // device to device: the bytes stay as written as they were
+            std::memmove(d->written + (static_cast<uint8_t*>(dst) - d->base),
+                         s->written + (static_cast<const uint8_t*>(src) - s->base), count);
+        } else {
+            gm_mark_written(d, dst, count);
+        }
+    }
     return ACL_SUCCESS;
 }
 inline aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
@@ -334,6 +344,7 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
     if (count == 0) return ACL_SUCCESS;
     if (!devPtr || !device_range(devPtr, count, loc, "aclrtMemset", "buffer")) return ACL_ERROR_INVALID_PARAM;
     std::memset(devPtr, value, count);
+    gm_mark_written(gm_find(devPtr), devPtr, count);
     return ACL_SUCCESS;
 }
 inline aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream,

@@ -111,6 +111,9 @@ struct GmBuffer {
     int arg;            // index in the entry's parameter list
     std::string name;
     uint32_t* writer;   // per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null if not tracked
+    // Per byte: 1 once the host (aclrtMemcpy, aclrtMemset) or a kernel wrote it, across launches;
+    // null when not tracked (task mode, GmAlloc memory the host writes through plain pointers).
+    uint8_t* written = nullptr;
 };
 
 // A GM buffer the program freed (aclrtFree, GmFree): an access to it names the free.
@@ -358,11 +361,34 @@ inline int gm_home(const void* p) {
 
 // Checks that [p, p+bytes) lies inside one buffer the host passed: `home` (an index into
 // rt().gm from gm_home) when the caller knows which buffer the pointer came from.
+inline void gm_mark_written(GmBuffer* b, const void* p, uint64_t bytes) {
+    if (b && b->written && bytes) memset(b->written + (static_cast<const uint8_t*>(p) - b->base), 1, bytes);
+}
+
+// A kernel reading device memory that neither the host nor any kernel wrote: on the device it
+// holds whatever was there, so the result depends on luck (program mode, aclrtMalloc memory).
+inline void gm_check_written(const GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api,
+                             uint32_t elem) {
+    size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
+    const void* z = memchr(b->written + off, 0, bytes);
+    if (!z || already_reported("uninitialized-gm-read", loc)) return;
+    size_t first = size_t(static_cast<const uint8_t*>(z) - b->written);
+    if (elem == 0) elem = 1;
+    report("uninitialized-gm-read", Severity::Warning, loc,
+           "%s reads %s[%zu], which neither the host nor any kernel wrote since %s, in block %d: device memory "
+           "holds whatever was there before (often zeros in a new process, but nothing guarantees it). Copy data "
+           "in first (aclrtMemcpy) or clear it (aclrtMemset)",
+           api ? api : "a load", b->name.c_str(), first / elem, b->name.c_str(), blk().idx);
+}
+
 inline GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
                           uint32_t elem = 1, int home = -1) {
     auto* q = static_cast<const uint8_t*>(p);
     GmBuffer* b = home >= 0 ? &rt().gm[size_t(home)] : gm_find(p);
-    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) return b;
+    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) {
+        if (!write && b->written && bytes) gm_check_written(b, p, bytes, loc, api, elem);
+        return b;
+    }
     if (!b) {
         long long off = 0;
         b = gm_nearest(p, &off);
@@ -405,6 +431,7 @@ inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first,
 // `identical`: the store left the bytes as they were (the caller compared before writing).
 inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
                      uint32_t elem = 1, bool identical = false) {
+    gm_mark_written(b, p, bytes);
     if (!b->writer || !bytes) return;
     const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
