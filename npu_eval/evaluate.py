@@ -97,8 +97,7 @@ class Evaluator:
 
     def _plan_worker(self) -> PlanWorker:
         if self._worker is None:
-            home = Path(tempfile.mkdtemp(prefix="sage-plan-home-", dir=self._scratch_root))
-            self._worker = PlanWorker(home, self.settings.plan_memory_limit_mb)
+            self._worker = PlanWorker(self.settings.plan_memory_limit_mb)
         return self._worker
 
     def evaluate(self, task_path: str | Path | Task, trace_out: Path | None = None) -> Evaluation:
