@@ -1,11 +1,14 @@
 """Run an untrusted binary (the compiled harness with the user's kernel) in a child process
-with limits (DESIGN section 8).
+with limits (DESIGN section 8; docs/security.md says what each layer stops and what remains).
 
 Layers, outermost first, each independent of the others:
 
-- new PID and network namespaces, where the platform allows (root with CAP_SYS_ADMIN): the
-  child is PID 1 of its own namespace, so when it ends the kernel kills every process it
-  started, wherever they went; it sees no network interface but a down loopback;
+- new PID, network and System V IPC namespaces, where the platform allows (root with
+  CAP_SYS_ADMIN): the child is PID 1 of its own namespace, so when it ends the kernel kills
+  every process it started, wherever they went; it sees no network interface but a down
+  loopback;
+- a private mount namespace (npu_eval/confine.py): everything read-only except the scratch
+  directory; /tmp, /dev/shm and $HOME are the scratch's tmp/ and home/;
 - an unprivileged user when we run as root (rlimits on process counts do not bind root), set
   before exec, so no code of the kernel's ever runs as root (a global constructor runs before
   main);
@@ -16,7 +19,11 @@ Layers, outermost first, each independent of the others:
 - its own session and process group, killed whenever the run ends, then a sweep of /proc for
   descendants that escaped it (setsid) when there is no PID namespace to contain them;
 - the parent-death signal, so the child dies with us;
-- inside the harness, a seccomp filter around the kernel call (sage_sim/sandbox.h).
+- a seccomp filter installed before exec (no network, no mounts or namespaces, no tracing,
+  ...), so global constructors run under it, and inside the harness a tighter one around the
+  kernel call that also refuses starting processes (sage_sim/sandbox.h).
+
+A layer the platform refuses is logged once; the others still hold.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import ctypes
 import errno
 import logging
 import os
+import platform
 import resource
 import secrets
 import select
@@ -187,6 +195,9 @@ def _child_setup(limits: SandboxLimits, in_new_pidns: bool, argv: list[str], cwd
                                    covers=confine.standard_covers(scratch.resolve(), Path.home()),
                                    fresh_proc=in_new_pidns)
     seccomp = confine.seccomp_program() if limits.seccomp else None
+    if limits.seccomp and seccomp is None:
+        _note_once(EXEC_SECCOMP_NOTE, "sage sandbox: no seccomp filter before exec (%s)",
+                   f"no system call table for {platform.machine()}")
     return _ChildSetup(limits, in_new_pidns, mounts, seccomp)
 
 
@@ -198,7 +209,8 @@ def _limit_child(setup: _ChildSetup):
     def apply() -> None:  # runs in the child between fork and exec; root until the drop below
         # Where a PID namespace could be made, so can a network namespace (both need
         # CAP_SYS_ADMIN); it must be made here, as root, and applies to this process at once.
-        if in_new_pidns and libc is not None and libc.lib.unshare(confine.CLONE_NEWNET) != 0:
+        # (with it a System V IPC namespace: no shared memory or queues with other runs).
+        if in_new_pidns and libc is not None and libc.lib.unshare(confine.CLONE_NEWNET | confine.CLONE_NEWIPC) != 0:
             os.write(2, f"{_NETNS_NOTE} ({os.strerror(ctypes.get_errno())})\n".encode())
         if setup.mounts is not None:
             try:

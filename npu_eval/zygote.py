@@ -195,7 +195,8 @@ def _runner(z: Zygote, req: PlanRequest, w: int, token: str, pidns: bool) -> Non
     os.environ[MARKER_VAR] = token  # descendants carry it: the sweep's second handle
     if z.namespaces:
         try:
-            confine.libc().unshare(confine.CLONE_NEWNET, "unshare(CLONE_NEWNET)")
+            # System V IPC too: no shared memory or message queues with other runs.
+            confine.libc().unshare(confine.CLONE_NEWNET | confine.CLONE_NEWIPC, "unshare(CLONE_NEWNET)")
         except OSError as e:
             _note(w, f"no network namespace ({e.strerror})")
     out = Path(req.out_dir)
