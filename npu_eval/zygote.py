@@ -260,8 +260,10 @@ def _confine(z: Zygote, req: PlanRequest, out: Path, w: int, pidns: bool) -> Non
     resource.setrlimit(resource.RLIMIT_AS, (z.memory_bytes, z.memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    confine.drop_privileges()
-    resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))  # threads count too
+    if os.geteuid() == 0:
+        confine.drop_privileges()
+        # Counts every process and thread of the user, so only for nobody, not for a person's own account.
+        resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
     confine.libc().lib.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # cleared by the uid change
     if z.seccomp is not None:
         try:
