@@ -101,8 +101,8 @@ def run_plan(z: Zygote, req: PlanRequest, proto_fd: int) -> PlanAnswer:
         _end(runner)
     if not pidns:
         reason = namespaces_unavailable()
-        if reason and z.namespaces:
-            notes.insert(0, f"no PID namespace ({reason})")
+        if reason:
+            notes.insert(0, f"no PID, network or mount namespace ({reason})")
         sweep(token, runner, sandbox_uid(), since)
     return _answer(req, notes, text, Path(req.out_dir))
 

@@ -8,6 +8,7 @@ the confinement, not quietly skip it."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -24,6 +25,7 @@ import pytest
 
 from sage_npu.npu_eval import sandbox, scratch, syscall_numbers
 from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.launch_plan import PlanAnswer, PlanRequest
 from sage_npu.npu_eval.settings import EvalSettings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -136,6 +138,26 @@ def launch(x, y):
     assert [p for p in targets if p.exists()] == []
 
 
+DAEMON_REFERENCE = """
+import subprocess
+
+import torch
+
+# Leaves the session and outlives this process, unless something ends it.
+subprocess.Popen(["setsid", "sh", "-c", "sleep 300; : daemon-TOKEN"], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+def get_inputs():
+    return [torch.randn(8 * 2048, dtype=torch.float16), torch.randn(8 * 2048, dtype=torch.float16)]
+"""
+
+
 def _processes_with(needle: str) -> list[int]:
     found = []
     for e in os.scandir("/proc"):
@@ -151,30 +173,32 @@ def _processes_with(needle: str) -> list[int]:
 
 def test_a_daemon_started_by_reference_py_ends_with_the_plan(ev, tmp_path):
     require(os.geteuid() == 0 or sandbox.namespaces_unavailable() is None, "no way to contain a daemon here")
-    task = make_task(tmp_path, "daemon", reference=f"""
-import subprocess
-import sys
-
-import torch
-
-# Leaves the session and outlives this process, unless something ends it.
-subprocess.Popen(["setsid", "sh", "-c", "sleep 300; : daemon-{TOKEN}"], start_new_session=True,
-                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return x + y
-
-
-def get_inputs():
-    return [torch.randn(8 * 2048, dtype=torch.float16), torch.randn(8 * 2048, dtype=torch.float16)]
-""")
+    task = make_task(tmp_path, "daemon", reference=DAEMON_REFERENCE.replace("TOKEN", TOKEN))
     assert _status(ev, task) == "correct"
     deadline = time.monotonic() + 5
     while _processes_with(f"daemon-{TOKEN}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _processes_with(f"daemon-{TOKEN}") == []
+
+
+def test_without_namespaces_a_daemon_of_reference_py_is_swept(tmp_path):
+    # As on a platform that refuses namespaces: the zygote falls back to its session and the sweep.
+    task = make_task(tmp_path, "daemon_nons", reference=DAEMON_REFERENCE.replace("TOKEN", f"nons-{TOKEN}"))
+    out = Path(tempfile.mkdtemp(prefix="sage-confine-test-"))
+    out.chmod(0o711)
+    req = PlanRequest(task_root=str(task), reference=str(task / "reference.py"), host=str(task / "host.py"),
+                      out_dir=str(out / "plan"), seed=0, trials=1, timeout_s=30)
+    code = ("import sage_npu.npu_eval.sandbox as s; s._ns_unavailable = 'refused for the test'; "
+            "from sage_npu.npu_eval import zygote; zygote.main()")
+    try:
+        p = subprocess.run([sys.executable, "-c", code], input=json.dumps({"plan": req.model_dump()}) + "\n",
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    answer = PlanAnswer.model_validate_json(p.stdout.splitlines()[-1])
+    assert answer.ok is not None, answer
+    assert answer.notes == ["no PID, network or mount namespace (refused for the test)"]
+    assert _processes_with(f"daemon-nons-{TOKEN}") == []
 
 
 def test_monkeypatched_torch_does_not_reach_the_next_task(ev, tmp_path):
