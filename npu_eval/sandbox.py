@@ -480,9 +480,10 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 def confine_python_worker(memory_bytes: int):
-    """A preexec hook for the plan worker (untrusted host.py and reference.py): an address-space
-    limit, no core dumps, and, as root, a network namespace of its own (no network at all).
-    It stays the calling user: it must read the task's files wherever they are."""
+    """A preexec hook for the plan zygote (npu_eval/zygote.py): an address-space limit, no core
+    dumps, and, as root, a network namespace of its own (no network at all). It runs no user
+    code itself and stays the calling user: each plan's runner, forked from it, confines itself
+    before loading host.py and reference.py."""
     libc = confine.libc() if namespaces_unavailable() is None else None
 
     def apply() -> None:  # runs in the child between fork and exec
