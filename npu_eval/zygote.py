@@ -193,7 +193,8 @@ def _runner(z: Zygote, req: PlanRequest, w: int, token: str, pidns: bool) -> Non
     """The runner's side: confine, run the user's code under a timer, answer; never returns."""
     from sage_npu.npu_eval import plan
 
-    os.setsid()
+    os.setsid()  # out of the zygote's process group: the parent-death signal ties it to the zygote instead
+    confine.libc().lib.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # again after the uid change
     os.environ[MARKER_VAR] = token  # descendants carry it: the sweep's second handle
     if z.namespaces:
         try:
