@@ -95,7 +95,7 @@ def run_plan(z: Zygote, req: PlanRequest, proto_fd: int) -> PlanAnswer:
                 os._exit(70)
     os.close(w)
     try:
-        notes, text = _collect(r, req.timeout_s + GRACE_S)
+        notes, text, timed_out = _collect(r, req.timeout_s + GRACE_S)
     finally:
         os.close(r)
         _end(runner)
@@ -104,26 +104,27 @@ def run_plan(z: Zygote, req: PlanRequest, proto_fd: int) -> PlanAnswer:
         if reason:
             notes.insert(0, f"no PID, network or mount namespace ({reason})")
         sweep(token, runner, sandbox_uid(), since)
-    return _answer(req, notes, text, Path(req.out_dir))
+    return _answer(req, notes, text, Path(req.out_dir), timed_out)
 
 
-def _collect(fd: int, seconds: float) -> tuple[list[str], str | None]:
-    """The notes and the answer line from the pipe; None when it closed or time ran out first."""
+def _collect(fd: int, seconds: float) -> tuple[list[str], str | None, bool]:
+    """The notes, the answer line from the pipe (None when it closed or time ran out first),
+    and whether time ran out."""
     deadline, buf = time.monotonic() + seconds, b""
     notes: list[str] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return notes, None
+            return notes, None, True
         chunk = os.read(fd, 1 << 16)
         if not chunk:
-            return notes, None
+            return notes, None, False
         buf += chunk
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
             text = line.decode("utf-8", "replace")
             if not text.startswith(_NOTE):
-                return notes, text
+                return notes, text, False
             if len(notes) < _MAX_NOTES:  # the user's code holds the pipe too: no flood of notes
                 notes.append(text[len(_NOTE):])
 
@@ -139,7 +140,7 @@ def _end(runner: int) -> None:
     os.waitpid(runner, 0)
 
 
-def _answer(req: PlanRequest, notes: list[str], text: str | None, out: Path) -> PlanAnswer:
+def _answer(req: PlanRequest, notes: list[str], text: str | None, out: Path, timed_out: bool) -> PlanAnswer:
     if text is not None:
         try:
             ans = PlanAnswer.model_validate_json(text)
@@ -154,7 +155,7 @@ def _answer(req: PlanRequest, notes: list[str], text: str | None, out: Path) -> 
             return PlanAnswer(error=PlanFailure(code="host-error", message=f"the plan names {stray}, which is not "
                                                 "a file the plan wrote in its folder"), notes=notes)
     tail = _tail(out / OUTPUT_FILE)
-    if text is None and tail is None:
+    if timed_out:
         msg = f"host.py and reference.py did not finish within {req.timeout_s:.0f} s"
     else:
         msg = "host.py or reference.py ended the plan process without an answer (out of memory, or it exited)"

@@ -247,6 +247,26 @@ def get_inputs():
     assert "did not finish within 2 s" in d.message
 
 
+def test_reference_that_blocks_the_timer_is_still_stopped(tmp_path):
+    task = make_task(tmp_path, "deaf_ref", reference="""
+import signal
+
+import torch
+
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # the runner's timer cannot fire
+while True:
+    pass
+""")
+    with Evaluator(EvalSettings(trials=1, plan_timeout_s=1, cache_dir=tmp_path / "bc")) as e:
+        e.evaluate(ADD)  # the zygote is up: what follows times the plan alone
+        t0 = time.monotonic()
+        r = e.evaluate(task).report
+    assert time.monotonic() - t0 < 15
+    assert r.status == "harness_error"
+    d = next(d for d in r.diagnostics if d.severity == "error")
+    assert "did not finish within 1 s" in d.message, d
+
+
 # ---- kernels ----
 
 CTOR = r"""
