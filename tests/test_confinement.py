@@ -329,11 +329,13 @@ def test_pre_exec_filter_names_are_the_harness_filters():
 
 # ---- temporary folders ----
 
-def test_no_plan_home_per_evaluator():
-    before = {p.name for p in Path(tempfile.gettempdir()).glob("sage-plan-home-*")}
-    with Evaluator(EvalSettings(trials=1)):
-        pass
-    assert {p.name for p in Path(tempfile.gettempdir()).glob("sage-plan-home-*")} <= before
+def test_an_evaluation_leaves_no_folder_behind(tmp_path):
+    # The old plan worker left an empty sage-plan-home-* per Evaluator, hundreds over time.
+    root = tmp_path / "tmp"
+    root.mkdir()
+    with Evaluator(EvalSettings(trials=1, cache_dir=tmp_path / "bc"), scratch_root=root) as e:
+        assert e.evaluate(ADD).report.status == "correct"
+    assert list(root.iterdir()) == []
 
 
 def test_folders_of_dead_owners_are_swept(tmp_path):
