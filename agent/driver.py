@@ -54,6 +54,7 @@ from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.suites import has_kernel
 from sage_npu.memory.experience_memory import NewExperience
 from sage_npu.memory.retrieval import Retrieval
+from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator
 from sage_npu.npu_eval.report import Report
@@ -168,7 +169,7 @@ class EpisodeDriver:
                 or (ep.kernel_name in ep.seed_files and "host.py" not in ep.seed_files):
             ep.result.error = NO_CHECK
         else:
-            with tempfile.TemporaryDirectory(prefix="sage-episode-") as tmp:
+            with tempfile.TemporaryDirectory(prefix=scratch_dirs.prefix("episode")) as tmp:
                 self._search(ep, Path(tmp))
         self._conclude(ep)
         self._close(ep)

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sage_npu.npu_eval import compile_errors
+from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile
 
 SIM_INCLUDE = Path(__file__).resolve().parent / "sim" / "include"
@@ -139,7 +140,7 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
     hit = cache.lookup(key)
     if hit:
         return BuildResult(True, hit, True, time.monotonic() - start)
-    with tempfile.TemporaryDirectory(prefix="sage-build-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_dirs.prefix("build")) as tmp:
         src = Path(tmp) / "sage_harness.cpp"
         src.write_text(harness_text)
         out, dep = Path(tmp) / "harness", Path(tmp) / "harness.d"
@@ -174,7 +175,7 @@ def syntax_check(kernel: Path, flags: list[str], cxx: str, user_files: set[str],
                  timeout_s: float) -> list[compile_errors.CompileDiagnostic]:
     """Compile a kernel alone, without a harness (a kernel with no host.py/reference.py yet):
     its compile errors, condensed, and nothing else."""
-    with tempfile.TemporaryDirectory(prefix="sage-check-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_dirs.prefix("check")) as tmp:
         src = Path(tmp) / "check.cpp"
         src.write_text(f'#include "sage_sim/harness.h"\n#include {json.dumps(str(kernel))}\n')
         try:

@@ -14,12 +14,12 @@ the one-shot convenience of the CLI and returns just the Report.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.analysis import analyze
 from sage_npu.npu_eval.backends import BuildFailed, open_backend, unavailable
 from sage_npu.npu_eval.chips import UnknownChip, chip_profile
@@ -74,6 +74,7 @@ class Evaluator:
         self._scratch_root = scratch_root
         self._worker: PlanWorker | None = None
         self._cancel = threading.Event()
+        scratch_dirs.sweep_stale_once(scratch_root)  # what runs killed earlier left behind
 
     def cancel(self) -> None:
         """Stop the evaluation in progress at its next stage boundary (between trials at the
@@ -97,8 +98,7 @@ class Evaluator:
 
     def _plan_worker(self) -> PlanWorker:
         if self._worker is None:
-            home = Path(tempfile.mkdtemp(prefix="sage-plan-home-", dir=self._scratch_root))
-            self._worker = PlanWorker(home, self.settings.plan_memory_limit_mb)
+            self._worker = PlanWorker(self.settings.plan_memory_limit_mb)
         return self._worker
 
     def evaluate(self, task_path: str | Path | Task, trace_out: Path | None = None) -> Evaluation:
@@ -117,7 +117,7 @@ class Evaluator:
             return Evaluation(Report(task=str(task.root), kernel=str(task.kernel), chip=s.chip, backend=s.backend,
                                      status="harness_error",
                                      diagnostics=[diagnostic(str(task.kernel), 1, "error", "task-error", missing)]))
-        scratch = Path(tempfile.mkdtemp(prefix="sage-eval-", dir=self._scratch_root))
+        scratch = scratch_dirs.make("eval", self._scratch_root)
         scratch.chmod(0o711)  # the sandboxed child (another user when we are root) must reach run/
         try:
             ev = self._pipeline(task, scratch, trace_out)

@@ -118,6 +118,7 @@ class PlanRequest(_Plan):
     out_dir: str = Field(description="where the worker writes the trials' arrays")
     seed: int
     trials: int = Field(ge=1)
+    timeout_s: float = Field(120.0, gt=0, description="host.py's and reference.py's time limit")
 
 
 class PlanFailure(_Plan):
@@ -134,6 +135,7 @@ class PlanAnswer(_Plan):
 
     ok: LaunchPlan | None = None
     error: PlanFailure | None = None
+    notes: list[str] = Field(default_factory=list, description="confinement layers the platform refused for this plan")
 
     @model_validator(mode="after")
     def _one_of(self) -> PlanAnswer:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import linecache
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal
 
 import torch
@@ -24,6 +27,7 @@ from sage_npu.npu_eval.launch_plan import (
     LaunchArg,
     LaunchPlan,
     Output,
+    PlanAnswer,
     PlanFailure,
     PlanRequest,
     ScalarArg,
@@ -73,13 +77,53 @@ def _user_frame(tb, files: set[str]) -> tuple[str | None, int | None]:
     return found
 
 
-def _load_module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
+@dataclass(frozen=True)
+class UserSources:
+    """reference.py's and host.py's text, read before the plan child gives up its rights (the
+    unprivileged user may not reach the task folder: pytest's and /root's are private)."""
+
+    reference: str
+    host: str
+
+
+def read_sources(req: PlanRequest) -> UserSources:
+    return UserSources(Path(req.reference).read_text(encoding="utf-8", errors="replace"),
+                       Path(req.host).read_text(encoding="utf-8", errors="replace"))
+
+
+def answer(req: PlanRequest, sources: UserSources) -> PlanAnswer:
+    """The plan, or the failure at the user's line: whatever the user's code does, an answer."""
+    try:
+        return PlanAnswer(ok=plan(req, sources))
+    except PlanError as e:
+        return PlanAnswer(error=e.failure())
+    except Exception as e:  # noqa: BLE001 - the plan process must answer, whatever the user's code does
+        return PlanAnswer(error=PlanFailure(code="host-error", message=f"{type(e).__name__}: {e}"))
+
+
+def timeout_failure(frame: FrameType | None, req: PlanRequest, seconds: float) -> PlanFailure:
+    """The time limit ran out while `frame` ran: the failure at the innermost line of
+    reference.py or host.py on its stack, so a slow reference.py is reported on reference.py."""
+    ref, host = str(Path(req.reference).resolve()), str(Path(req.host).resolve())
+    while frame is not None and frame.f_code.co_filename not in (ref, host):
+        frame = frame.f_back
+    if frame is None:
+        return PlanFailure(code="host-error", message=f"host.py and reference.py did not finish within {seconds:.0f} s")
+    is_ref = frame.f_code.co_filename == ref
+    name = "reference.py" if is_ref else "host.py"
+    return PlanFailure(code="reference-error" if is_ref else "host-error", file=frame.f_code.co_filename,
+                       line=frame.f_lineno, message=f"{name} did not finish within {seconds:.0f} s; it was here")
+
+
+def _load_module(path: Path, name: str, source: str):
+    """Run `source` as module `name` whose file is `path`: tracebacks name the user's lines."""
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    linecache.cache[str(path)] = (len(source), None, source.splitlines(keepends=True), str(path))
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the user's code, confined
     return module
 
 
@@ -148,15 +192,17 @@ def _poison(t: torch.Tensor) -> None:
             t.view(torch.uint8).fill_(0x5A) if t.is_contiguous() else t.fill_(0x5A)
 
 
-def plan(req: PlanRequest) -> LaunchPlan:
-    """Run the reference and host code for every trial; write arrays under req.out_dir."""
+def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
+    """Run the reference and host code for every trial; write arrays under req.out_dir.
+    `sources`: the two files' text, read earlier (default: read them now)."""
+    sources = sources or read_sources(req)
     ref_path, host_path = Path(req.reference).resolve(), Path(req.host).resolve()
     files = {str(ref_path), str(host_path)}
     out = Path(req.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, req.task_root)
     try:
-        ref, model, launch_fn = _load(ref_path, host_path, req.task_root, files)
+        ref, model, launch_fn = _load(ref_path, host_path, req.task_root, files, sources)
         wants_model = "model" in inspect.signature(launch_fn).parameters
         n_groups = None
         result_trials: list[TrialPlan] = []
@@ -189,17 +235,17 @@ def plan(req: PlanRequest) -> LaunchPlan:
             sys.path.remove(req.task_root)
 
 
-def _load(ref_path: Path, host_path: Path, task_root: str, files: set[str]):
+def _load(ref_path: Path, host_path: Path, task_root: str, files: set[str], sources: UserSources):
     """(reference module, its Model instance, host.py's launch function)."""
     try:
-        ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}")
+        ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}", sources.reference)
         model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
         model.eval()
     except Exception as e:  # noqa: BLE001 - the user's code can raise anything
         f, ln = _user_frame(e.__traceback__, files)
         raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
     try:
-        host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}")
+        host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}", sources.host)
         launch_fn = host_mod.launch
     except Exception as e:  # noqa: BLE001
         f, ln = _user_frame(e.__traceback__, files)

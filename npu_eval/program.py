@@ -27,7 +27,6 @@ import os
 import re
 import shutil
 import signal
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +36,7 @@ from tree_sitter import Node
 
 from sage_npu.npu_eval import compile_errors, protocol
 from sage_npu.npu_eval import sandbox as sb
+from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.backends import unavailable
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
 from sage_npu.npu_eval.chips import chip_profile
@@ -469,7 +469,7 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         return ProgramReport(**base, status="compile_error", exit_code=1, diagnostics=built.diagnostics,
                              build_seconds=round(built.seconds, 3))
 
-    scratch = Path(tempfile.mkdtemp(prefix="sage-run-"))
+    scratch = scratch_dirs.make("run")
     scratch.chmod(0o711)
     try:
         work, out, bindir = scratch / "work", scratch / "out", scratch / "bin"

@@ -1,11 +1,14 @@
 """Run an untrusted binary (the compiled harness with the user's kernel) in a child process
-with limits (DESIGN section 8).
+with limits (DESIGN section 8; docs/security.md says what each layer stops and what remains).
 
 Layers, outermost first, each independent of the others:
 
-- new PID and network namespaces, where the platform allows (root with CAP_SYS_ADMIN): the
-  child is PID 1 of its own namespace, so when it ends the kernel kills every process it
-  started, wherever they went; it sees no network interface but a down loopback;
+- new PID, network and System V IPC namespaces, where the platform allows (root with
+  CAP_SYS_ADMIN): the child is PID 1 of its own namespace, so when it ends the kernel kills
+  every process it started, wherever they went; it sees no network interface but a down
+  loopback;
+- a private mount namespace (npu_eval/confine.py): everything read-only except the scratch
+  directory; /tmp, /dev/shm and $HOME are the scratch's tmp/ and home/;
 - an unprivileged user when we run as root (rlimits on process counts do not bind root), set
   before exec, so no code of the kernel's ever runs as root (a global constructor runs before
   main);
@@ -16,7 +19,11 @@ Layers, outermost first, each independent of the others:
 - its own session and process group, killed whenever the run ends, then a sweep of /proc for
   descendants that escaped it (setsid) when there is no PID namespace to contain them;
 - the parent-death signal, so the child dies with us;
-- inside the harness, a seccomp filter around the kernel call (sage_sim/sandbox.h).
+- a seccomp filter installed before exec (no network, no mounts or namespaces, no tracing,
+  ...), so global constructors run under it, and inside the harness a tighter one around the
+  kernel call that also refuses starting processes (sage_sim/sandbox.h).
+
+A layer the platform refuses is logged once; the others still hold.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import ctypes
 import errno
 import logging
 import os
+import platform
 import resource
 import secrets
 import select
@@ -38,18 +46,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval import confine, protocol
+from sage_npu.npu_eval.confine import UNPRIVILEGED_GID, UNPRIVILEGED_UID
+
+__all__ = ["MARKER_VAR", "UNPRIVILEGED_GID", "UNPRIVILEGED_UID", "SandboxLimits", "SandboxResult", "prepare_scratch",
+           "run_sandboxed", "sandbox_uid", "sweep", "boot_ticks", "namespaces_unavailable",
+           "pid_namespace_for_next_child"]
 
 log = logging.getLogger(__name__)
 
-UNPRIVILEGED_UID = 65534  # nobody
-UNPRIVILEGED_GID = 65534  # nogroup
 MARKER_VAR = "SAGE_SANDBOX_RUN"  # in the child's environment: which run a process belongs to
 
-_CLONE_NEWPID = 0x20000000
-_CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
 _NETNS_NOTE = "sage sandbox: no network namespace"
+# What the child writes on its stderr when a layer could not be set up before exec.
+MOUNTNS_NOTE = "sage sandbox: no mount namespace"
+EXEC_SECCOMP_NOTE = "sage sandbox: no seccomp filter before exec"
 
 
 @dataclass
@@ -59,7 +71,8 @@ class SandboxLimits:
     file_bytes: int = 1 << 30
     processes: int = 64
     namespaces: bool = True  # PID + network namespaces where the platform allows
-    seccomp: bool = True     # the harness's filter around the kernel call
+    mounts: bool = True      # a private mount namespace: read-only but the scratch (root only)
+    seccomp: bool = True     # a filter from before exec, and the harness's tighter one around the kernel call
 
 
 @dataclass
@@ -71,7 +84,7 @@ class SandboxResult:
     stdout_truncated: bool
     stderr: str
     seconds: float
-    protections: tuple[str, ...] = ()  # what this run had: pid-ns, net-ns, nobody, seccomp
+    protections: tuple[str, ...] = ()  # what this run had: pid-ns, net-ns, mount-ns, nobody, seccomp-exec, seccomp
     swept: int = 0                     # escaped processes the sweep killed
 
 
@@ -93,31 +106,8 @@ def sandbox_uid() -> int:
 
 # ---- namespaces ----
 
-class _Libc:
-    """unshare(2), setns(2) and prctl(2); loaded once, before any fork, so the child only calls."""
-
-    def __init__(self) -> None:
-        self.lib = ctypes.CDLL(None, use_errno=True)
-        self.lib.unshare.argtypes = [ctypes.c_int]
-        self.lib.setns.argtypes = [ctypes.c_int, ctypes.c_int]
-        self.lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-
-    def check(self, rc: int, what: str) -> None:
-        if rc != 0:
-            e = ctypes.get_errno()
-            raise OSError(e, f"{what}: {os.strerror(e)}")
-
-
-_libc: _Libc | None = None
 _ns_unavailable: str | None = None  # why namespaces cannot be used here, once known
 _ns_lock = threading.Lock()
-
-
-def _libc_handle() -> _Libc:
-    global _libc
-    if _libc is None:
-        _libc = _Libc()
-    return _libc
 
 
 def namespaces_unavailable() -> str | None:
@@ -148,7 +138,7 @@ def _note_ns_unavailable(reason: str, remember: bool) -> None:
 
 
 @contextlib.contextmanager
-def _pid_namespace_for_next_child(wanted: bool) -> Iterator[bool]:
+def pid_namespace_for_next_child(wanted: bool) -> Iterator[bool]:
     """While inside, the next process this thread starts is PID 1 of a new PID namespace.
 
     unshare(CLONE_NEWPID) changes only where the calling thread's *children* go, and only for
@@ -162,11 +152,11 @@ def _pid_namespace_for_next_child(wanted: bool) -> Iterator[bool]:
             _note_ns_unavailable(reason, remember=False)
         yield False
         return
-    libc = _libc_handle()
+    libc = confine.libc()
     own = os.open("/proc/thread-self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     try:
         try:
-            libc.check(libc.lib.unshare(_CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+            libc.check(libc.lib.unshare(confine.CLONE_NEWPID), "unshare(CLONE_NEWPID)")
         except OSError as e:
             # Not permitted (a container without CAP_SYS_ADMIN) stays so; a full namespace
             # table (ENOSPC, ENOMEM) may clear up.
@@ -176,7 +166,7 @@ def _pid_namespace_for_next_child(wanted: bool) -> Iterator[bool]:
         try:
             yield True
         finally:
-            if libc.lib.setns(own, _CLONE_NEWPID) != 0:
+            if libc.lib.setns(own, confine.CLONE_NEWPID) != 0:
                 e = ctypes.get_errno()
                 raise RuntimeError(f"sage sandbox: cannot return this thread to its PID namespace "
                                    f"({os.strerror(e)}); processes it starts will fail. Restart the server.")
@@ -186,22 +176,51 @@ def _pid_namespace_for_next_child(wanted: bool) -> Iterator[bool]:
 
 # ---- the child, between fork and exec ----
 
-def _limit_child(limits: SandboxLimits, in_new_pidns: bool):
-    libc = _libc_handle() if sys.platform == "linux" else None
+@dataclass(frozen=True)
+class _ChildSetup:
+    """What the child does between fork and exec, decided in the parent (the child only calls)."""
+
+    limits: SandboxLimits
+    in_new_pidns: bool
+    mounts: confine.MountPlan | None  # None: no mount namespace (not root, or not wanted)
+    seccomp: bytes | None             # the pre-exec filter, None when off or without a table here
+
+
+def _child_setup(limits: SandboxLimits, in_new_pidns: bool, argv: list[str], cwd: Path, scratch: Path) -> _ChildSetup:
+    mounts = None
+    if limits.mounts and namespaces_unavailable() is None:
+        readable = {p for p in (Path(argv[0]).parent, cwd) if p.is_absolute() and p.is_dir()
+                    and not p.resolve().is_relative_to(scratch.resolve())}
+        mounts = confine.MountPlan(writable=(scratch.resolve(),), readable=tuple(p.resolve() for p in readable),
+                                   covers=confine.standard_covers(scratch.resolve(), Path.home()),
+                                   fresh_proc=in_new_pidns)
+    seccomp = confine.seccomp_program() if limits.seccomp else None
+    if limits.seccomp and seccomp is None:
+        _note_once(EXEC_SECCOMP_NOTE, "sage sandbox: no seccomp filter before exec (%s)",
+                   f"no system call table for {platform.machine()}")
+    return _ChildSetup(limits, in_new_pidns, mounts, seccomp)
+
+
+def _limit_child(setup: _ChildSetup):
+    libc = confine.libc() if sys.platform == "linux" else None
+    limits, in_new_pidns = setup.limits, setup.in_new_pidns
     parent = os.getpid()
 
     def apply() -> None:  # runs in the child between fork and exec; root until the drop below
         # Where a PID namespace could be made, so can a network namespace (both need
         # CAP_SYS_ADMIN); it must be made here, as root, and applies to this process at once.
-        if in_new_pidns and libc is not None and libc.lib.unshare(_CLONE_NEWNET) != 0:
+        # (with it a System V IPC namespace: no shared memory or queues with other runs).
+        if in_new_pidns and libc is not None and libc.lib.unshare(confine.CLONE_NEWNET | confine.CLONE_NEWIPC) != 0:
             os.write(2, f"{_NETNS_NOTE} ({os.strerror(ctypes.get_errno())})\n".encode())
+        if setup.mounts is not None:
+            try:
+                confine.enter_mounts(setup.mounts)
+            except OSError as e:
+                os.write(2, f"{MOUNTNS_NOTE} ({e.strerror or e})\n".encode())
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if os.geteuid() == 0:
-            os.setgroups([])
-            os.setgid(UNPRIVILEGED_GID)
-            os.setuid(UNPRIVILEGED_UID)
+        confine.drop_privileges()
         # RLIMIT_NPROC counts every process of the user; it binds once we are not root.
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         # After the uid change, which clears it: the child dies with the thread that waits for it.
@@ -211,13 +230,19 @@ def _limit_child(limits: SandboxLimits, in_new_pidns: bool):
         # the parent is outside it and getppid() says 0, so that case cannot be told).
         if not in_new_pidns and os.getppid() != parent:
             os._exit(137)
+        # Last, so the program's global constructors already run under it.
+        if setup.seccomp is not None:
+            try:
+                confine.install_seccomp(setup.seccomp)
+            except OSError as e:
+                os.write(2, f"{EXEC_SECCOMP_NOTE} ({e.strerror or e})\n".encode())
 
     return apply
 
 
 # ---- the sweep ----
 
-def _boot_ticks() -> int:
+def boot_ticks() -> int:
     """Now, in the units of /proc/PID/stat's start time (clock ticks since boot)."""
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
 
@@ -336,18 +361,18 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
     child_env = _child_env(scratch, env, limits, token)
     out_path, err_path = scratch / "stdout.txt", scratch / "stderr.txt"
     uid = sandbox_uid()
-    since = _boot_ticks() - 1  # a tick of slack: start times are rounded down
+    since = boot_ticks() - 1  # a tick of slack: start times are rounded down
     start = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         if os.geteuid() == 0:  # the child, another user, writes them
             os.chown(out_path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
             os.chown(err_path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
-        with _pid_namespace_for_next_child(limits.namespaces) as pidns:
+        with pid_namespace_for_next_child(limits.namespaces) as pidns:
+            setup = _child_setup(limits, pidns, argv, cwd, scratch)
             proc = subprocess.Popen(argv, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL,
                                     stdout=out if stdout_fd is None else stdout_fd,
                                     stderr=err if stderr_fd is None else stderr_fd,
-                                    start_new_session=True, preexec_fn=_limit_child(limits, in_new_pidns=pidns),
-                                    close_fds=True)
+                                    start_new_session=True, preexec_fn=_limit_child(setup), close_fds=True)
         timed_out = not _wait(proc, limits.timeout_s)
         if timed_out:
             # SIGTERM first: the harness reports where the kernel was, then exits.
@@ -371,7 +396,7 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
         stdout_truncated=truncated,
         stderr=stderr,
         seconds=time.monotonic() - start,
-        protections=_protections(pidns, uid, limits, stderr),
+        protections=_protections(setup, uid, stderr),
         swept=swept,
     )
 
@@ -385,18 +410,44 @@ def _child_env(scratch: Path, extra: dict[str, str] | None, limits: SandboxLimit
     return env
 
 
-def _protections(pidns: bool, uid: int, limits: SandboxLimits, stderr: str) -> tuple[str, ...]:
+def _protections(setup: _ChildSetup, uid: int, stderr: str) -> tuple[str, ...]:
     """Which layers held for a run, read from what the child said on stderr."""
     held = []
-    if pidns:
+    if setup.in_new_pidns:
         held.append("pid-ns")
         if _NETNS_NOTE not in stderr:
             held.append("net-ns")
+    if setup.mounts is not None:
+        if MOUNTNS_NOTE in stderr:
+            _note_once(MOUNTNS_NOTE, "sage sandbox: no private mount namespace (%s); runs may write where "
+                       "their user may", _note_reason(stderr, MOUNTNS_NOTE))
+        else:
+            held.append("mount-ns")
     if uid != os.geteuid():
         held.append("nobody")
-    if limits.seccomp and protocol.SECCOMP_FAILED not in stderr and protocol.SECCOMP_ABSENT not in stderr:
+    if setup.seccomp is not None:
+        if EXEC_SECCOMP_NOTE in stderr:
+            _note_once(EXEC_SECCOMP_NOTE, "sage sandbox: no seccomp filter before exec (%s)",
+                       _note_reason(stderr, EXEC_SECCOMP_NOTE))
+        else:
+            held.append("seccomp-exec")
+    if setup.limits.seccomp and protocol.SECCOMP_FAILED not in stderr and protocol.SECCOMP_ABSENT not in stderr:
         held.append("seccomp")
     return tuple(held)
+
+
+def _note_reason(stderr: str, note: str) -> str:
+    line = next((ln for ln in stderr.splitlines() if ln.startswith(note)), note)
+    return line[len(note):].strip(" ()") or "refused"
+
+
+def _note_once(key: str, message: str, reason: str) -> None:
+    """Log a layer the platform refused, once per layer and process."""
+    with _ns_lock:
+        if key in _ns_noted:
+            return
+        _ns_noted.add(key)
+    log.warning(message, reason)
 
 
 def _wait(proc: subprocess.Popen, timeout: float) -> bool:
@@ -429,15 +480,16 @@ def _signal_group(pid: int, sig: int) -> None:
 
 
 def confine_python_worker(memory_bytes: int):
-    """A preexec hook for the plan worker (untrusted host.py and reference.py): an address-space
-    limit, no core dumps, and, as root, a network namespace of its own (no network at all).
-    It stays the calling user: it must read the task's files wherever they are."""
-    libc = _libc_handle() if namespaces_unavailable() is None else None
+    """A preexec hook for the plan zygote (npu_eval/zygote.py): an address-space limit, no core
+    dumps, and, as root, a network namespace of its own (no network at all). It runs no user
+    code itself and stays the calling user: each plan's runner, forked from it, confines itself
+    before loading host.py and reference.py."""
+    libc = confine.libc() if namespaces_unavailable() is None else None
 
     def apply() -> None:  # runs in the child between fork and exec
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if libc is not None:
-            libc.lib.unshare(_CLONE_NEWNET)  # best effort: without it the worker still runs
+            libc.lib.unshare(confine.CLONE_NEWNET)  # best effort: without it the worker still runs
 
     return apply
