@@ -97,8 +97,9 @@ def memory_effect(result: OptimizeResult, verbose: bool = False) -> str:
     out = [f"memory: episode {m.episode_id[:8]} credited ({reward})"] + [f"  - {x}" for x in lines]
     if verbose:
         out.append(f"  z = {m.reward:+.4f}" if m.reward is not None else "  z = n/a")
+        width = max((len(c.item_id) for c in m.changes), default=0)
         for c in m.changes:
             xi = f"xi {c.xi:+.4f}, eta {c.eta:.3f}" if c.xi is not None and c.eta is not None else "no utility update"
-            out.append(f"  {c.item_id:<24} {c.credit:<11} {xi}: u {c.u_before:+.4f} -> {c.u_after:+.4f}, "
+            out.append(f"  {c.item_id:<{width}}  {c.credit:<11} {xi}: u {c.u_before:+.4f} -> {c.u_after:+.4f}, "
                        f"n_ret {c.n_ret}, n_ado {c.n_ado}")
     return "\n".join(out)
