@@ -7,18 +7,22 @@ memory episode, and tracks the base and the best. A searcher (`Searcher`) only p
 catalog of transforms (`agent/offline.py`) or a model (`agent/llm_loop.py`).
 
 The rules, one place for both searchers:
-- **Kept**: a candidate is kept when it is correct on every trial, has no error finding, and is at
-  least `MIN_GAIN` faster than the best so far; with no correct kernel yet, the first correct one.
-  A searcher proposes a round (the catalog: every neighbour of the base; a model: one rewrite);
-  the fastest kept-worthy candidate of the round is kept.
+- **Compared with**: every candidate is compared with the best so far, the best of earlier rounds
+  and of the earlier candidates of its own round; it is a new best (`improves`) when it is correct on
+  every trial, has no error finding, and is at least `MIN_GAIN` faster (with no correct kernel yet:
+  the first correct one). A searcher proposes a round (the catalog: every neighbour of the base; a
+  model: one rewrite); the round's last new best, its fastest, is kept.
 - **Base**: the best correct kernel; until one exists, the latest evaluated candidate (a model
   iterates on its own fix).
-- **Turns**: a turn is one proposed candidate, or one failed proposal (an unusable answer, a dead
-  endpoint, a cancelled request). A candidate whose files were evaluated already is not evaluated
-  again: it takes the earlier report, costs its turn and cannot be kept. The catalog proposes only
-  files not evaluated yet (`SearchState.evaluated`), so for it a turn is an evaluation.
+- **Turns**: a turn is one evaluated candidate, or one failed proposal (an unusable answer, a round
+  that only repeats files evaluated earlier in the episode, a dead endpoint, a cancelled request).
+  Files whose source hash already has a verdict are never evaluated again: such candidates are
+  dropped from their round, and a round left empty is a `duplicate` failed turn whose reason (the
+  earlier turn and its verdict) the searcher is told, so it offers its next idea. The catalog
+  proposes only files not evaluated yet (`SearchState.evaluated`).
 - **Stop**: at the turn budget, on cancel, when a failed proposal is `llm_error` (the endpoint
-  stays down: `OptimizeResult.error` says why) or `cancelled`, or when the searcher is exhausted.
+  stays down: `OptimizeResult.error` says why) or `cancelled`, after `max_unusable` failed proposals
+  in a row (a model that sends no usable candidate), or when the searcher is exhausted.
 - **Hold or credit**: with `hold` (the editor), an episode that leaves a suggestion (`improved`,
   `fixed`) is recorded open for the person's accept/reject; any other episode is credited at once.
 - **Reflect**: when some kept candidate beat an earlier correct kernel (a `Proof`), whether the
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import Protocol
 
 from sage_npu.agent.episode import (
+    MIN_GAIN,
     SUGGESTING,
     Attempt,
     Candidate,
@@ -43,16 +48,18 @@ from sage_npu.agent.episode import (
     OptimizeResult,
     Proof,
     acceptable,
+    attempt_status,
     digest,
     faster,
     no_kernel_report,
     stage_variant,
     time_of,
     unified_diff,
+    why_not_kept,
 )
 from sage_npu.agent.episode_memory import EpisodeRecorder
+from sage_npu.agent.reflection import Lessons
 from sage_npu.agent.suites import has_kernel
-from sage_npu.memory.experience_memory import NewExperience
 from sage_npu.memory.retrieval import Retrieval
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
@@ -61,6 +68,7 @@ from sage_npu.npu_eval.report import Report
 from sage_npu.npu_eval.task import load_task
 
 NO_CHECK = "the task has no host.py or reference.py: nothing to check a rewrite against"
+MAX_UNUSABLE = 3   # failed proposals in a row before the episode stops (agent.max_unusable_answers)
 
 
 @dataclass
@@ -87,6 +95,7 @@ class FailedTurn:
     status: FailedStatus
     reason: str
     transform: str = "model"           # what the attempt is labelled (failed proposals come from a model)
+    source_hash: str = ""              # a repeat's digest ("" when there was no code)
 
 
 @dataclass(frozen=True)
@@ -124,7 +133,7 @@ class Searcher(Protocol):
 
     def observe(self, outcome: Outcome, state: SearchState) -> None: ...
 
-    def lessons(self, operator: str, proofs: list[Proof], diff: str) -> list[NewExperience]: ...
+    def lessons(self, operator: str, proofs: list[Proof], diff: str) -> Lessons: ...
 
 
 @dataclass
@@ -141,8 +150,13 @@ class _Episode:
     best: Report | None
     best_files: dict[str, str]
     reports: dict[str, Report]         # by digest: every file set evaluated
-    first_ok_us: float | None
+    first_ok_us: float | None          # T_first: the first correct kernel's time (speedups are over it)
+    best_turn: int | None              # the turn of `best` (0: the seed)
+    base_turn: int | None              # the turn of `base_files` (0: the seed; None: no kernel yet)
+    turn_of: dict[str, int]            # by digest: the turn that evaluated it
     used: int = 0
+    round: int = 0
+    unusable: int = 0                  # failed proposals in a row
     shown: Retrieval | None = None
     proofs: list[Proof] = field(default_factory=list)
 
@@ -153,10 +167,11 @@ class EpisodeDriver:
     def __init__(self, evaluator: Evaluator, searcher: Searcher, *, turns: int = 30,
                  recorder: EpisodeRecorder | None = None, hold: bool = False,
                  cancel: threading.Event | None = None,
-                 on_attempt: Callable[[Attempt], None] | None = None) -> None:
+                 on_attempt: Callable[[Attempt], None] | None = None, max_unusable: int = MAX_UNUSABLE) -> None:
         self.evaluator = evaluator
         self.searcher = searcher
         self.turns = turns
+        self.max_unusable = max_unusable
         self.recorder = recorder
         self.hold = hold
         self.cancel = cancel
@@ -200,12 +215,15 @@ class EpisodeDriver:
         episode_id = self.recorder.episode_id if self.recorder is not None else uuid.uuid4().hex
         result = OptimizeResult(task=str(root), status="seed_not_correct", seed=seed, best=seed, speedup=1.0,
                                 turns=0, episode_id=episode_id, best_files=dict(files), model=self.searcher.model)
-        if self.recorder is not None:
-            self.recorder.record(0, seed.status, time_of(seed))
         best = seed if acceptable(seed) else None
+        key = digest(files)
+        if self.recorder is not None:
+            self.recorder.record(0, attempt_status(seed), time_of(best), source_hash=key if files else "",
+                                 speedup=1.0 if best is not None else 0.0)
         return _Episode(result=result, root=root, kernel_name=kernel_name, reference=reference, seed_files=files,
                         base_files=dict(files), base_report=seed, best=best, best_files=dict(files),
-                        reports={digest(files): seed}, first_ok_us=time_of(best))
+                        reports={key: seed}, first_ok_us=time_of(best), best_turn=0 if best is not None else None,
+                        base_turn=0 if files else None, turn_of={key: 0})
 
     def _conclude(self, ep: _Episode) -> None:
         """The episode's status, speedup and diff from its seed and best."""
@@ -233,11 +251,13 @@ class EpisodeDriver:
         if self.recorder is not None:
             if self.hold and r.status in SUGGESTING:
                 self.recorder.hold(r.turns)
+                r.memory_held = True
             else:
                 r.memory = self.recorder.credit(r.turns)
             if ep.proofs:
                 lessons = self.searcher.lessons(self.recorder.operator, ep.proofs, r.diff)
-                r.new_experiences = self.recorder.memory.add_experiences(lessons)
+                r.new_experiences = self.recorder.memory.add_experiences(lessons.experiences)
+                r.reflection_note = lessons.note
         r.tokens = self.searcher.tokens      # reflection included
 
     # ---- the search
@@ -247,72 +267,121 @@ class EpisodeDriver:
             if self.recorder is not None:
                 ep.shown = self.recorder.retrieve(ep.base_files.get(ep.kernel_name, ""),
                                                   [d.message for d in ep.base_report.diagnostics])
-            state = self._state(ep)
-            proposal = self.searcher.propose(state)
-            if isinstance(proposal, SearchStop):
+            proposal = self.searcher.propose(self._state(ep))
+            if isinstance(proposal, SearchStop) or proposal == []:
                 break
-            if isinstance(proposal, FailedTurn):
-                ep.used += 1
-                self._failed(ep, proposal)
-                if proposal.status != "malformed":
-                    ep.result.error = "cancelled" if proposal.status == "cancelled" else proposal.reason
-                    break
+            if isinstance(proposal, list):
+                proposal = self._round(ep, proposal, tmp)
+            if proposal is None:
+                ep.unusable = 0
                 continue
-            self._round(ep, proposal, tmp)
+            ep.used += 1
+            ep.round += 1
+            self._failed(ep, proposal)
+            ep.unusable += 1
+            if proposal.status not in ("malformed", "duplicate"):
+                ep.result.error = "cancelled" if proposal.status == "cancelled" else proposal.reason
+                break
+            if ep.unusable >= self.max_unusable:
+                ep.result.error = (f"no usable candidate in {ep.unusable} answers in a row (the last: "
+                                   f"{proposal.reason}); stopped early, keeping what was found "
+                                   "(agent.max_unusable_answers sets how many)")
+                break
 
     def _state(self, ep: _Episode) -> SearchState:
         return SearchState(operator=ep.root.name, kernel_name=ep.kernel_name, reference=ep.reference,
                            chip=self.chip, turn=ep.used, base_files=dict(ep.base_files), base_report=ep.base_report,
                            best=ep.best, shown=ep.shown, evaluated=frozenset(ep.reports), cancel=self.cancel)
 
-    def _round(self, ep: _Episode, candidates: list[Candidate], tmp: Path) -> None:
-        """Evaluate a round's candidates (within the budget), keep the fastest kept-worthy one."""
+    def _round(self, ep: _Episode, candidates: list[Candidate], tmp: Path) -> FailedTurn | None:
+        """Evaluate a round's new candidates (within the budget), each against the best so far; keep
+        the last new best. A round with nothing new is a `duplicate` failed turn, returned."""
         base = dict(ep.base_files)
-        best_us = time_of(ep.best)
-        turns: list[tuple[Attempt, Report, dict[str, str]]] = []
+        fresh: dict[str, tuple[Candidate, dict[str, str]]] = {}
         for cand in candidates:
+            files = {**base, **cand.files}
+            key = digest(files)
+            if key not in ep.reports:
+                fresh.setdefault(key, (cand, files))
+        if not fresh:
+            if not candidates:
+                return None
+            key = digest({**base, **candidates[0].files})
+            return FailedTurn("duplicate", self._repeat(ep, key), candidates[0].transform, key)
+        ep.round += 1
+        turns: list[tuple[Attempt, Report, dict[str, str]]] = []
+        for key, (cand, files) in fresh.items():
             if ep.used >= self.turns or self._cancelled():
                 break
             ep.used += 1
-            files = {**base, **cand.files}
-            key = digest(files)
-            report = ep.reports.get(key)
-            if report is None:
-                report = ep.reports[key] = self._evaluate(stage_variant(ep.root, files, tmp / f"turn{ep.used}"))
-            att = Attempt(ep.used, cand.transform, cand.description, report.status, time_of(report),
-                          faster(report, best_us), cand.tags, adopted=cand.adopted)
+            report = ep.reports[key] = self._evaluate(stage_variant(ep.root, files, tmp / f"turn{ep.used}"))
+            ep.turn_of[key] = ep.used
+            att = self._attempt(ep, cand, report, key, turns)
             if self.recorder is not None:
-                att.attempt_id = self.recorder.record(ep.used, report.status, att.estimated_us, cand.adoptions)
+                att.attempt_id = self.recorder.record(ep.used, att.status, att.estimated_us, cand.adoptions,
+                                                      source_hash=key, speedup=att.speedup)
             self._emit(ep, att)
             turns.append((att, report, files))
-        kept = min((t for t in turns if t[0].improves), key=lambda t: time_of(t[1]) or 0.0, default=None)
+        kept = next((t for t in reversed(turns) if t[0].improves), None)
         if kept is not None:
             self._keep(ep, *kept)
         elif ep.best is None and turns:
             _, ep.base_report, ep.base_files = turns[-1]
+            ep.base_turn = turns[-1][0].turn
         state = self._state(ep)
         for att, report, files in turns:
             self.searcher.observe(Outcome(att, report, att.chosen, base, files), state)
+        return None
+
+    def _attempt(self, ep: _Episode, cand: Candidate, report: Report, key: str,
+                 earlier: list[tuple[Attempt, Report, dict[str, str]]]) -> Attempt:
+        """The attempt of an evaluated candidate, compared with the best so far (this round's too)."""
+        last = next((a for a, _, _ in reversed(earlier) if a.improves), None)
+        vs_us, vs_turn = (last.best_us, last.best_turn) if last is not None else (time_of(ep.best), ep.best_turn)
+        ok = acceptable(report)
+        t = time_of(report) if ok else None
+        if ok and ep.first_ok_us is None:
+            ep.first_ok_us = t
+        improves = faster(report, vs_us)
+        reason = why_not_kept(report)
+        if ok and not improves and vs_us is not None and t is not None:
+            who = "the seed" if vs_turn == 0 else f"turn {vs_turn}"
+            reason = (f"not faster than the best so far ({vs_us:.3f} us, {who})" if t >= vs_us else
+                      f"only {vs_us / t:.3f}x faster than the best so far; {1 / (1 - MIN_GAIN):.2f}x is needed")
+        return Attempt(ep.used, cand.transform, cand.description, attempt_status(report), t, improves, cand.tags,
+                       adopted=cand.adopted, round=ep.round, base_turn=ep.base_turn, vs_us=vs_us, vs_turn=vs_turn,
+                       best_us=t if improves else vs_us, best_turn=ep.used if improves else vs_turn, reason=reason,
+                       source_hash=key, speedup=ep.first_ok_us / t if t and ep.first_ok_us else 0.0)
+
+    def _repeat(self, ep: _Episode, key: str) -> str:
+        """Why a repeated candidate is not evaluated again: the turn that did and its verdict."""
+        turn, report = ep.turn_of[key], ep.reports[key]
+        who = "the seed" if turn == 0 else f"turn {turn}"
+        verdict = why_not_kept(report) or f"correct, {time_of(report):.3f} us"
+        return f"the same files as {who}, not evaluated again ({verdict}): propose a different change"
 
     def _keep(self, ep: _Episode, att: Attempt, report: Report, files: dict[str, str]) -> None:
         att.chosen = True
         after_us = time_of(report)
         before_us = time_of(ep.best)
-        if ep.first_ok_us is None:
-            ep.first_ok_us = after_us
         if before_us is not None and after_us:
             c, t = report.correctness, report.timing
             ep.proofs.append(Proof(att.attempt_id, att.description, before_us, after_us, att.tags,
                                    trials=c.trials if c is not None else 0,
-                                   estimated=t.estimated if t is not None else True))
-        ep.best, ep.best_files = report, files
-        ep.base_files, ep.base_report = files, report
+                                   estimated=t.estimated if t is not None else True,
+                                   change=unified_diff(ep.best_files, files)))
+        ep.best, ep.best_files, ep.best_turn = report, files, att.turn
+        ep.base_files, ep.base_report, ep.base_turn = files, report, att.turn
         ep.result.applied.append(f"turn {att.turn}: {att.description}")
 
     def _failed(self, ep: _Episode, failed: FailedTurn) -> None:
-        att = Attempt(ep.used, failed.transform, failed.reason, failed.status, None, False)
+        vs_us, vs_turn = time_of(ep.best), ep.best_turn
+        key = failed.source_hash
+        att = Attempt(ep.used, failed.transform, failed.reason, failed.status, None, False, round=ep.round,
+                      base_turn=ep.base_turn, vs_us=vs_us, vs_turn=vs_turn, best_us=vs_us, best_turn=vs_turn,
+                      reason=failed.reason, source_hash=key)
         if self.recorder is not None:
-            att.attempt_id = self.recorder.record(ep.used, failed.status, None, {})
+            att.attempt_id = self.recorder.record(ep.used, failed.status, None, {}, source_hash=key, speedup=0.0)
         self._emit(ep, att)
         self.searcher.observe(Outcome(att, None, False, ep.base_files, ep.base_files, failed.reason),
                               self._state(ep))
@@ -325,8 +394,9 @@ class EpisodeDriver:
 
 def run_episode(task_path: str | Path, evaluator: Evaluator, searcher: Searcher, *, turns: int = 30,
                 recorder: EpisodeRecorder | None = None, hold: bool = False, cancel: threading.Event | None = None,
-                on_attempt: Callable[[Attempt], None] | None = None) -> OptimizeResult:
+                on_attempt: Callable[[Attempt], None] | None = None,
+                max_unusable: int = MAX_UNUSABLE) -> OptimizeResult:
     """One episode on the task with `searcher`; with `recorder`, recorded in the memory and credited
     (or, with `hold`, held open for a person's decision). `optimize()` picks the searcher."""
     return EpisodeDriver(evaluator, searcher, turns=turns, recorder=recorder, hold=hold, cancel=cancel,
-                         on_attempt=on_attempt).run(task_path)
+                         on_attempt=on_attempt, max_unusable=max_unusable).run(task_path)

@@ -18,11 +18,13 @@ from sage_npu.npu_eval.report import Diagnostic, Report, Status
 
 MIN_GAIN = 0.02  # a candidate must be at least 2% faster to count as better (estimates are noisy at the margin)
 
-# A turn that produced nothing to evaluate: the answer was unusable after its retry, the endpoint
-# stayed down, or the request was cancelled.
-FailedStatus = Literal["malformed", "llm_error", "cancelled"]
-# An attempt's status: its Report's status, or why nothing was evaluated.
-AttemptStatus = Literal[Status, FailedStatus]
+# A turn that produced nothing to evaluate: the answer was unusable after its retry, it repeated
+# files evaluated earlier in the episode (`duplicate`: not evaluated again), the endpoint stayed
+# down, or the request was cancelled.
+FailedStatus = Literal["malformed", "duplicate", "llm_error", "cancelled"]
+# An attempt's status: its Report's status, `flagged` for a kernel correct on every trial that still
+# cannot be kept (an error finding, or no timing), or why nothing was evaluated.
+AttemptStatus = Literal[Status, "flagged", FailedStatus]
 # How an episode ended: `improved` (a correct seed made faster), `fixed` (an incorrect or missing
 # seed made correct), `no_improvement` (a correct seed, nothing faster), `seed_not_correct`
 # (nothing correct at all).
@@ -49,16 +51,28 @@ class Candidate:
 
 @dataclass
 class Attempt:
+    """One turn as the person sees it (`agent/progress.py` words it): what it was compared with,
+    the best so far after it, and why it cannot be kept."""
+
     turn: int
     transform: str               # the catalog transform, or "model" for an LLM rewrite
     description: str
     status: AttemptStatus
-    estimated_us: float | None
-    improves: bool               # kept-worthy: correct, error-free and faster than the best so far
+    estimated_us: float | None   # only for a kernel that can be kept: never a time beside a wrong one
+    improves: bool               # a new best: correct, error-free and MIN_GAIN faster than the best so far
     tags: tuple[str, ...] = ()
     chosen: bool = False         # kept as the next base (final in the result; progress may precede it)
     attempt_id: str = ""         # its id in the memory's attempts table
     adopted: tuple[str, ...] = ()  # memory item ids the turn declared it followed
+    round: int = 0               # a searcher's proposal: a catalog round holds several candidates
+    base_turn: int | None = 0    # the turn whose kernel the round's candidates change (0: the seed; None: none yet)
+    vs_us: float | None = None   # the best correct time it was compared with (None: nothing correct before)
+    vs_turn: int | None = None   # the turn of that best (0: the seed)
+    best_us: float | None = None  # the best correct time after this turn
+    best_turn: int | None = None
+    reason: str = ""             # why it cannot be kept: the first error, the first wrong value, a repeat
+    source_hash: str = ""        # `digest` of its files ("" when the answer had no code)
+    speedup: float = 0.0         # T_first / its time when it can be kept (T_first: the first correct kernel)
 
 
 @dataclass(frozen=True)
@@ -73,10 +87,20 @@ class Proof:
     tags: tuple[str, ...]
     trials: int                  # correctness trials it passed (all of them)
     estimated: bool              # the times are the CPU cost model's, not a device measurement
+    change: str = ""             # its diff against the best before it (what a derived lesson states)
 
     @property
     def speedup(self) -> float:
         return self.before_us / self.after_us
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    """A resident rule the consolidation after the episode added to every prompt, or sent back to cold."""
+
+    id: str
+    title: str
+    change: Literal["resident", "cold"]
 
 
 @dataclass
@@ -95,18 +119,26 @@ class OptimizeResult:
     memory: CreditResult | None = None          # the episode's ATU credit, when a memory is used
     best_attempt_id: str = ""                   # the memory's id of the best candidate's attempt
     new_experiences: list[str] = field(default_factory=list)
+    reflection_note: str = ""                   # what reflection did, when not as planned (nothing stored, ...)
     model: str = "offline"
     tokens: int = 0                             # LLM tokens the episode used (prompt + completion)
+    retries: int = 0                            # requests to the endpoint that were tried again
     error: str = ""                             # why the episode stopped early (a dead endpoint, say)
+    memory_held: bool = False                   # recorded open for a person's accept or reject (the editor)
+    item_titles: dict[str, str] = field(default_factory=dict)  # titles of the memory items the credit changed
+    rules: list[RuleChange] = field(default_factory=list)      # what consolidation after the episode changed
 
     def to_json(self) -> dict:
         return {"task": self.task, "status": self.status, "seed": self.seed.model_dump(mode="json"),
                 "best": self.best.model_dump(mode="json"), "speedup": self.speedup, "turns": self.turns,
                 "episode_id": self.episode_id, "applied": self.applied, "model": self.model, "tokens": self.tokens,
+                "retries": self.retries,
                 "error": self.error or None,
                 "attempts": [a.__dict__ | {"tags": list(a.tags), "adopted": list(a.adopted)} for a in self.attempts],
                 "diff": self.diff, "memory": self.memory.model_dump(mode="json") if self.memory else None,
-                "new_experiences": self.new_experiences}
+                "new_experiences": self.new_experiences,
+                "reflection_note": self.reflection_note or None,
+                "rules": [r.__dict__ for r in self.rules]}
 
 
 def time_of(r: Report | None) -> float | None:
@@ -116,6 +148,35 @@ def time_of(r: Report | None) -> float | None:
 def acceptable(r: Report) -> bool:
     """Correct on every trial, no error finding, and timed: only such a kernel may be suggested."""
     return r.status == "correct" and not r.errors() and r.timing is not None
+
+
+def why_not_kept(r: Report) -> str:
+    """Why a report's kernel cannot be kept, in one line: the first wrong value with the error
+    figures, else the first error finding, else its status ("" when it can be kept)."""
+    c = r.correctness
+    m = c.first_mismatch if c is not None else None
+    if r.status == "mismatch" and c is not None and m is not None:
+        where = f"index {m.index}" + (f" of output {m.output}" if m.output else "") + (
+            f" (trial {m.trial + 1})" if m.trial else "")
+        return (f"wrong at {where}: got {m.got:g}, expected {m.expected:g}; max abs err {c.max_abs_err:.3g}, "
+                f"max rel err {c.max_rel_err:.3g}; {c.passed}/{c.trials} trials pass")
+    first = next(iter(r.errors()), None)
+    if first is not None:
+        prefix = "correct on every trial, but " if r.status == "correct" else f"{r.status}: "
+        return _bounded(f"{prefix}[{first.code}] {Path(first.file).name}:{first.line}: {first.message}")
+    if r.status == "correct":
+        return "" if r.timing is not None else "correct, but not timed"
+    return r.status
+
+
+def _bounded(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def attempt_status(r: Report) -> AttemptStatus:
+    """A report's status as an attempt's: `flagged` when correct but not acceptable."""
+    return "flagged" if r.status == "correct" and not acceptable(r) else r.status
 
 
 def faster(r: Report, than_us: float | None) -> bool:

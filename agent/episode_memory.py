@@ -36,13 +36,15 @@ class EpisodeRecorder:
         return self.shown.shown_ids() if self.shown is not None else []
 
     def record(self, turn: int, status: AttemptStatus, time_us: float | None,
-               declared: Mapping[str, adoption_block.Adoption] | None = None) -> str:
+               declared: Mapping[str, adoption_block.Adoption] | None = None, *, source_hash: str = "",
+               speedup: float = 0.0) -> str:
         """Record an evaluated (or failed) turn; its id. With `declared` (the turn's statuses by item
         id), every item the turn was shown gets an adoption record: an id it leaves out is undeclared.
-        Without (the seed), no adoption is recorded."""
+        Without (the seed), no adoption is recorded. `time_us` only for a kernel that can be kept;
+        `speedup` is T_first over its time (0 when it cannot be kept)."""
         attempt_id = f"{self.episode_id}/{turn}"
         self.attempts.append(Attempt(id=attempt_id, episode_id=self.episode_id, turn=turn, status=status,
-                                     time_us=time_us))
+                                     time_us=time_us, source_hash=source_hash, speedup=speedup))
         if declared is not None:
             for item_id in self.shown_ids():
                 d = declared.get(item_id)

@@ -42,6 +42,20 @@ class Completion:
     usage_estimated: bool = False   # the server sent no usage; counts are ~4 chars per token
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A request about to be tried again, for people watching (`LLMClient(on_retry=...)`)."""
+
+    next_try: int                   # the try about to start (2 for the first retry)
+    max_attempts: int
+    wait_s: float                   # the backoff before it
+    what: str                       # what went wrong with the previous try (the key scrubbed)
+
+    def message(self, base_url: str | None) -> str:
+        return (f"the LLM endpoint {base_url}: {self.what}; try {self.next_try} of {self.max_attempts} "
+                f"in {self.wait_s:.1f} s")
+
+
 class LLMError(RuntimeError):
     """A request that did not produce an answer; `str()` is meant for the user."""
 
@@ -103,8 +117,11 @@ def _interrupt(stream: object) -> None:
 class LLMClient:
     """One client per episode: it also totals the tokens the episode used."""
 
-    def __init__(self, settings: LLMSettings | None = None, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, settings: LLMSettings | None = None, *, env: Mapping[str, str] | None = None,
+                 on_retry: Callable[[RetryNotice], None] | None = None) -> None:
         self.settings = settings or LLMSettings()
+        self.on_retry = on_retry
+        self.retries = 0                 # requests tried again, over the client's life
         env = os.environ if env is None else env
         s = self.settings
         self.base_url = (s.base_url or "").strip() or _env(env, BASE_URL_ENV)
@@ -178,8 +195,12 @@ class LLMClient:
                     break
                 wait = min(s.max_backoff_s, e.retry_after if e.retry_after is not None else delay)
                 delay = min(s.max_backoff_s, delay * 2 if delay else 0)
-                log.info("LLM request to %s failed (%s); try %d of %d in %.1f s",
-                         self.base_url, self._scrub(e.what), attempt + 1, s.max_attempts, wait)
+                notice = RetryNotice(attempt + 1, s.max_attempts, wait, self._scrub(e.what))
+                log.info("LLM request: %s", notice.message(self.base_url))
+                with self._lock:
+                    self.retries += 1
+                if self.on_retry is not None:
+                    self.on_retry(notice)
                 if cancel is not None and cancel.wait(wait):
                     self._check(cancel, attempt)
                 elif cancel is None:

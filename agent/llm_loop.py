@@ -4,9 +4,12 @@ items, the base and its report, and answers with a rewrite and its adoption bloc
 The driver (`agent/driver.py`) owns the loop: the base it shows is the best correct kernel so far,
 or until one exists the latest attempt (so the model iterates on its own fix). A turn the model
 answers badly costs that turn only: one retry with the parse errors, one re-ask for missing
-adoption statuses, and otherwise a failed turn (`malformed`) with every shown item undeclared. A
-request that fails (`llm_error`: the endpoint stays down) or is cancelled ends the episode, keeping
-what was found. What the last rewrite did, when it was not kept, is told in the next prompt.
+adoption statuses (each quoting a bounded excerpt of the answer, never the whole), and otherwise a
+failed turn (`malformed`) with every shown item undeclared. A rewrite identical to one evaluated
+earlier is not evaluated again (`duplicate`): the next prompt names the earlier turn and its verdict.
+The driver stops after `agent.max_unusable_answers` such turns in a row. A request that fails
+(`llm_error`: the endpoint stays down) or is cancelled ends the episode, keeping what was found.
+What the last rewrite did, when it was not kept, is told in the next prompt.
 """
 
 from __future__ import annotations
@@ -16,13 +19,11 @@ from collections.abc import Callable
 
 from sage_npu.agent.adoption_block import ParsedAnswer, parse_answer, reask_message
 from sage_npu.agent.driver import FailedTurn, Outcome, SearchState, SearchStop
-from sage_npu.agent.episode import Candidate, Proof, acceptable, time_of
+from sage_npu.agent.episode import Candidate, Proof
 from sage_npu.agent.llm import LLMCancelled, LLMClient, LLMError
-from sage_npu.agent.prompt import LastTry, TaskView, chip_facts, retry_message, turn_messages
-from sage_npu.agent.reflection import model_lessons
-from sage_npu.memory.experience_memory import NewExperience
+from sage_npu.agent.prompt import LastTry, TaskView, chip_facts, excerpt, retry_message, turn_messages
+from sage_npu.agent.reflection import Lessons, model_lessons
 from sage_npu.memory.retrieval import Retrieval
-from sage_npu.npu_eval.report import Report
 
 GOAL_DRAFT = ("There is no kernel yet: write the Ascend C kernel (one file with an extern \"C\" __global__ "
               "__aicore__ entry) and host.py, correct on every input group of the reference, then fast.")
@@ -69,20 +70,22 @@ class ModelSearcher:
         if parsed.host is not None:
             files["host.py"] = parsed.host
         adopted = tuple(i for i, a in parsed.adoptions.items() if a.status == "adopted")
-        return [Candidate("model", _describe(parsed, adopted), files, tags=_tags_of(state.shown, adopted),
+        return [Candidate("model", _describe(parsed), files, tags=_tags_of(state.shown, adopted),
                           adoptions=dict(parsed.adoptions))]
 
     def observe(self, outcome: Outcome, state: SearchState) -> None:
         """What the next prompt says about this turn: nothing when it was kept or became the base."""
         turn = outcome.attempt.turn
-        if outcome.report is None:
+        if outcome.attempt.status == "duplicate":
+            self.last = LastTry(turn, f"it is {outcome.reason}")
+        elif outcome.report is None:
             self.last = LastTry(turn, f"the answer could not be used ({outcome.reason})")
         elif outcome.kept or state.best is None:
             self.last = None
         else:
-            self.last = LastTry(turn, _outcome(outcome.report, state.best), outcome.change)
+            self.last = LastTry(turn, outcome.attempt.reason or outcome.attempt.status, outcome.change)
 
-    def lessons(self, operator: str, proofs: list[Proof], diff: str) -> list[NewExperience]:
+    def lessons(self, operator: str, proofs: list[Proof], diff: str) -> Lessons:
         return model_lessons(self.client, operator, proofs, diff)
 
 
@@ -92,14 +95,14 @@ def _ask(client: LLMClient, messages: list[dict[str, str]], ids: list[str],
     text = client.complete(messages, on_token=on_token, cancel=cancel).text
     parsed = _parse(text, ids, need_host)
     if not parsed.ok:
-        messages = [*messages, {"role": "assistant", "content": text},
+        messages = [*messages, {"role": "assistant", "content": excerpt(text)},
                     {"role": "user", "content": retry_message(parsed.errors)}]
         text = client.complete(messages, on_token=on_token, cancel=cancel).text
         parsed = _parse(text, ids, need_host)
         if not parsed.ok:
             raise _TurnFailed("; ".join(parsed.errors))
     if parsed.missing_ids:
-        messages = [*messages, {"role": "assistant", "content": text},
+        messages = [*messages, {"role": "assistant", "content": excerpt(text)},
                     {"role": "user", "content": reask_message(parsed)}]
         more = parse_answer(client.complete(messages, on_token=on_token, cancel=cancel).text, parsed.missing_ids,
                             code_required=False)
@@ -116,9 +119,8 @@ def _parse(text: str, ids: list[str], need_host: bool) -> ParsedAnswer:
     return parsed
 
 
-def _describe(parsed: ParsedAnswer, adopted: tuple[str, ...]) -> str:
-    what = "rewrote the kernel" + (" and host.py" if parsed.host is not None else "")
-    return what + (f", following {', '.join(adopted)}" if adopted else "")
+def _describe(parsed: ParsedAnswer) -> str:
+    return "rewrote the kernel" + (" and host.py" if parsed.host is not None else "")
 
 
 def _tags_of(shown: Retrieval | None, adopted: tuple[str, ...]) -> tuple[str, ...]:
@@ -126,14 +128,3 @@ def _tags_of(shown: Retrieval | None, adopted: tuple[str, ...]) -> tuple[str, ..
         return ()
     items = list(shown.resident) + [r.item for r in shown.items]
     return tuple(sorted({t for it in items if it.id in adopted for t in it.tags}))
-
-
-def _outcome(report: Report, best: Report) -> str:
-    if acceptable(report):
-        return (f"correct but {time_of(report):.3f} us is not faster than the best so far "
-                f"({time_of(best):.3f} us)")
-    first = next((d for d in report.diagnostics if d.severity == "error"), None)
-    detail = f": [{first.code}] line {first.line}: {first.message}" if first is not None else ""
-    return f"{report.status}{detail}"
-
-

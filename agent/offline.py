@@ -13,9 +13,8 @@ from __future__ import annotations
 from sage_npu.agent.adoption_block import Adoption
 from sage_npu.agent.driver import FailedTurn, Outcome, SearchState, SearchStop
 from sage_npu.agent.episode import Candidate, Proof, digest
-from sage_npu.agent.reflection import deterministic_lessons
+from sage_npu.agent.reflection import Lessons, deterministic_lessons
 from sage_npu.agent.transforms import Sources, propose
-from sage_npu.memory.experience_memory import NewExperience
 from sage_npu.memory.retrieval import Retrieval
 
 # Which memory items a transform follows: an item is adopted when its tags meet these.
@@ -67,5 +66,5 @@ class CatalogSearcher:
     def observe(self, outcome: Outcome, state: SearchState) -> None:
         """The catalog proposes from the base alone."""
 
-    def lessons(self, operator: str, proofs: list[Proof], diff: str) -> list[NewExperience]:
-        return deterministic_lessons(operator, proofs)
+    def lessons(self, operator: str, proofs: list[Proof], diff: str) -> Lessons:
+        return Lessons(deterministic_lessons(operator, proofs))

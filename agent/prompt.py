@@ -22,6 +22,7 @@ from sage_npu.npu_eval.report import Report
 MAX_DIAGNOSTICS = 12
 MAX_DIFF_CHARS = 6000
 MAX_STDOUT_CHARS = 1500
+MAX_ECHO_HEAD, MAX_ECHO_TAIL = 1500, 500   # what a follow-up quotes of the answer it follows up
 
 SYSTEM = """\
 You are SAGE, an expert in Ascend C, the C++ dialect of Huawei Ascend NPU kernels. You improve one \
@@ -141,6 +142,15 @@ def turn_messages(task: TaskView, files: dict[str, str], report: Report, shown: 
         user.append(attempt)
     user.append(format_instructions(ids))
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(user)}]
+
+
+def excerpt(answer: str, head: int = MAX_ECHO_HEAD, tail: int = MAX_ECHO_TAIL) -> str:
+    """A bounded excerpt of an answer to send back in a follow-up: its start and end, never the
+    whole (a runaway 1 MB answer would be echoed in full, and paid for twice)."""
+    if len(answer) <= head + tail:
+        return answer
+    return (f"{answer[:head]}\n[... {len(answer) - head - tail} characters of this answer left out ...]\n"
+            f"{answer[-tail:] if tail else ''}")
 
 
 def retry_message(errors: list[str]) -> str:

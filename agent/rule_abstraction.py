@@ -3,7 +3,8 @@
 Consolidation holds the store's write lock, and a model call can take minutes; so the model
 drafts the rules first, outside the lock, for the items that are eligible now, and the
 abstractor handed to consolidation only looks drafts up. An item without a usable draft (no
-model, a garbage answer, a rule over the length cap) gets the offline, extractive rule.
+model, a garbage answer, a rule over the length cap, a draft with a sentence addressed to a model)
+gets the offline, extractive rule.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 
 from sage_npu.agent.adoption_block import json_block
 from sage_npu.agent.llm import LLMClient, LLMError
+from sage_npu.agent.reflection import strip_instructions
 from sage_npu.memory import ugc
 from sage_npu.memory.experience_memory import ExperienceMemory
 from sage_npu.memory.models import Item
@@ -43,8 +45,12 @@ def draft_rule(client: LLMClient, item: Item, max_tokens: int) -> ugc.RuleDraft:
                                     f"</memory>\nAnswer with only a ```json block: "
                                     f'{{"title": "...", "text": "at most {max_tokens} tokens"}}'},
     ]
-    text = client.complete(messages).text
-    return ugc.RuleDraft.model_validate(json_block(text))
+    draft = ugc.RuleDraft.model_validate(json_block(client.complete(messages).text))
+    # A rule is shown in every prompt: nothing in it may be addressed to the model.
+    addressed = strip_instructions(draft.title)[1] + strip_instructions(draft.text)[1]
+    if addressed:
+        raise ValueError(f"the draft holds {addressed} sentence(s) addressed to a model")
+    return draft
 
 
 def consolidate_if_due(memory: ExperienceMemory, every: int, client: LLMClient | None = None):

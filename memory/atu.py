@@ -1,28 +1,47 @@
-"""Adoption-traced utility (DESIGN section 5, ATU): pure functions, no storage.
+"""Adoption-traced utility (ATU): pure functions, no storage. docs/memory.md says it in plain words.
 
-The order of operations is the contract, per item shown in the credited turns of an episode:
+Credit follows the attempt that adopted the item. Per item shown in the credited turns of an episode:
 
 1. `n_ret += 1` (once per episode, whatever the item's statuses);
 2. `eta = max(1/(1+n_ret), eta_min)` (so an item's first update uses 1/2);
-3. `xi`: adopted in any credited turn -> `z/|A|` (A: the items adopted in the episode), and
-   `n_ado += 1`, and the episode's operator joins `adopted_ops` if the episode found a correct
-   kernel; shown but never adopted -> `-b`; only ever `undeclared` -> no utility update;
+3. `xi`, by the item's credit class (`item_credits`, from the attempts that adopted it):
+   - `new_best`: adopted by an attempt that set a new best (the first correct attempt, or one faster
+     than every earlier correct attempt): `xi = z/|A|` (A: the `new_best` items), `n_ado += 1`, and
+     the operator joins `adopted_ops`;
+   - `incorrect`: adopted only by attempts that were not correct: `xi = -b`, `n_ado += 1`;
+   - `correct`: adopted by correct attempts, none of which set a new best: `n_ado += 1`, no update;
+   - when no attempt of the episode was correct, every adopted item gets `xi = z/|A_all|` (z = -d;
+     A_all: every adopted item), `n_ado += 1`;
+   - `not_adopted` (shown, never adopted): `xi = -b`; `undeclared` only: no update;
 4. `u <- (1-eta)*u + eta*xi`;
 5. for rules, usage `p <- (1-m)*p + m*1[adopted]` (declared items only).
 
-A person's reject scores each adopted item `xi = -d` instead of a share of `z` (its operator does
-not join `adopted_ops`). The same functions credit a live episode and replay the log, so
-`recompute` and `explain` reproduce every stored number exactly.
+A person's reject scores each adopted item `xi = -d` instead (its operator does not join
+`adopted_ops`). The same functions credit a live episode and replay the log, so `recompute` and
+`explain` reproduce every stored number exactly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel
 
 from sage_npu.memory.models import Adoption, AdoptionStatus, Attempt, Outcome
+
+# How an episode credits one shown item (see the module docstring): the first three were adopted.
+CreditClass = Literal["new_best", "correct", "incorrect", "not_adopted", "undeclared"]
+ADOPTED: tuple[CreditClass, ...] = ("new_best", "correct", "incorrect")
+# Each class in words, for people (`memory explain`, the agent's episode summary).
+CREDIT_WORDS: dict[CreditClass, str] = {
+    "new_best": "adopted by an attempt that set a new best",
+    "correct": "adopted by correct attempts only, none a new best",
+    "incorrect": "adopted only by attempts that were not correct",
+    "not_adopted": "shown, not adopted",
+    "undeclared": "shown, no status declared",
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +87,7 @@ class UtilityChange(BaseModel):
     operator: str
     mode: Outcome
     outcome: AdoptionStatus
+    credit: CreditClass
     z: float
     xi: float | None
     eta: float | None
@@ -122,43 +142,98 @@ def item_outcomes(adoptions: Iterable[Adoption], turns: Iterable[int] | None = N
     return out
 
 
-def credit(states: dict[str, Counters], outcomes: dict[str, AdoptionStatus], reward: Reward, operator: str,
+def new_best_turns(attempts: Iterable[Attempt]) -> set[int]:
+    """The turns whose attempt set a new best: the first correct one, then each correct one strictly
+    faster than every earlier correct one (the times the reward's T_first and T_best come from)."""
+    out: set[int] = set()
+    best: float | None = None
+    for a in sorted(attempts, key=lambda a: a.turn):
+        if not a.correct:
+            continue
+        t = a.time_us if a.time_us is not None else float("inf")
+        if best is None or t < best:
+            out.add(a.turn)
+            best = t
+    return out
+
+
+def item_credits(adoptions: Iterable[Adoption], attempts: Iterable[Attempt],
+                 turns: Iterable[int] | None = None) -> dict[str, CreditClass]:
+    """Per item shown in the given turns (all turns if None), in order of first appearance: its
+    credit class, from the attempts of the turns that adopted it (see the module docstring)."""
+    attempts = list(attempts)
+    best = new_best_turns(attempts)
+    correct = {a.turn for a in attempts if a.correct}
+    statuses = item_outcomes(adoptions, turns)
+    adopted_in: dict[str, set[int]] = {}
+    wanted = None if turns is None else set(turns)
+    for a in adoptions:
+        if a.status == "adopted" and (wanted is None or a.turn in wanted):
+            adopted_in.setdefault(a.item_id, set()).add(a.turn)
+    out: dict[str, CreditClass] = {}
+    for item_id, status in statuses.items():
+        if status != "adopted":
+            out[item_id] = status
+        elif adopted_in[item_id] & best:
+            out[item_id] = "new_best"
+        elif adopted_in[item_id] & correct:
+            out[item_id] = "correct"
+        else:
+            out[item_id] = "incorrect"
+    return out
+
+
+def _xi(cls: CreditClass, reward: Reward, mode: Outcome, shares: int, params: AtuParams) -> tuple[float | None, str]:
+    """One item's xi and the reason, in words `memory explain` prints."""
+    if cls in ADOPTED and mode == "rejected":
+        return -params.no_correct_penalty, "adopted, but the person rejected the suggestion: xi = -d"
+    if cls in ADOPTED and not reward.correct:
+        return reward.z / shares, (f"adopted in an episode with no correct kernel: shares z = -d with {shares - 1} "
+                                   "other(s)")
+    if cls == "new_best":
+        return reward.z / shares, f"adopted by an attempt that set a new best; shares z with {shares - 1} other(s)"
+    if cls == "incorrect":
+        return -params.ignored_penalty, "adopted only by attempts that were not correct: xi = -b"
+    if cls == "correct":
+        return None, "adopted only by correct attempts that set no new best: n_ado counts it, utility unchanged"
+    if cls == "not_adopted":
+        return -params.ignored_penalty, "shown, never adopted: xi = -b"
+    return None, "undeclared in every turn: shown (n_ret counts it), utility unchanged"
+
+
+def _status(cls: CreditClass) -> AdoptionStatus:
+    return "adopted" if cls in ADOPTED else "not_adopted" if cls == "not_adopted" else "undeclared"
+
+
+def credit(states: dict[str, Counters], credits: dict[str, CreditClass], reward: Reward, operator: str,
            mode: Outcome, episode_id: str, seq: int, params: AtuParams) -> list[UtilityChange]:
     """Apply one episode to `states` in place (items missing from `states` are skipped: deleted or
-    unknown ids) and return what changed, in the order of `outcomes`."""
-    adopted = [i for i, o in outcomes.items() if o == "adopted" and i in states]
+    unknown ids) and return what changed, in the order of `credits`."""
+    sharing = ADOPTED if not reward.correct else ("new_best",)
+    shares = sum(1 for i, cls in credits.items() if cls in sharing and i in states)
     changes = []
-    for item_id, outcome in outcomes.items():
+    for item_id, cls in credits.items():
         c = states.get(item_id)
         if c is None:
             continue
         u0, p0 = c.u, c.p
         c.n_ret += 1
         eta = max(1.0 / (1.0 + c.n_ret), params.eta_min)
-        if outcome == "adopted":
+        adopted = cls in ADOPTED
+        if adopted:
             c.n_ado += 1
-            if mode == "rejected":
-                xi = -params.no_correct_penalty
-                reason = f"adopted, but the person rejected the suggestion: xi = -d = {xi:g}"
-            else:
-                xi = reward.z / len(adopted)
-                reason = f"adopted; shares z = {reward.z:.4g} with {len(adopted) - 1} other adopted item(s)"
-                if reward.correct and operator not in c.adopted_ops:
-                    c.adopted_ops.append(operator)
-        elif outcome == "not_adopted":
-            xi = -params.ignored_penalty
-            reason = f"shown, never adopted: xi = -b = {xi:g}"
-        else:
-            xi = None
-            reason = "undeclared in every turn: shown (n_ret counts it), utility unchanged"
+        if cls == "new_best" and reward.correct and mode != "rejected" and operator not in c.adopted_ops:
+            c.adopted_ops.append(operator)
+        xi, reason = _xi(cls, reward, mode, shares, params)
         if xi is not None:
             c.u = (1.0 - eta) * c.u + eta * xi
-            if c.kind == "rule":
-                c.p = (1.0 - params.usage_rate) * c.p + params.usage_rate * (1.0 if outcome == "adopted" else 0.0)
+        if c.kind == "rule" and cls != "undeclared":
+            c.p = (1.0 - params.usage_rate) * c.p + params.usage_rate * (1.0 if adopted else 0.0)
         changes.append(UtilityChange(
-            item_id=item_id, episode_id=episode_id, seq=seq, operator=operator, mode=mode, outcome=outcome,
-            z=reward.z, xi=xi, eta=eta if xi is not None else None, u_before=u0, u_after=c.u, n_ret=c.n_ret,
-            n_ado=c.n_ado, p_before=p0, p_after=c.p, reason=reason))
+            item_id=item_id, episode_id=episode_id, seq=seq, operator=operator, mode=mode,
+            outcome=_status(cls), credit=cls, z=reward.z, xi=xi,
+            eta=eta if xi is not None else None, u_before=u0, u_after=c.u, n_ret=c.n_ret, n_ado=c.n_ado,
+            p_before=p0, p_after=c.p, reason=reason))
     return changes
 
 
@@ -167,15 +242,18 @@ def initial_counters(item, params: AtuParams) -> Counters:
     return Counters(u=item.u0, kind=item.kind)
 
 
-def replay(items: Iterable, episodes: Iterable, adoptions: Iterable[Adoption],
+def replay(items: Iterable, episodes: Iterable, adoptions: Iterable[Adoption], attempts: Iterable[Attempt],
            params: AtuParams) -> tuple[dict[str, Counters], dict[str, list[UtilityChange]]]:
     """Rebuild every item's learned state from the log: credited episodes in `seq` order, each
-    applied to the adoptions of its credited turns. A rule starts as a copy of its origin's state at
+    applied to the adoptions (and attempts) of its credited turns. A rule starts as a copy of its origin's state at
     `origin_seq`, with usage `p = n_ado/n_ret`. Returns the states and each item's history."""
     items = list(items)
     by_episode: dict[str, list[Adoption]] = {}
     for a in adoptions:
         by_episode.setdefault(a.episode_id, []).append(a)
+    attempts_of: dict[str, list[Attempt]] = {}
+    for t in attempts:
+        attempts_of.setdefault(t.episode_id, []).append(t)
     states = {it.id: initial_counters(it, params) for it in items if not (it.kind == "rule" and it.origin)}
     pending_rules = sorted((it for it in items if it.kind == "rule" and it.origin), key=lambda it: it.origin_seq)
     history: dict[str, list[UtilityChange]] = {}
@@ -191,9 +269,9 @@ def replay(items: Iterable, episodes: Iterable, adoptions: Iterable[Adoption],
 
     for ep in sorted((e for e in episodes if e.state == "credited"), key=lambda e: e.seq):
         start_rules(ep.seq)
-        outcomes = item_outcomes(by_episode.get(ep.id, []), ep.credited_turns)
+        credits = item_credits(by_episode.get(ep.id, []), attempts_of.get(ep.id, []), ep.credited_turns)
         reward = Reward(z=ep.reward if ep.reward is not None else 0.0, correct=ep.correct)
-        for ch in credit(states, outcomes, reward, ep.operator, ep.outcome or "agent", ep.id, ep.seq, params):
+        for ch in credit(states, credits, reward, ep.operator, ep.outcome or "agent", ep.id, ep.seq, params):
             history.setdefault(ch.item_id, []).append(ch)
     start_rules(float("inf"))
     return states, history

@@ -98,7 +98,7 @@ def _credit_now(store: Store, log: EpisodeLog, settings: MemorySettings) -> Cred
             return _already(existing)
         _begin(store, log.episode.id, seq)
         _write_log(store, log.episode, log.attempts, log.adoptions, existing)
-        return _credit(store, settings, log.episode, log.adoptions, reward, "agent", turns, "", seq,
+        return _credit(store, settings, log.episode, log.adoptions, log.attempts, reward, "agent", turns, "", seq,
                        new=existing is None, states=states)
 
 
@@ -139,7 +139,7 @@ def _decide_now(store: Store, episode_id: str, decision: Literal["accept", "reje
             reward = atu.episode_reward(attempts, settings.no_correct_penalty)
             mode = "rejected"
         _begin(store, episode_id, seq)
-        return _credit(store, settings, ep, adoptions, reward, mode, turns, attempt_id, seq)
+        return _credit(store, settings, ep, adoptions, attempts, reward, mode, turns, attempt_id, seq)
 
 
 def expire_open_episodes(store: Store, settings: MemorySettings, at: datetime | None = None) -> list[CreditResult]:
@@ -155,7 +155,7 @@ def expire_open_episodes(store: Store, settings: MemorySettings, at: datetime | 
                 reward = atu.episode_reward(attempts, settings.no_correct_penalty)
                 seq = _lookup(store, ep.id)[1]
                 _begin(store, ep.id, seq)
-                out.append(_credit(store, settings, ep, adoptions, reward, "timeout", None, "", seq))
+                out.append(_credit(store, settings, ep, adoptions, attempts, reward, "timeout", None, "", seq))
     return out
 
 
@@ -166,7 +166,8 @@ def recompute(store: Store, settings: MemorySettings, write: bool = True) -> Rec
         items = store.fetch("items")
         episodes = store.fetch("episodes", "state = 'credited'")
         adoptions = store.fetch("adoptions")
-        states, _ = atu.replay(items, episodes, adoptions, AtuParams.from_settings(settings))
+        attempts = store.fetch("attempts")
+        states, _ = atu.replay(items, episodes, adoptions, attempts, AtuParams.from_settings(settings))
         last_seq = _last_seqs(episodes, adoptions)
         fixed = []
         rows = []
@@ -291,8 +292,8 @@ def _write_log(store: Store, ep: Episode, attempts: list[Attempt], adoptions: li
         store.upsert("adoptions", adoptions)
 
 
-def _credit(store: Store, settings: MemorySettings, ep: Episode, adoptions: list[Adoption], reward: Reward,
-            mode: Outcome, turns: list[int] | None, accepted_attempt: str, seq: int,
+def _credit(store: Store, settings: MemorySettings, ep: Episode, adoptions: list[Adoption], attempts: list[Attempt],
+            reward: Reward, mode: Outcome, turns: list[int] | None, accepted_attempt: str, seq: int,
             new: bool = False, states: dict[str, Counters] | None = None) -> CreditResult:
     if pause := os.environ.get(PAUSE_ENV):
         # Lets a test kill a writer deterministically inside a write: the log is stored, the episode not.
@@ -300,10 +301,10 @@ def _credit(store: Store, settings: MemorySettings, ep: Episode, adoptions: list
         time.sleep(3600)
     if turns is None:
         turns = sorted({a.turn for a in adoptions})
-    outcomes = atu.item_outcomes(adoptions, turns)
+    credits = atu.item_credits(adoptions, attempts, turns)
     if states is None:
-        states = _counters(store, list(outcomes))
-    changes = atu.credit(states, outcomes, reward, ep.operator, mode, ep.id, seq, AtuParams.from_settings(settings))
+        states = _counters(store, list(credits))
+    changes = atu.credit(states, credits, reward, ep.operator, mode, ep.id, seq, AtuParams.from_settings(settings))
     credited = ep.model_copy(update={
         "state": "credited", "outcome": mode, "reward": reward.z, "correct": reward.correct, "t_first": reward.t_first,
         "t_best": reward.t_best, "credited_turns": turns, "seq": seq, "credited_at": now(),

@@ -40,9 +40,10 @@ def explain(store: Store, item_id: str, settings: MemorySettings) -> Explanation
     ep_ids = sorted({a.episode_id for a in mine})
     episodes = store.fetch("episodes", f"state = 'credited' AND {sql_in('id', ep_ids)}") if ep_ids else []
     adoptions = store.fetch("adoptions", sql_in("episode_id", ep_ids)) if ep_ids else []
+    attempts = store.fetch("attempts", sql_in("episode_id", ep_ids)) if ep_ids else []
     # Every item of those episodes takes part, so each share z/|A| counts the same adopted items as live.
     involved = store.items(sorted({a.item_id for a in adoptions} | set(own)))
-    states, history = atu.replay(involved.values(), episodes, adoptions, AtuParams.from_settings(settings))
+    states, history = atu.replay(involved.values(), episodes, adoptions, attempts, AtuParams.from_settings(settings))
     by_id = {e.id: e for e in episodes}
     steps = [Step(change=c, episode=by_id[c.episode_id]) for c in history.get(it.id, [])]
     if it.origin:

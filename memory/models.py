@@ -78,10 +78,11 @@ class Attempt(BaseModel):
     id: str
     episode_id: str
     turn: int = Field(ge=0)
-    source_hash: str = ""
+    source_hash: str = Field(default="", description="sha256 of the attempt's files; empty when it had no code")
     status: str = Field(description="the evaluation's status; 'correct' is the only correct one")
     time_us: float | None = Field(default=None, description="device or estimated time without launch overhead")
-    speedup: float | None = None
+    speedup: float | None = Field(default=None, description="T_first / time_us (T_first: the episode's first "
+                                  "correct kernel); 0 for an attempt that is not correct")
     created_at: datetime = Field(default_factory=now)
 
     @property

@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--turns", type=int, help="candidates to evaluate at most (default: agent.turns, 30)")
     opt.add_argument("--apply", action="store_true", help="replace kernel and host.py with a correct improvement")
     opt.add_argument("--trials", type=int, help="correctness trials per candidate (default 5)")
+    opt.add_argument("--verbose", "-v", action="store_true",
+                     help="also print the memory credit's symbols: z, and each item's xi, eta, u, n_ret, n_ado")
     opt.set_defaults(func=cmd_optimize)
     add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, load_settings(a.config, _overrides(a)).eval))
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
@@ -139,8 +141,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from sage_npu.agent.episode import apply_suggestion, write_suggestion
+    from sage_npu.agent.episode import Attempt, apply_suggestion, write_suggestion
+    from sage_npu.agent.llm import RetryNotice
     from sage_npu.agent.optimize import optimize
+    from sage_npu.agent.progress import memory_effect, progress_lines
     from sage_npu.memory.experience_memory import ExperienceMemory
     from sage_npu.memory.store import StoreError
     from sage_npu.npu_eval.backends import unavailable
@@ -155,18 +159,25 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         return 2
     label = timing_label(estimated=settings.eval.backend != "ascend")
     streamed = [0]
+    previous: list[Attempt] = []
 
-    def progress(a) -> None:
-        if args.json:
-            return
+    def clear_stream() -> None:
         if streamed[0]:
             print("\r" + " " * 60 + "\r", end="")
             streamed[0] = 0
-        t = f"{a.estimated_us:9.3f} us" if a.estimated_us is not None else " " * 12
-        mark = "better" if a.improves else ""
-        adopted = f"  adopted: {', '.join(a.adopted)}" if a.adopted else ""
-        print(f"turn {a.turn:>3}  {a.transform:<18} {a.status:<14} {t}  {mark:<6} {a.description}{adopted}",
-              flush=True)
+
+    def progress(a: Attempt) -> None:
+        if args.json:
+            return
+        clear_stream()
+        print("\n".join(progress_lines(a, previous[-1] if previous else None)), flush=True)
+        previous.append(a)
+
+    def retry(notice: RetryNotice) -> None:
+        if not args.json:
+            clear_stream()
+            print(f"  retrying: {notice.message(settings.agent.llm.base_url or 'the endpoint')}", file=sys.stderr,
+                  flush=True)
 
     def token(piece: str) -> None:
         if args.json or not sys.stdout.isatty():
@@ -182,13 +193,14 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     try:
         with Evaluator(settings.eval) as ev:
             result = optimize(args.path, ev, settings.agent, memory=memory, turns=args.turns, on_attempt=progress,
-                              on_token=token)
+                              on_token=token, on_retry=retry)
     except TaskError as e:
         print(f"sage-npu: {e}", file=sys.stderr)
         return 2
     if result.error and not args.json:
         print(f"sage-npu: the episode stopped early: {result.error}", file=sys.stderr)
     applied = []
+    where = None
     if result.status in ("improved", "fixed"):
         where = write_suggestion(result)
         if args.apply:
@@ -196,19 +208,31 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json() | {"applied_files": applied}, indent=2))
         return 0 if result.status != "seed_not_correct" else 1
+    code = print_outcome(result, label, where, applied)
+    if result.tokens:
+        print(f"tokens: {result.tokens} ({result.model})")
+    if result.retries:
+        print(f"the LLM endpoint needed {result.retries} retr{'y' if result.retries == 1 else 'ies'}")
+    print(memory_effect(result, verbose=args.verbose))
+    return code
+
+
+def print_outcome(result, label: str, where: Path | None, applied: list[str]) -> int:
+    """The human summary of an optimize episode; its exit code."""
     if result.status == "seed_not_correct":
         print(format_report(result.seed))
         print("the kernel is not correct yet: fix it first (sage-npu eval shows why)" if result.model == "offline"
               else f"no correct candidate in {result.turns} turns")
         return 1
+    written = f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
+                                                    "; --apply replaces the task's files with it")
     best = result.best
     if result.status == "fixed" and best is not None and best.timing and best.correctness:
         t = best.timing.estimated_us
         print(f"\nfixed: a correct kernel at {t:.3f} us ({label}), correct on {best.correctness.passed}/"
               f"{best.correctness.trials} trials, after {result.turns} turns")
         print(result.diff.rstrip())
-        print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
-                                                    "; --apply replaces the task's files with it"))
+        print(written)
         return 0
     assert result.seed.timing is not None  # the seed is correct here, so it was timed
     seed_t = result.seed.timing.estimated_us
@@ -222,31 +246,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     for step in result.applied:
         print(f"  - {step}")
     print(result.diff.rstrip())
-    print(f"suggestion written to {where}" + (f"; applied to {', '.join(applied)}" if applied else
-                                                "; --apply replaces the task's files with it"))
-    if result.tokens:
-        print(f"tokens: {result.tokens} ({result.model})")
-    if result.memory is not None:
-        print(format_memory_update(result))
+    print(written)
     return 0
-
-
-def format_memory_update(result) -> str:
-    """What the episode taught the memory: the reward, each adopted item's utility, new experiences."""
-    m = result.memory
-    lines = [f"memory: episode {m.episode_id[:8]} credited, reward z = {m.reward:.3f}"]
-    seen = set()
-    for c in m.changes:
-        if c.item_id in seen or c.outcome != "adopted":
-            continue
-        seen.add(c.item_id)
-        lines.append(f"  adopted {c.item_id:<36} u {c.u_before:+.3f} -> {c.u_after:+.3f} (n_ado {c.n_ado})")
-    others = len({c.item_id for c in m.changes if c.outcome == "not_adopted"} - seen)
-    if others:
-        lines.append(f"  {others} shown but not followed: each u moves towards -b")
-    if result.new_experiences:
-        lines.append(f"  {len(result.new_experiences)} new experiences from what worked (sage-npu memory list)")
-    return "\n".join(lines)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -14,9 +14,9 @@ import pytest
 from sage_npu.agent.adoption_block import Adoption
 from sage_npu.agent.driver import NO_CHECK, FailedTurn, Outcome, SearchState, SearchStop, run_episode
 from sage_npu.agent.episode import Candidate, Proof, digest
-from sage_npu.agent.reflection import deterministic_lessons
+from sage_npu.agent.reflection import Lessons, deterministic_lessons
 from sage_npu.npu_eval.evaluate import Evaluation
-from sage_npu.npu_eval.report import Correctness, Diagnostic, Report, Timing
+from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Report, Timing
 from sage_npu.npu_eval.settings import EvalSettings
 
 KERNEL = "k.cpp"
@@ -71,7 +71,7 @@ class ScriptedSearcher:
 
     def lessons(self, operator: str, proofs: list[Proof], diff: str):
         self.lessons_for.append(proofs)
-        return deterministic_lessons(operator, proofs)
+        return Lessons(deterministic_lessons(operator, proofs))
 
 
 def cand(name: str, status: str = "correct", us: float = 10.0, error: bool = False, host: str | None = None,
@@ -112,12 +112,14 @@ class FakeRecorder:
     records: list[tuple] = field(default_factory=list)
     held: list[int] = field(default_factory=list)
     credited: list[int] = field(default_factory=list)
+    hashes: list[tuple[str, float]] = field(default_factory=list)
 
     def retrieve(self, kernel: str, diagnostics: list[str]):
         return None
 
-    def record(self, turn, status, time_us, declared=None) -> str:
+    def record(self, turn, status, time_us, declared=None, source_hash="", speedup=0.0) -> str:
         self.records.append((turn, status, time_us, declared))
+        self.hashes.append((source_hash, speedup))
         return f"{self.episode_id}/{turn}"
 
     def hold(self, turns: int) -> None:
@@ -146,21 +148,67 @@ def test_a_round_keeps_its_fastest_winner_and_proposals_start_from_the_new_base(
     s = ScriptedSearcher([[cand("a", us=9.0), cand("b", us=7.0), cand("c", us=8.0)], [cand("d", us=6.0)]])
     r = run_episode(task, FakeEvaluator(), s, turns=10)
     assert [a.transform for a in r.attempts if a.chosen] == ["b", "d"]
-    assert [a.improves for a in r.attempts] == [True, True, True, True]
+    # each candidate is compared with the best so far, this round's earlier candidates included
+    assert [a.improves for a in r.attempts] == [True, True, False, True]
+    assert [(a.round, a.vs_us, a.vs_turn, a.best_us, a.best_turn) for a in r.attempts] == [
+        (1, 10.0, 0, 9.0, 1), (1, 9.0, 1, 7.0, 2), (1, 7.0, 2, 7.0, 2), (2, 7.0, 2, 6.0, 4)]
+    assert r.attempts[2].reason == "not faster than the best so far (7.000 us, turn 2)"
+    assert [a.base_turn for a in r.attempts] == [0, 0, 0, 2]
     assert "us=7.0" in s.states[1].base_files[KERNEL] and s.states[1].best.timing.estimated_us == 7.0
     assert r.speedup == pytest.approx(10 / 6)
 
 
-def test_no_file_set_is_evaluated_twice(task):
+def test_no_file_set_is_evaluated_twice_and_the_searcher_is_told_the_earlier_verdict(task):
     ev = FakeEvaluator()
     twin = cand("twin", us=9.0)
-    s = ScriptedSearcher([[cand("seed-again")], [twin], [cand("twin-again", us=9.0)]])
+    s = ScriptedSearcher([[cand("seed-again")], [twin], [cand("twin-again", us=9.0)],
+                          [cand("new", us=8.0), cand("twin-in-a-round", us=9.0)]])
     s.script[0][0].files = {KERNEL: (task / KERNEL).read_text()}
     r = run_episode(task, ev, s, turns=10)
-    assert len(ev.evaluated) == 2                      # the seed and the twin, nothing else
-    assert [(a.status, a.chosen) for a in r.attempts] == [("correct", False), ("correct", True), ("correct", False)]
-    assert r.turns == 3                                # a repeat still costs its turn
-    assert digest({KERNEL: twin.files[KERNEL], "host.py": (task / "host.py").read_text()}) in s.states[-1].evaluated
+    assert len(ev.evaluated) == 3                      # the seed, the twin and "new", nothing else
+    assert [(a.transform, a.status, a.chosen) for a in r.attempts] == [
+        ("seed-again", "duplicate", False), ("twin", "correct", True), ("twin-again", "duplicate", False),
+        ("new", "correct", True)]                      # a repeat inside a round is dropped without a turn
+    assert r.turns == 4 and r.attempts[0].estimated_us is None
+    assert s.outcomes[0].reason == ("the same files as the seed, not evaluated again (correct, 10.000 us): "
+                                    "propose a different change")
+    assert "the same files as turn 2" in s.outcomes[2].reason
+    key = digest({KERNEL: twin.files[KERNEL], "host.py": (task / "host.py").read_text()})
+    assert key in s.states[-1].evaluated and r.attempts[1].source_hash == key == r.attempts[2].source_hash
+
+
+def test_answers_without_a_usable_candidate_stop_the_episode(task):
+    rec = FakeRecorder()
+    s = ScriptedSearcher([FailedTurn("malformed", "only prose"), [cand("a", us=9.0)],
+                          FailedTurn("malformed", "only prose"), [cand("a", us=9.0)],
+                          FailedTurn("malformed", "no ```cpp block"), [cand("never", us=1.0)]])
+    r = run_episode(task, FakeEvaluator(), s, turns=30, recorder=rec, max_unusable=3)
+    assert [a.status for a in r.attempts] == ["malformed", "correct", "malformed", "duplicate", "malformed"]
+    assert r.turns == 5 and r.status == "improved"     # what was found is kept
+    assert r.error.startswith("no usable candidate in 3 answers in a row (the last: no ```cpp block)")
+    assert "agent.max_unusable_answers" in r.error
+
+
+def test_a_wrong_kernel_says_why_and_shows_no_time(task):
+    def wrong(where: Path) -> Evaluation:
+        rep = FakeEvaluator().evaluate(where).report
+        rep.correctness = Correctness(trials=2, passed=0, max_abs_err=1.5, mean_rel_err=0.2, max_rel_err=0.75,
+                                      first_mismatch=Mismatch(index=17, got=3.5, expected=2.0))
+        rep.timing = Timing(estimated_us=1.0, launch_overhead_us=0, roofline_us=0.1, bottleneck="V", pipes={})
+        return Evaluation(rep)
+
+    ev = FakeEvaluator()
+    s = ScriptedSearcher([[cand("w", "mismatch", 1.0), cand("racy", us=5.0, error=True)]])
+    r = run_episode(task, ev, s, turns=5)
+    ev2 = FakeEvaluator()
+    ev2.evaluate = wrong   # the mismatch figures of a real report
+    r2 = run_episode(task, ev2, ScriptedSearcher([[cand("w", "mismatch", 1.0)]]), turns=5)
+    (w,) = r2.attempts
+    assert (w.status, w.estimated_us, w.speedup) == ("mismatch", None, 0.0)
+    assert w.reason == "wrong at index 17: got 3.5, expected 2; max abs err 1.5, max rel err 0.75; 0/2 trials pass"
+    racy = r.attempts[1]
+    assert (racy.status, racy.estimated_us, racy.improves) == ("flagged", None, False)
+    assert racy.reason == "correct on every trial, but [gm-race] k.cpp:2: a race"
 
 
 def test_the_episode_stops_at_the_budget(task):
@@ -260,3 +308,6 @@ def test_reflection_gets_one_proof_per_kept_speedup_with_its_evidence(task):
     assert r.new_experiences == ["x0", "x1"] and rec.memory.added[0].evidence == ["ep/1"]
     assert r.attempts[0].adopted == ("m1",) and rec.records[1][3]["m1"].status == "adopted"
     assert r.best_attempt_id == "ep/2" and rec.held == [2]
+    # every attempt is recorded with its source hash and its speedup over the first correct kernel (the seed)
+    assert [sp for _, sp in rec.hashes] == [1.0, 1.25, 2.5] and all(len(h) == 64 for h, _ in rec.hashes)
+    assert rec.hashes[2][0] == r.attempts[1].source_hash

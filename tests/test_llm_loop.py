@@ -240,8 +240,11 @@ def test_cli_optimize_with_a_model_shows_turns_adoptions_and_tokens(task, tmp_pa
         code = main(["optimize", str(task), "--turns", "1", "--trials", "2", "--db", str(tmp_path / "m")])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert re.search(r"turn\s+1\s+model\s+correct .* better .* adopted: \S+", out), out
+    assert "round 1: candidates change the seed's kernel; to beat: best" in out
+    assert re.search(r"turn\s+1\s+model\s+correct .* new best: \S+x faster than .* \(the seed\) .*adopted \S+",
+                     out), out
     assert "tokens: 36 (fake-coder)" in out and "memory: episode" in out
+    assert "1 experience the agent followed gained credit" in out
     assert (task / ".sage" / "suggestion" / KERNEL).exists()
 
 

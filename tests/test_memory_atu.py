@@ -1,4 +1,5 @@
 """ATU against hand-computed values (DESIGN section 5), and the editor's accept / reject / timeout.
+Credit follows the attempt that adopted the item: new best, correct without a new best, not correct.
 
 Defaults: d = b = 0.2, eta = max(1/(1+n_ret), 0.05), m = 0.1. Each expected number below is
 worked out by hand in the comment next to it.
@@ -81,10 +82,47 @@ def test_no_correct_kernel(store):
 
 
 def test_first_is_best(store):
+    credit(store, "e1", "add", [att("e1", 0, 100.0, "mismatch"), att("e1", 1, 100.0), att("e1", 2, 120.0)],
+           [ado("e1", 1, "W", "adopted")])
+    w = store.item("W")
+    # turn 1 is the first correct attempt (a new best); z = 1 - 100/100 = 0; W starts at 0.4:
+    # u = 0.5*0.4 + 0.5*0 = 0.2; the operator joins
+    assert (w.u, w.n_ret, w.n_ado, w.adopted_ops) == (pytest.approx(0.2), 1, 1, ["add"])
+
+
+def test_an_item_adopted_by_a_slower_correct_attempt_only_counts_an_adoption(store):
     credit(store, "e1", "add", [att("e1", 0, 100.0), att("e1", 1, 120.0)], [ado("e1", 1, "W", "adopted")])
     w = store.item("W")
-    # z = 1 - 100/100 = 0; W starts at 0.4: u = 0.5*0.4 + 0.5*0 = 0.2; the operator joins (a kernel was correct)
-    assert (w.u, w.n_ret, w.n_ado, w.adopted_ops) == (pytest.approx(0.2), 1, 1, ["add"])
+    # turn 1 is correct but slower than the seed: no new best -> n_ado += 1, u stays 0.4, no operator
+    assert (w.u, w.n_ret, w.n_ado, w.adopted_ops) == (0.4, 1, 1, [])
+
+
+def test_credit_follows_the_attempt_that_adopted_the_item(store):
+    with store.lock():
+        store.upsert("items", [Item(id=i, title=i, text=i, vector=[1.0] * DIM)
+                               for i in ("N1", "N2", "I", "M", "X", "U")])
+    attempts = [att("e1", 0, 100.0), att("e1", 1, None, "compile_error"), att("e1", 2, 120.0),
+                att("e1", 3, 80.0), att("e1", 4, None, "mismatch")]
+    adoptions = [ado("e1", 1, "I", "adopted"), ado("e1", 1, "M", "adopted"), ado("e1", 2, "M", "adopted"),
+                 ado("e1", 2, "W", "adopted"), ado("e1", 3, "N1", "adopted"), ado("e1", 3, "N2", "adopted"),
+                 ado("e1", 4, "N2", "adopted"), ado("e1", 3, "X", "not_adopted"), ado("e1", 3, "U", "undeclared")]
+    r = credit(store, "e1", "add", attempts, adoptions)
+    it = store.items(["N1", "N2", "I", "M", "W", "X", "U"])
+    # z = 1 - 80/100 = 0.2; new bests: turn 0 (first correct) and turn 3 (80 < 100); turn 2 (120) is not one.
+    # N1, N2 adopted by turn 3: A = {N1, N2}, xi = 0.2/2 = 0.1, eta 1/2 -> u = 0.05, operator joins
+    assert [(it[i].u, it[i].n_ado, it[i].adopted_ops) for i in ("N1", "N2")] == [(pytest.approx(0.05), 1, ["add"])] * 2
+    # I adopted only by the compile error: xi = -b = -0.2 -> u = -0.1, n_ado 1, no operator
+    assert (it["I"].u, it["I"].n_ado, it["I"].adopted_ops) == (pytest.approx(-0.1), 1, [])
+    # W adopted only by the slower correct turn 2: n_ado only, u stays 0.4; M (turns 1 and 2): the same
+    assert [(it[i].u, it[i].n_ado, it[i].adopted_ops) for i in ("W", "M")] == [(0.4, 1, []), (0.0, 1, [])]
+    # X shown, never adopted: xi = -b -> -0.1, n_ado 0; U undeclared: n_ret only
+    assert (it["X"].u, it["X"].n_ado, it["U"].u, it["U"].n_ret) == (pytest.approx(-0.1), 0, 0.0, 1)
+    by = {c.item_id: c for c in r.changes}
+    assert {i: by[i].credit for i in by} == {"I": "incorrect", "M": "correct", "W": "correct", "N1": "new_best",
+                                             "N2": "new_best", "X": "not_adopted", "U": "undeclared"}
+    assert (by["N1"].xi, by["N1"].eta, by["I"].xi, by["W"].xi, by["W"].eta) == (
+        pytest.approx(0.1), 0.5, pytest.approx(-0.2), None, None)
+    assert episodes.recompute(store, SETTINGS).fixed == []  # the log replays to the same numbers
 
 
 def test_nothing_adopted(store):
@@ -98,9 +136,10 @@ def test_nothing_adopted(store):
 def test_an_item_shown_in_many_turns_counts_once_per_episode(store):
     adoptions = [ado("e1", t, "A", s) for t, s in enumerate(["not_adopted", "adopted", "not_adopted"])]
     adoptions += [ado("e1", t, "B", s) for t, s in enumerate(["adopted", "undeclared", "not_adopted"])]
-    credit(store, "e1", "add", [att("e1", 0, 100.0), att("e1", 2, 50.0)], adoptions)
+    credit(store, "e1", "add", [att("e1", 0, 100.0), att("e1", 1, 50.0), att("e1", 2, 60.0)], adoptions)
     it = store.items(["A", "B"])
-    # both adopted in some turn: |A| = 2, xi = 0.5/2 = 0.25; n_ret = 1 (not 3) -> eta 1/2 -> u = 0.125
+    # both adopted by a new best (B by the first correct turn 0, A by turn 1): |A| = 2, xi = 0.5/2 = 0.25;
+    # n_ret = 1 (not 3) -> eta 1/2 -> u = 0.125
     assert [(it[i].u, it[i].n_ret, it[i].n_ado) for i in "AB"] == [(pytest.approx(0.125), 1, 1)] * 2
     credit(store, "e2", "mul", [att("e2", 0, 100.0), att("e2", 1, 80.0)],
            [ado("e2", t, "A", "adopted") for t in range(4)])
@@ -141,7 +180,7 @@ def test_unknown_ids_in_the_log_are_ignored_and_do_not_dilute_the_share(store):
 
 def test_eta_has_a_floor():
     states = {"A": Counters(u=0.0, n_ret=30)}
-    atu.credit(states, {"A": "adopted"}, Reward(z=1.0, correct=True), "add", "agent", "e", 1, P)
+    atu.credit(states, {"A": "new_best"}, Reward(z=1.0, correct=True), "add", "agent", "e", 1, P)
     # n_ret 31 -> 1/32 < 0.05 -> eta 0.05: u = 0.05
     assert states["A"].u == pytest.approx(0.05)
 
@@ -149,7 +188,7 @@ def test_eta_has_a_floor():
 def test_rule_usage_is_an_ema_of_adoption():
     states = {"R": Counters(u=0.2, n_ret=4, n_ado=2, p=0.5, kind="rule"), "S": Counters(p=0.5, kind="rule"),
               "U": Counters(p=0.5, kind="rule")}
-    atu.credit(states, {"R": "adopted", "S": "not_adopted", "U": "undeclared"}, Reward(z=0.0, correct=True),
+    atu.credit(states, {"R": "new_best", "S": "not_adopted", "U": "undeclared"}, Reward(z=0.0, correct=True),
                "add", "agent", "e", 1, P)
     # p <- 0.9 p + 0.1 1[adopted]; undeclared: no update
     assert (states["R"].p, states["S"].p, states["U"].p) == (pytest.approx(0.55), pytest.approx(0.45), 0.5)

@@ -91,7 +91,7 @@ def test_cli_writes_a_suggestion_and_applies_only_when_asked(tmp_path, capsys, m
     assert (task / "host.py").read_text() == before  # nothing applied without --apply
     assert main(["optimize", str(task), "--turns", "3", "--apply", "--trials", "2", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "applied to" in out and "memory: episode" in out and "reward z" in out
+    assert "applied to" in out and "memory: episode" in out and "credited (the fastest correct kernel is" in out
     assert (task / "host.py").read_text() != before or "BUFFER_NUM = 2" in (task / "vadd_naive.cpp").read_text()
 
 
@@ -118,10 +118,12 @@ def test_an_episode_credits_what_it_followed_and_remembers_what_worked(ev, tmp_p
     credit = r.memory
     assert credit.credited and credit.reward == pytest.approx(1 - r.best.timing.estimated_us
                                                              / r.seed.timing.estimated_us, rel=1e-6)
-    adopted = {c.item_id for c in credit.changes if c.outcome == "adopted"}
-    assert adopted, "the transforms that won follow some starter experience"
-    for item_id in adopted:
+    # credit follows the attempt: items followed by a new best gain, the others do not
+    best = {c.item_id for c in credit.changes if c.credit == "new_best"}
+    assert best, "the transforms that won follow some starter experience"
+    for item_id in best:
         assert memory.item(item_id).u > 0
+    assert all(c.xi is None for c in credit.changes if c.credit == "correct")
     # Every shown item has a status in every turn that followed a transform.
     assert {a.turn for a in recorder.adoptions} == set(range(1, r.turns + 1))
     # Reflection: what worked is remembered, tied to the attempt that proves it.
