@@ -551,3 +551,27 @@ def test_a_kernel_reading_device_memory_nobody_wrote_gets_a_warning_at_its_line(
     half = found[(line_of(path, "// read: half copied in"), "warning")]
     assert "x[32]" not in half and "[32]" in half and "aclrtMalloc at unwritten.asc:" in half, half
     assert "[63]" in found[(line_of(path, "// read: one element nobody wrote"), "warning")]
+
+
+HELLO = """\
+#include "utils/debug/asc_printf.h"
+#include "debug/asc_printf.h"
+#include "acl/acl.h"
+
+__global__ __vector__ void hello_world() { printf("Hello from block %d\\\\n", int(AscendC::GetBlockIdx())); }
+
+int main()
+{
+    aclrtSetDevice(0);
+    hello_world<<<2, nullptr, nullptr>>>();
+    aclrtSynchronizeDevice();
+    return 0;
+}
+"""
+
+
+def test_the_device_printf_header_at_asc_devkits_path_and_the_older_one(tmp_path, settings):
+    path = write_program(tmp_path / "hello", "hello.asc", HELLO, with_data=False)
+    report = run(settings, path, stdout=None)
+    assert report.status == "ok", report.diagnostics
+    assert "Hello from block 0" in report.stdout and "Hello from block 1" in report.stdout, report.stdout

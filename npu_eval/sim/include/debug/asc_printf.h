@@ -1,4 +1,5 @@
-// CANN 9's device printf header (`AscendC::printf`, `printf` inside kernels).
+// The device printf header at the path earlier CANN 9 packages install it (`debug/asc_printf.h`);
+// asc-devkit's own path is `utils/debug/asc_printf.h`.
 #pragma once
 
-#include "../kernel_operator.h"
+#include "../utils/debug/asc_printf.h"
