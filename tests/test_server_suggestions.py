@@ -24,7 +24,8 @@ from sage_npu.server.features.suggestions import POLL_S
 NAIVE = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "vadd_naive"
 
 
-async def _start(lsp_client: LanguageClient, tmp_path_factory, memory: dict | None = None) -> None:
+async def _start(lsp_client: LanguageClient, tmp_path_factory, memory: dict | None = None,
+                 renders_notices: bool = False) -> None:
     base = tmp_path_factory.getbasetemp()
     lsp_client.suggestions = []
     lsp_client.episodes = []
@@ -61,8 +62,11 @@ async def _start(lsp_client: LanguageClient, tmp_path_factory, memory: dict | No
 
     conv.register_structure_hook(typing.Union[types.Command, types.CodeAction], action_or_command)  # noqa: UP007 - the key lsprotocol uses
     lsp_client.db = tmp_path_factory.mktemp("suggestion-memory") / "mem"
+    capabilities = client_capabilities("visual-studio-code")
+    if renders_notices:   # as the VS Code client says it shows sage/episode and sage/decision itself
+        capabilities.experimental = {"sageNotices": True}
     await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
+        capabilities=capabilities,
         initialization_options={"sage": {
             "eval": {"trials": 2, "cacheDir": str(base / "suggestion-cache")},
             "agent": {"turns": 4},
@@ -79,8 +83,9 @@ async def client(lsp_client: LanguageClient, tmp_path_factory):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "sage_npu.cli", "serve"]))
 async def impatient_client(lsp_client: LanguageClient, tmp_path_factory):
-    """A client whose suggestions are credited as the agent's after 3 s without a decision."""
-    await _start(lsp_client, tmp_path_factory, memory={"editorTimeoutS": 3})
+    """A client whose suggestions are credited as the agent's after 3 s without a decision, and
+    that renders sage/episode and sage/decision itself."""
+    await _start(lsp_client, tmp_path_factory, memory={"editorTimeoutS": 3}, renders_notices=True)
     yield
     await lsp_client.shutdown_session()
 
@@ -270,6 +275,8 @@ async def test_no_decision_within_the_timeout_credits_the_episode_as_the_agents(
     assert episode.status == "improved", episode
     decision = await wait_for("sage/decision", lambda: client.decisions and client.decisions[-1], 30)
     assert decision.decision == "timeout" and decision.logged and "credited as the agent's" in decision.reason
+    # The client renders both notices: no window/showMessage says them twice.
+    assert not [m.message for m in client.messages if m.message.startswith("SAGE: ")], client.messages
     assert not any(title(a).startswith("SAGE rewrite:") for a in await actions(client, uri))
     assert await open_episodes(client) == 0
 

@@ -350,10 +350,10 @@ async function evaluateKernel(): Promise<void> {
     }
 }
 
+/** sage.optimize's answer, at once: whether an episode started (its end comes as sage/episode). */
 interface OptimizeAnswer {
     started?: boolean;
-    status?: string;
-    title?: string;
+    task?: string;
     reason?: string;
 }
 
