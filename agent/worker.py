@@ -311,8 +311,9 @@ def worker_main(requests, events) -> None:
     state = _State()
     episodes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-episode")
     quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-memory")
-    # Imports in the background, so the first memory command and the first episode do not pay them.
-    episodes.submit(_preload)
+    # Imports in the background, so the first memory command and the first episode do not pay them;
+    # a daemon thread, so a shutdown soon after start-up does not wait for them.
+    threading.Thread(target=_preload, daemon=True, name="sage-preload").start()
     while True:
         message: Call | Cancel | Shutdown = requests.get()
         if isinstance(message, Shutdown):
