@@ -2,11 +2,13 @@
 (LanceDB) and the resident rules live here, so a long model call, a crash inside LanceDB or an
 episode's memory use never stalls or kills the editor's server.
 
-The process is spawned (never forked: the server may hold threads and LanceDB handles) on first
-use. Requests go over one queue, events come back over another, each a typed message (the
-`*Request` models below, `Call`, `Event`); a reader thread in the caller resolves each request's
-future and forwards progress. Inside the worker, episodes run on one thread and quick calls
-(decisions, rules, the overview) on another, each with its own memory handle, so an accept or a
+The process is spawned (never forked: the server may hold threads and LanceDB handles) by
+`start` (the language server calls it at initialize, so the first command does not pay the
+start-up) or on first use; once up it imports the episode code in the background. Requests go
+over one queue, events come back over another, each a typed message (the `*Request` models
+below, `Call`, `Event`); a reader thread in the caller resolves each request's future and
+forwards progress. Inside the worker, episodes run on one thread and quick calls (decisions,
+expiries, rules, the overview) on another, each with its own memory handle, so an accept or a
 hover refresh never waits behind an episode. If the process dies, every pending request fails
 with the reason and the next request starts a new process.
 """
@@ -34,13 +36,13 @@ from sage_npu.npu_eval.settings import EvalSettings
 
 # MemorySettings is re-exported: the language server types the memory part of its settings with
 # it without importing `memory` itself (its arrows go to `agent` and `npu_eval` only).
-__all__ = ["AgentWorker", "Attempt", "DecideAnswer", "DecideRequest", "MemorySettings", "OptimizeRequest",
-           "OptimizeResult", "Overview", "OverviewRequest", "Request", "RequestKind", "ResidentRule",
-           "RulesRequest", "TokensProgress", "WorkerError"]
+__all__ = ["AgentWorker", "Attempt", "DecideAnswer", "DecideRequest", "ExpireAnswer", "ExpireRequest",
+           "MemorySettings", "OptimizeRequest", "OptimizeResult", "Overview", "OverviewRequest", "Request",
+           "RequestKind", "ResidentRule", "RulesRequest", "TokensProgress", "WorkerError"]
 
 log = logging.getLogger("sage_npu.agent.worker")
 
-RequestKind = Literal["optimize", "decide", "rules", "overview"]
+RequestKind = Literal["optimize", "decide", "expire", "rules", "overview"]
 EPISODE_KINDS: frozenset[RequestKind] = frozenset({"optimize"})  # on the episode thread; the rest are quick
 
 
@@ -67,6 +69,15 @@ class DecideRequest(BaseModel):
     memory: MemorySettings
 
 
+class ExpireRequest(BaseModel):
+    """Credit, as the agent alone would have, every open episode whose decision deadline
+    (`memory.editor_timeout_s` after it was recorded) has passed. A memory that does not exist has
+    none: nothing is created."""
+
+    kind: Literal["expire"] = "expire"
+    memory: MemorySettings
+
+
 class RulesRequest(BaseModel):
     """The memory's resident rules (none when no memory exists yet: reading never creates one)."""
 
@@ -81,7 +92,7 @@ class OverviewRequest(BaseModel):
     memory: MemorySettings
 
 
-Request = OptimizeRequest | DecideRequest | RulesRequest | OverviewRequest
+Request = OptimizeRequest | DecideRequest | ExpireRequest | RulesRequest | OverviewRequest
 
 
 class ResidentRule(BaseModel):
@@ -96,6 +107,12 @@ class DecideAnswer(BaseModel):
 
     credited: bool
     reward: float | None = None
+
+
+class ExpireAnswer(BaseModel):
+    """The episodes an ExpireRequest credited as the agent's (none when none was due)."""
+
+    episode_ids: list[str] = Field(default_factory=list)
 
 
 class Overview(BaseModel):
@@ -193,9 +210,15 @@ class AgentWorker:
         threading.Thread(target=self._read, args=(self._proc, self._events), daemon=True,
                          name="sage-agent-reader").start()
 
+    def start(self) -> None:
+        """Start the process now if it is not running (it also starts on the first `call`)."""
+        with self._lock:
+            if not self._closed:
+                self._ensure()
+
     def call(self, request: Request, on_progress: Callable[[Progress], None] | None = None) -> Future:
         """Send one request; its future holds the answer (OptimizeResult, DecideAnswer,
-        list[ResidentRule] or Overview, by the request's kind) or a WorkerError."""
+        ExpireAnswer, list[ResidentRule] or Overview, by the request's kind) or a WorkerError."""
         fut: Future = Future()
         with self._lock:
             if self._closed:
@@ -288,6 +311,9 @@ def worker_main(requests, events) -> None:
     state = _State()
     episodes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-episode")
     quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-memory")
+    # Imports in the background, so the first memory command and the first episode do not pay them;
+    # a daemon thread, so a shutdown soon after start-up does not wait for them.
+    threading.Thread(target=_preload, daemon=True, name="sage-preload").start()
     while True:
         message: Call | Cancel | Shutdown = requests.get()
         if isinstance(message, Shutdown):
@@ -350,6 +376,17 @@ class _State:
             self.evaluator.close()
 
 
+def _preload() -> None:
+    """Import what requests will need while nothing waits for it: LanceDB first (its import alone
+    takes seconds, and every memory request needs it), then the episode code."""
+    try:
+        import lancedb  # noqa: F401
+
+        import sage_npu.agent.optimize  # noqa: F401
+    except Exception:  # noqa: BLE001 - the request that needs it imports it again and says what fails
+        log.exception("preloading failed")
+
+
 def _handle(state: _State, events, call: Call) -> None:
     r = call.request
     try:
@@ -357,6 +394,8 @@ def _handle(state: _State, events, call: Call) -> None:
             result: Any = _optimize(state, events, call.rid, r)
         elif isinstance(r, DecideRequest):
             result = _decide(state, r)
+        elif isinstance(r, ExpireRequest):
+            result = _expire(state, r)
         elif isinstance(r, RulesRequest):
             result = _rules(state, r)
         else:
@@ -397,6 +436,13 @@ def _optimize(state: _State, events, rid: int, r: OptimizeRequest) -> OptimizeRe
 def _decide(state: _State, r: DecideRequest) -> DecideAnswer:
     credit = state.memory(r.memory, create=True).decide(r.episode_id, r.decision, r.attempt_id)
     return DecideAnswer(credited=credit.credited, reward=credit.reward)
+
+
+def _expire(state: _State, r: ExpireRequest) -> ExpireAnswer:
+    mem = state.existing_memory(r.memory)
+    if mem is None:
+        return ExpireAnswer()
+    return ExpireAnswer(episode_ids=[c.episode_id for c in mem.expire_open() if c.credited])
 
 
 def _resident(mem) -> list[ResidentRule]:

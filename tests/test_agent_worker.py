@@ -15,6 +15,8 @@ from sage_npu.agent.worker import (
     AgentWorker,
     AttemptProgress,
     DecideRequest,
+    ExpireAnswer,
+    ExpireRequest,
     MemorySettings,
     OptimizeRequest,
     Overview,
@@ -60,7 +62,24 @@ def test_an_episode_runs_in_the_worker_with_progress_and_an_open_episode(worker,
     assert isinstance(overview, Overview) and overview.stats is not None and overview.stats.episodes == 1
 
 
+def test_an_episode_left_undecided_past_its_deadline_is_credited_as_the_agents(worker, tmp_path):
+    worker.start()   # as the server does at initialize: the process is up before the first request
+    patient = request(tmp_path, 2)
+    result = worker.call(patient).result(timeout=300)
+    assert result.status == "improved" and result.memory is None      # held open
+    early = worker.call(ExpireRequest(memory=patient.memory)).result(timeout=60)
+    assert early == ExpireAnswer()                                     # an hour to decide by default
+    impatient = patient.memory.model_copy(update={"editor_timeout_s": 0.01})
+    result = worker.call(patient.model_copy(update={"memory": impatient})).result(timeout=300)
+    expired = worker.call(ExpireRequest(memory=impatient)).result(timeout=60)
+    assert expired.episode_ids == [result.episode_id]
+    late = worker.call(DecideRequest(episode_id=result.episode_id, decision="accept",
+                                     attempt_id=result.best_attempt_id, memory=impatient)).result(timeout=60)
+    assert not late.credited                                           # nothing is counted twice
+
+
 def test_reading_a_memory_that_does_not_exist_creates_none(worker, tmp_path):
+    assert worker.call(ExpireRequest(memory=memory(tmp_path))).result(timeout=60) == ExpireAnswer()
     assert worker.call(RulesRequest(memory=memory(tmp_path))).result(timeout=60) == []
     overview = worker.call(OverviewRequest(memory=memory(tmp_path))).result(timeout=60)
     assert overview.stats is None and "no memory yet" in overview.reason and overview.path == str(tmp_path / "mem")

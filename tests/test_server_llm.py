@@ -4,6 +4,7 @@ model answers, and the verified rewrite comes back as a code action whose accept
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sys
 from pathlib import Path
@@ -30,10 +31,15 @@ def model(tmp_path_factory):
 async def client(lsp_client: LanguageClient, model, tmp_path_factory):
     base = tmp_path_factory.mktemp("llm-editor")
     lsp_client.suggestions = []
+    lsp_client.episodes = []
 
     @lsp_client.feature("sage/suggestion")
     def on_suggestion(params):
         lsp_client.suggestions.append(params)
+
+    @lsp_client.feature("sage/episode")
+    def on_episode(params):
+        lsp_client.episodes.append(params)
 
     @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def refresh(params):
@@ -55,9 +61,15 @@ async def test_the_model_episode_runs_in_the_agent_process_with_progress(client:
     task = tmp_path / "vadd_naive"
     shutil.copytree(NAIVE, task)
     uri = (task / KERNEL).as_uri()
-    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+    started = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="sage.optimize", arguments=[uri]))
-    assert result["status"] == "improved", result
+    assert started["started"] is True, started
+    for _ in range(3000):   # the command answers at once; the episode's end comes as sage/episode
+        if client.episodes:
+            break
+        await asyncio.sleep(0.1)
+    result = client.episodes[-1]
+    assert result.status == "improved" and result.model == "fake-coder", result
     assert model.requests and model.requests[0].body["model"] == "fake-coder" and model.requests[0].body["stream"]
     messages = [getattr(r, "message", None) or (r.get("message") if isinstance(r, dict) else None)
                 for reports in client.progress_reports.values() for r in reports]

@@ -13,7 +13,7 @@ from lsprotocol import types
 from sage_npu.agent.episode import OptimizeResult
 from sage_npu.npu_eval.report import Report
 from sage_npu.server.features.base import Feature
-from sage_npu.server.features.suggestions import Suggestion
+from sage_npu.server.features.suggestion_notices import Suggestion
 from sage_npu.server.setup import create_server
 from sage_npu.settings import Settings
 
@@ -129,7 +129,7 @@ def _result(task: Path, files: dict[str, str]) -> OptimizeResult:
 def test_a_suggestion_carries_the_changed_files_whole(tmp_path):
     (tmp_path / "k.cpp").write_text("int BUFFER_NUM = 1;\n")
     (tmp_path / "host.py").write_text("MAX_CORES = 2\n")
-    sug = Suggestion(tmp_path, _result(tmp_path, {"k.cpp": "int BUFFER_NUM = 2;\n", "host.py": "MAX_CORES = 2\n",
+    sug = Suggestion.of(tmp_path, _result(tmp_path, {"k.cpp": "int BUFFER_NUM = 2;\n", "host.py": "MAX_CORES = 2\n",
                                                   "tiling.h": "// new\n"}))
     notice = sug.notice((tmp_path / "k.cpp").as_uri()).model_dump(mode="json", by_alias=True)
     # host.py is unchanged: only what changes is carried, each file with its absolute path and whole text.

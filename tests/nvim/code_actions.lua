@@ -1,9 +1,11 @@
 -- Code actions from a real Neovim (0.7+, headless), the way a user's client runs them:
 --   quickfix:   a kernel with BUFFER_NUM = 1 gets a single-buffer finding; the quick fix offered
 --               for it is requested with the finding as context and its WorkspaceEdit applied.
---   suggestion: "Optimize with SAGE" runs an episode (workspace/executeCommand); the verified
---               rewrite it offers is applied to the kernel and host.py, the buffers written, its
---               command (sage.acceptSuggestion) run, and the written kernel evaluated by the server.
+--   suggestion: "Optimize with SAGE" starts an episode (workspace/executeCommand answers at once)
+--               whose end comes as sage/episode and a message; the rewrite's diff is shown
+--               (window/showDocument); the rewrite is applied to the kernel and host.py, which
+--               logs nothing until the buffers are written: then sage/decision says accepted, and
+--               the written kernel is evaluated by the server.
 --
 -- Run: SAGE_NVIM_E2E=/path/config.json nvim --headless -u NONE -i NONE -n -c 'luafile code_actions.lua'
 -- Each phase records what it saw under result.<phase> (with .error if it failed) and the next
@@ -62,11 +64,14 @@ local function quickfix(cfg, client_id, out)
   out.diagnostics = lsp.diagnostics(bufnr)
 end
 
-local function suggestion(cfg, client_id, out)
-  local bufnr = lsp.open(cfg.suggestion.kernel, client_id)
-  local client = vim.lsp.get_client_by_id(client_id)
-  local top = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }
+-- sage.showMemory's count of episodes still open in the memory (0 when no memory exists yet).
+local function open_episodes(client_id, bufnr)
+  local overview = lsp.execute(client_id, bufnr, { command = "sage.showMemory", arguments = {} }, 60000)
+  return overview.exists and overview.open_episodes or 0
+end
 
+local function start_episode(cfg, client_id, bufnr, out)
+  local top = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }
   local actions = lsp.code_actions(bufnr, top)
   out.before = lsp.describe_actions(actions)
   local start = lsp.find_action(actions, function(a)
@@ -75,16 +80,45 @@ local function suggestion(cfg, client_id, out)
   if not start or type(start.command) ~= "table" then
     error("no \"Optimize with SAGE\" code action with a command among " .. vim.inspect(out.before))
   end
+  -- The command answers at once; the episode's end comes as sage/episode and a message.
   local t0 = lsp.now_ms()
-  out.optimize = lsp.execute(client_id, bufnr, start.command, cfg.optimize_timeout_ms)
+  out.optimize = lsp.execute(client_id, bufnr, start.command, 10000)
   out.optimize_ms = lsp.now_ms() - t0
+  if not lsp.wait_for(cfg.optimize_timeout_ms, function()
+    return result.episodes ~= nil
+  end, 100) then
+    error("no sage/episode notification within " .. cfg.optimize_timeout_ms .. " ms")
+  end
+  out.episode = result.episodes[1]
   lsp.step("optimized")
-  -- The notification precedes the command's answer; give its scheduled handler a moment.
-  lsp.wait_for(5000, function()
-    return result.notifications ~= nil
-  end, 20)
+end
 
-  actions = lsp.code_actions(bufnr, top)
+-- "SAGE: show the rewrite's diff": the server writes the diff and asks Neovim to show it.
+local function show_diff(client_id, bufnr, actions, out)
+  local action = lsp.find_action(actions, function(a)
+    return a.title == "SAGE: show the rewrite's diff"
+  end)
+  if not action then
+    error("no \"SAGE: show the rewrite's diff\" action among " .. vim.inspect(out.after))
+  end
+  local answer = lsp.execute(client_id, bufnr, action.command, 20000)
+  local shown = vim.api.nvim_get_current_buf()
+  out.diff = {
+    answer = answer,
+    buffer = vim.api.nvim_buf_get_name(shown),
+    first_line = vim.api.nvim_buf_get_lines(shown, 0, 1, false)[1],
+    text = buffer_text(shown),
+  }
+  vim.api.nvim_set_current_buf(bufnr)
+end
+
+local function suggestion(cfg, client_id, out)
+  local bufnr = lsp.open(cfg.suggestion.kernel, client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  local top = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }
+  start_episode(cfg, client_id, bufnr, out)
+
+  local actions = lsp.code_actions(bufnr, top)
   out.after = lsp.describe_actions(actions)
   local rewrite = lsp.find_action(actions, function(a)
     return a.title:find("SAGE rewrite:", 1, true) == 1
@@ -92,37 +126,51 @@ local function suggestion(cfg, client_id, out)
   if not rewrite then
     error("no \"SAGE rewrite:\" code action after the episode among " .. vim.inspect(out.after))
   end
-  out.rewrite = { title = rewrite.title, kind = rewrite.kind, preferred = rewrite.isPreferred, files = {} }
-  if not rewrite.edit or type(rewrite.command) ~= "table" then
-    error("the rewrite action lacks its edit or its command: " .. vim.inspect(out.rewrite))
+  out.rewrite = { title = rewrite.title, kind = rewrite.kind, preferred = rewrite.isPreferred, files = {},
+    command = type(rewrite.command) == "table" and rewrite.command.command or vim.NIL }
+  if not rewrite.edit then
+    error("the rewrite action lacks its edit: " .. vim.inspect(out.rewrite))
   end
-  out.rewrite.command = rewrite.command.command
+  show_diff(client_id, bufnr, actions, out)
 
-  -- Apply the edit as the client does, then write every changed buffer: host.py first, the
-  -- kernel last, so the evaluation its save starts sees both.
+  -- Apply the edit as the client does: only buffers change, so nothing is decided yet.
   vim.lsp.util.apply_workspace_edit(rewrite.edit, client.offset_encoding)
   local kernel_uri = vim.uri_from_bufnr(bufnr)
   for uri, edits in pairs(rewrite.edit.changes or {}) do
-    local b = vim.uri_to_bufnr(uri)
     table.insert(out.rewrite.files, {
       path = vim.uri_to_fname(uri),
       new_text = edits[1].newText,
       edits = #edits,
-      buffer = buffer_text(b),
+      buffer = buffer_text(vim.uri_to_bufnr(uri)),
     })
+  end
+  lsp.step("rewrite_applied")
+  vim.wait(cfg.unsaved_ms, function()
+    return result.decisions ~= nil
+  end, 100)
+  out.unsaved = { decisions = result.decisions or {}, open_episodes = open_episodes(client_id, bufnr),
+    messages = vim.deepcopy(result.messages or {}) }
+
+  -- Write every changed buffer: host.py first, the kernel last, so the evaluation its save
+  -- starts sees both; :write the kernel even when only host.py changed (the save evaluates).
+  for uri, _ in pairs(rewrite.edit.changes or {}) do
     if uri ~= kernel_uri then
-      vim.api.nvim_buf_call(b, function()
+      vim.api.nvim_buf_call(vim.uri_to_bufnr(uri), function()
         vim.cmd("write")
       end)
     end
   end
-  -- :write even when only host.py changed: the save is what makes the server evaluate the task.
   vim.api.nvim_buf_call(bufnr, function()
     vim.cmd("write")
   end)
   lsp.step("rewrite_written")
-
-  out.accept = lsp.execute(client_id, bufnr, rewrite.command, 10000)
+  if not lsp.wait_for(cfg.timeout_ms, function()
+    return result.decisions ~= nil
+  end, 50) then
+    error("no sage/decision within " .. cfg.timeout_ms .. " ms of writing the rewrite")
+  end
+  out.decision = result.decisions[1]
+  out.open_episodes_after = open_episodes(client_id, bufnr)
   lsp.step("accepted")
   out.after_accept = lsp.describe_actions(lsp.code_actions(bufnr, top))
 
@@ -131,6 +179,14 @@ local function suggestion(cfg, client_id, out)
   out.lenses = lenses
   out.evaluated_correct = correct
   out.diagnostics = lsp.diagnostics(bufnr)
+end
+
+local function record(name)
+  return function(_, params)
+    result[name] = result[name] or {}
+    params.at_ms = lsp.now_ms()
+    table.insert(result[name], params)
+  end
 end
 
 lsp.main(function(cfg)
@@ -146,6 +202,13 @@ lsp.main(function(cfg)
         estimated = params.estimated,
         at_ms = lsp.now_ms(),
       })
+    end,
+    ["sage/episode"] = record("episodes"),
+    ["sage/decision"] = record("decisions"),
+    -- Neovim 0.7 has no window/showDocument of its own; the README's setup adds this handler.
+    ["window/showDocument"] = function(_, params)
+      vim.cmd("edit " .. vim.fn.fnameescape(vim.uri_to_fname(params.uri)))
+      return { success = true }
     end,
   })
   lsp.phase("quickfix", function(out)

@@ -16,6 +16,7 @@ import {
     LanguageClientOptions,
     ServerOptions,
     State,
+    StaticFeature,
 } from 'vscode-languageclient/node';
 import { DEFAULT_KEY_ENV, serverEnvironment } from './env';
 import { MemoryOverview, memoryMarkdown } from './memory';
@@ -24,7 +25,7 @@ import { ServerProgress } from './progress';
 import { SuggestionReview } from './review';
 import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings, settingsCommand } from './settings';
 import { isFailure, isReportSummary, ReportSummary, serverDownView, ServerState, statusText, statusTooltip } from './status';
-import { isSuggestionNotice, pickForFile, remember, SuggestionNotice } from './suggestions';
+import { isDecisionNotice, isEpisodeNotice, isSuggestionNotice, pickForFile, remember, SuggestionNotice } from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
 
 // Kernels (.asc, or .cpp/.h that the server recognises as Ascend C by their content) and the
@@ -44,6 +45,20 @@ const SERVER = {
     accept: 'sage.acceptSuggestion',
     reject: 'sage.rejectSuggestion',
     showMemory: 'sage.showMemory',
+};
+
+/**
+ * Tells the server (an experimental client capability) that this client shows `sage/episode` and
+ * `sage/decision` itself, so it sends no window/showMessage saying the same.
+ */
+const RENDERS_NOTICES: StaticFeature = {
+    fillClientCapabilities: (capabilities) => {
+        const earlier: unknown = capabilities.experimental;
+        capabilities.experimental = { ...(typeof earlier === 'object' && earlier !== null ? earlier : {}), sageNotices: true };
+    },
+    initialize: () => undefined,
+    getState: () => ({ kind: 'static' }),
+    clear: () => undefined,
 };
 
 /** Where the LLM API key is kept in VS Code's secret storage. */
@@ -240,6 +255,21 @@ async function start(reason: string): Promise<void> {
             output.warn(`ignored a sage/suggestion notification of an unexpected shape: ${JSON.stringify(params).slice(0, 200)}`);
         }
     });
+    next.onNotification('sage/episode', (params: unknown) => {
+        if (isEpisodeNotice(params)) {
+            review.announced(params);
+        } else {
+            output.warn(`ignored a sage/episode notification of an unexpected shape: ${JSON.stringify(params).slice(0, 200)}`);
+        }
+    });
+    next.onNotification('sage/decision', (params: unknown) => {
+        if (isDecisionNotice(params)) {
+            review.decidedBy(params);
+        } else {
+            output.warn(`ignored a sage/decision notification of an unexpected shape: ${JSON.stringify(params).slice(0, 200)}`);
+        }
+    });
+    next.registerFeature(RENDERS_NOTICES);
     try {
         await next.start();
         client = next;
@@ -320,10 +350,10 @@ async function evaluateKernel(): Promise<void> {
     }
 }
 
+/** sage.optimize's answer, at once: whether an episode started (its end comes as sage/episode). */
 interface OptimizeAnswer {
     started?: boolean;
-    status?: string;
-    title?: string;
+    task?: string;
     reason?: string;
 }
 
@@ -342,8 +372,8 @@ async function optimizeKernel(): Promise<void> {
     if (!answer.started) {
         void vscode.window.showWarningMessage(`SAGE: no episode for ${name}: ${answer.reason ?? 'the server declined'}.`);
     }
-    // Otherwise the server has said how it went: a sage/suggestion notification (offered with
-    // Show Diff / Accept / Reject) when it found a better kernel, a message when it did not.
+    // The server answers at once; the episode's progress shows while it runs, and its end comes
+    // as sage/episode (offered with Show Diff / Accept / Reject when it left a suggestion).
 }
 
 async function showMemory(): Promise<void> {

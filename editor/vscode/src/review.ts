@@ -1,11 +1,15 @@
-// A suggestion from the server, from its arrival to a decision: the offer with buttons, VS
-// Code's diff view of each file against the whole text the server sent, and accept / reject.
-// Accepting replaces each file's whole text with the suggested one (one WorkspaceEdit, as the
-// lightbulb's code action does), then runs the server's accept command, which logs the adoption.
+// A suggestion from the server, from its arrival to a decision: the episode's end offered with
+// buttons, VS Code's diff view of each file against the whole text the server sent, and accept /
+// reject. Accepting replaces each file's whole text with the suggested one (one WorkspaceEdit, as
+// the lightbulb's code action does) and saves those files: the server logs the acceptance when it
+// sees the rewrite saved, and says so (sage/decision), as it does for an undo or a rejection.
 import { promises as fs } from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { forget, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice } from './suggestions';
+import {
+    decisionMessage, DecisionNotice, EpisodeNotice, episodeSeverity, forget, pendingView, pickForFile, remember, replacements,
+    Severity, SuggestedFile, SuggestionNotice,
+} from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
 
 /** Runs a server command (workspace/executeCommand); undefined when the server is not running. */
@@ -23,8 +27,13 @@ function describe(s: SuggestionNotice): string {
     return `"${s.title}" for ${path.basename(vscode.Uri.parse(s.uri).fsPath)}`;
 }
 
-function rewardText(answer: Decision | undefined): string {
-    return typeof answer?.reward === 'number' ? ` (reward ${answer.reward.toFixed(2)})` : '';
+function show(severity: Severity, text: string, ...buttons: string[]): Thenable<string | undefined> {
+    if (severity === 'error') {
+        return vscode.window.showErrorMessage(text, ...buttons);
+    }
+    return severity === 'warning'
+        ? vscode.window.showWarningMessage(text, ...buttons)
+        : vscode.window.showInformationMessage(text, ...buttons);
 }
 
 export class SuggestionReview implements vscode.Disposable {
@@ -62,12 +71,31 @@ export class SuggestionReview implements vscode.Disposable {
         }
     }
 
-    /** A `sage/suggestion` notification: keep it and offer it. */
+    /** A `sage/suggestion` notification: keep it (the `sage/episode` that follows offers it). */
     received(s: SuggestionNotice): void {
         this.items = remember(this.items, s);
         this.refresh();
         this.log.info(`suggestion for ${s.task}: ${s.title} (episode ${s.episodeId})`);
-        void this.offer(s);
+    }
+
+    /** A `sage/episode` notification: its message, with the suggestion's buttons when it left one. */
+    announced(e: EpisodeNotice): void {
+        this.log.info(`episode ${e.episodeId ?? '(none)'} for ${e.task}: ${e.status}, ${e.turns} turns, ${e.model}` +
+            `${e.error ? `, ${e.error}` : ''}`);
+        const s = this.items.find((x) => x.episodeId === e.episodeId);
+        if (s) {
+            void this.offer(s, e.message);
+        } else {
+            void show(episodeSeverity(e), e.message);
+        }
+    }
+
+    /** A `sage/decision` notification: the server logged what became of a suggestion. */
+    decidedBy(d: DecisionNotice): void {
+        this.log.info(`decision on ${d.episodeId}: ${d.decision} (${d.reason}), logged ${d.logged}`);
+        this.decided(d.task);
+        const { severity, text } = decisionMessage(d);
+        void show(severity, text);
     }
 
     /** The server logged a decision on the task's suggestion (from here or from the lightbulb). */
@@ -89,8 +117,9 @@ export class SuggestionReview implements vscode.Disposable {
         return s;
     }
 
-    private async offer(s: SuggestionNotice): Promise<void> {
-        const choice = await vscode.window.showInformationMessage(`SAGE suggests ${describe(s)}.`, 'Show Diff', 'Accept', 'Reject');
+    private async offer(s: SuggestionNotice, message?: string): Promise<void> {
+        const choice = await vscode.window.showInformationMessage(message ?? `SAGE suggests ${describe(s)}.`,
+            'Show Diff', 'Accept', 'Reject');
         if (choice === 'Show Diff') {
             if (!(await this.showDiff(s))) {
                 return;
@@ -176,7 +205,10 @@ export class SuggestionReview implements vscode.Disposable {
         return edit;
     }
 
-    /** Writes the suggested files into the editor, then logs the acceptance with the server. */
+    /**
+     * Writes the suggested files into the editor and saves them: the server logs the acceptance
+     * when it sees them saved (sage/decision says so).
+     */
     async accept(s: SuggestionNotice): Promise<void> {
         const edit = await this.replacementEdit(s.files);
         if (edit.size > 0 && !(await vscode.workspace.applyEdit(edit))) {
@@ -184,15 +216,16 @@ export class SuggestionReview implements vscode.Disposable {
                 `SAGE: VS Code did not apply ${describe(s)} (a file may be read-only or changed meanwhile). Nothing was logged.`);
             return;
         }
-        this.decided(s.task);
-        const answer = (await this.runServerCommand('sage.acceptSuggestion', s.task, s.episodeId, s.attemptId)) as
-            Decision | undefined;
-        if (answer?.logged) {
-            void vscode.window.showInformationMessage(
-                `SAGE: applied ${describe(s)}; your acceptance is logged${rewardText(answer)}. Save to evaluate it.`);
-        } else {
+        const unsaved: string[] = [];
+        for (const file of s.files) {
+            const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file.path));
+            if (document.isDirty && !(await document.save())) {
+                unsaved.push(file.name);
+            }
+        }
+        if (unsaved.length > 0) {
             void vscode.window.showWarningMessage(
-                `SAGE: applied ${describe(s)}, but the acceptance was not logged: ${answer?.reason ?? 'no answer from the server'}.`);
+                `SAGE: applied ${describe(s)}, but ${unsaved.join(', ')} could not be saved: the acceptance is logged once it is.`);
         }
     }
 
@@ -203,10 +236,9 @@ export class SuggestionReview implements vscode.Disposable {
             return; // the server is not running: kept, so it can be rejected once it is back
         }
         this.decided(s.task);
-        if (answer.logged) {
-            void vscode.window.showInformationMessage(`SAGE: rejected ${describe(s)}; the rejection is logged${rewardText(answer)}.`);
-        } else {
+        if (!answer.logged) {
             void vscode.window.showWarningMessage(`SAGE: the rejection of ${describe(s)} was not logged: ${answer.reason ?? 'no reason given'}.`);
         }
+        // Logged: the server's sage/decision says so.
     }
 }

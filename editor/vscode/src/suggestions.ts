@@ -115,3 +115,61 @@ export function pendingView(items: readonly SuggestionNotice[]): PendingView | u
         tooltip: `SAGE suggests ${latest.title} for ${latest.task}. Click to show the diff, accept or reject it.`,
     };
 }
+
+/** The `sage/episode` notification: an episode ended (sage_npu.server.features.suggestions.EpisodeNotice). */
+export interface EpisodeNotice {
+    uri: string;
+    task: string;
+    /** improved, fixed, no_improvement, seed_not_correct, or failed (the agent process could not run it). */
+    status: string;
+    /** The line to show: the verified gain, or why there is none. */
+    message: string;
+    episodeId: string | null;
+    speedup: number | null;
+    estimated: boolean;
+    /** The suggestion's title when the episode left one (it came as sage/suggestion just before). */
+    title: string | null;
+    turns: number;
+    model: string;
+    error: string | null;
+}
+
+export function isEpisodeNotice(value: unknown): value is EpisodeNotice {
+    return hasStrings(value, ['uri', 'task', 'status', 'message']);
+}
+
+/** The `sage/decision` notification (sage_npu.server.features.suggestions.DecisionNotice). */
+export interface DecisionNotice {
+    task: string;
+    episodeId: string;
+    /** accept (the rewrite was saved), reject (undone, closed unsaved, or the reject command), timeout. */
+    decision: 'accept' | 'reject' | 'timeout';
+    reason: string;
+    logged: boolean;
+    reward: number | null;
+}
+
+export function isDecisionNotice(value: unknown): value is DecisionNotice {
+    return hasStrings(value, ['task', 'episodeId', 'decision', 'reason']) &&
+        typeof (value as { logged?: unknown }).logged === 'boolean';
+}
+
+export type Severity = 'info' | 'warning' | 'error';
+
+/** How an episode's end is shown: its message, and how loud. */
+export function episodeSeverity(e: EpisodeNotice): Severity {
+    if (e.status === 'failed') {
+        return 'error';
+    }
+    return e.error && e.error !== 'cancelled' ? 'warning' : 'info';
+}
+
+/** The line for a decision; the reward only where it means something (an acceptance). */
+export function decisionMessage(d: DecisionNotice): { severity: Severity; text: string } {
+    const what = { accept: 'accepted', reject: 'rejected', timeout: 'left undecided' }[d.decision];
+    if (!d.logged) {
+        return { severity: 'warning', text: `SAGE: rewrite ${what} (${d.reason}), but it was not logged.` };
+    }
+    const reward = d.decision === 'accept' && typeof d.reward === 'number' ? ` (reward ${d.reward.toFixed(2)})` : '';
+    return { severity: 'info', text: `SAGE: rewrite ${what} (${d.reason}): logged in the experience memory${reward}.` };
+}

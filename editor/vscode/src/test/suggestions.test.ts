@@ -2,7 +2,8 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-    forget, isSuggestionNotice, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice,
+    decisionMessage, DecisionNotice, EpisodeNotice, episodeSeverity, forget, isDecisionNotice, isEpisodeNotice,
+    isSuggestionNotice, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice,
 } from '../suggestions';
 
 function suggestion(task: string, title = 'SAGE rewrite: est. 1.80x (CPU model), correct on 5 trials'): SuggestionNotice {
@@ -52,4 +53,34 @@ test('undecided suggestions stay in the status bar with the server\'s title unti
         speedup: 1.8, files: [], diff: '', estimated: true };
     assert.equal(pendingView([one])?.text, '$(lightbulb) SAGE: suggestion ready (est. 1.80x (CPU model)) — Review');
     assert.match(pendingView([one, { ...one, task: '/t/mul' }])?.text ?? '', /\(\+1 more\) — Review$/);
+});
+
+function episode(status: string, error: string | null = null): EpisodeNotice {
+    return {
+        uri: 'file:///w/add/k.cpp', task: '/w/add', status, episodeId: 'e1', speedup: 1.8, estimated: true, turns: 4,
+        message: 'SAGE: k.cpp: verified rewrite, est. 1.80x (CPU model) faster, correct on every trial (4 turns, ...).',
+        title: 'SAGE rewrite: est. 1.80x (CPU model), correct on 5 trials', model: 'offline', error,
+    };
+}
+
+test('an episode\'s end is shown as loud as it went', () => {
+    assert.equal(isEpisodeNotice(episode('improved')), true);
+    assert.equal(isEpisodeNotice({ uri: 'file:///k.cpp' }), false);
+    assert.equal(episodeSeverity(episode('improved')), 'info');
+    assert.equal(episodeSeverity(episode('no_improvement', 'cancelled')), 'info');
+    assert.equal(episodeSeverity(episode('improved', 'the endpoint stayed down')), 'warning');
+    assert.equal(episodeSeverity(episode('failed', 'the agent process ended unexpectedly')), 'error');
+});
+
+test('a decision says what the person did; a reward only for an acceptance', () => {
+    const d: DecisionNotice = { task: '/w/add', episodeId: 'e1', decision: 'accept', reason: 'the rewrite was saved',
+        logged: true, reward: 0.43 };
+    assert.equal(isDecisionNotice(d), true);
+    assert.equal(isDecisionNotice({ ...d, logged: 'yes' }), false);
+    assert.deepEqual(decisionMessage(d), { severity: 'info',
+        text: 'SAGE: rewrite accepted (the rewrite was saved): logged in the experience memory (reward 0.43).' });
+    const undone = decisionMessage({ ...d, decision: 'reject', reason: 'the rewrite was undone in k.cpp', reward: 0.73 });
+    assert.equal(undone.text, 'SAGE: rewrite rejected (the rewrite was undone in k.cpp): logged in the experience memory.');
+    assert.equal(decisionMessage({ ...d, logged: false }).severity, 'warning');
+    assert.match(decisionMessage({ ...d, decision: 'timeout', reward: null }).text, /left undecided/);
 });
