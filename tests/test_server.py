@@ -82,6 +82,9 @@ async def test_save_of_a_correct_kernel_shows_a_summary_lens(client: LanguageCli
     assert title.startswith("SAGE: correct 2/2") and "est." in title and "(CPU model)" in title
     # The server asks an editor that supports it to redraw its lenses.
     assert bool(client.code_lens_refreshes) == client.wants_lens_refresh
+    # Its log reaches the editor's log at its own level: the INFO line is Info, not an error.
+    logged = [m for m in client.log_messages if "evaluated add_custom.cpp" in m.message]
+    assert logged and all(m.type == types.MessageType.Info for m in logged), client.log_messages
     assert [d for d in client.diagnostics.get(uri, []) if d.severity == types.DiagnosticSeverity.Error] == []
 
 
@@ -139,7 +142,19 @@ async def test_bad_setting_gets_a_message_and_the_default(client: LanguageClient
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"sage": {"eval": {"chip": "H100", "trials": 3}}}))
     msg = await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
-    assert "sage.eval.chip" in msg.message and "default" in msg.message
+    assert "sage.eval.chip" in msg.message and "keeping" in msg.message
+
+
+@pytest.mark.asyncio
+async def test_settings_that_are_not_an_object_get_a_message_not_a_crash(client: LanguageClient):
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"sage": "nope"}))
+    msg = await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+    assert msg.type == types.MessageType.Warning and "must be an object" in msg.message, msg
+    assert "AttributeError" not in msg.message
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"sage": {"eval": {"trials": "five"}}}))
+    msg = await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+    assert msg.message == 'sage.eval.trials must be an integer, got "five"; keeping 5'
 
 
 def test_nested_settings_merge_leaf_by_leaf():

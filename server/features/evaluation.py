@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -177,6 +178,7 @@ class Evaluation(Feature):
             except Exception:  # noqa: BLE001 - a client that refuses progress still gets results
                 progress = False
         self._running = task.root
+        started = time.monotonic()
         try:
             report = await self.server.off_loop(lambda: self._run(task), name="sage-eval")
         finally:
@@ -185,6 +187,7 @@ class Evaluation(Feature):
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
         if report is None or self._generation.get(task.root) != gen or self.server.stopping:
             return  # a newer save superseded this run, or the server is ending
+        log.info("evaluated %s: %s in %.1f s", task.kernel.name, report.status, time.monotonic() - started)
         self.reports.put(task.root, report)
         self.publish(task, report)
         self.server.refresh_code_lenses()
