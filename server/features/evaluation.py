@@ -11,6 +11,7 @@ diagnostics on the lines it touches (and moves those below it) until the next ve
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 import threading
 import time
@@ -179,6 +180,7 @@ class Evaluation(Feature):
                 progress = False
         self._running = task.root
         started = time.monotonic()
+        evaluated = _texts_on_disk(task)
         try:
             report = await self.server.off_loop(lambda: self._run(task), name="sage-eval")
         finally:
@@ -189,7 +191,7 @@ class Evaluation(Feature):
             return  # a newer save superseded this run, or the server is ending
         log.info("evaluated %s: %s in %.1f s", task.kernel.name, report.status, time.monotonic() - started)
         self.reports.put(task.root, report)
-        self.publish(task, report)
+        self.publish(task, report, evaluated)
         self.server.refresh_code_lenses()
         self.server.protocol.notify(REPORT_NOTIFICATION, summary(task, report))
 
@@ -218,7 +220,10 @@ class Evaluation(Feature):
                     evaluator.close()
                     self._evaluator = None
 
-    def publish(self, task: Task, report: Report) -> None:
+    def publish(self, task: Task, report: Report, evaluated: dict[str, str] | None = None) -> None:
+        """The report's diagnostics on their files; `evaluated`: the files' texts the run read
+        (uri -> text), so a file edited since gets them on the lines they now are, and not at all
+        on lines the edit changed."""
         by_uri: dict[str, list[types.Diagnostic]] = {}
         for d in report.diagnostics:
             uri = Path(d.file).resolve().as_uri()
@@ -231,8 +236,18 @@ class Evaluation(Feature):
         uris = set(by_uri) | self._published.get(task.root, set())
         uris |= {p.resolve().as_uri() for p in (task.kernel, task.host, task.reference) if p is not None}
         for uri in uris:
-            self.server.set_diagnostics(uri, self.SOURCE, by_uri.get(uri, []))
+            diags = by_uri.get(uri, [])
+            before = (evaluated or {}).get(uri)
+            if diags and before is not None:
+                diags = moved_with_their_lines(diags, before, self._text_now(uri))
+            self.server.set_diagnostics(uri, self.SOURCE, diags)
         self._published[task.root] = set(by_uri)
+
+    def _text_now(self, uri: str) -> str:
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source
+        return "\n".join(self.server.lines_of(to_fs_path(uri) or ""))
 
 
 def stale_withdrawn(diags: list[types.Diagnostic], change: types.TextDocumentContentChangeEvent
@@ -249,14 +264,48 @@ def stale_withdrawn(diags: list[types.Diagnostic], change: types.TextDocumentCon
         if d.range.end.line < first:
             out.append(d)
         elif d.range.start.line > last:
-            if shift == 0:
-                out.append(d)
-                continue
-            start, end = d.range.start, d.range.end
-            moved = types.Range(start=types.Position(line=start.line + shift, character=start.character),
-                                end=types.Position(line=end.line + shift, character=end.character))
-            out.append(types.Diagnostic(range=moved, message=d.message, severity=d.severity, code=d.code,
-                                        source=d.source, data=d.data))
+            out.append(_at_line(d, shift))
+    return out
+
+
+def moved_with_their_lines(diags: list[types.Diagnostic], before: str, after: str) -> list[types.Diagnostic]:
+    """Diagnostics about `before` placed on `after`: each on the line its line became, dropped
+    where that line was changed or removed (a line-level diff)."""
+    if before == after:
+        return diags
+    old, new = before.splitlines(), after.splitlines()
+    where: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            where.update({i1 + k: j1 + k for k in range(i2 - i1)})
+    out = []
+    for d in diags:
+        start, end = where.get(d.range.start.line), where.get(d.range.end.line)
+        if start is None or end is None or end - start != d.range.end.line - d.range.start.line:
+            continue
+        out.append(_at_line(d, start - d.range.start.line))
+    return out
+
+
+def _at_line(d: types.Diagnostic, shift: int) -> types.Diagnostic:
+    if shift == 0:
+        return d
+    start, end = d.range.start, d.range.end
+    moved = types.Range(start=types.Position(line=start.line + shift, character=start.character),
+                        end=types.Position(line=end.line + shift, character=end.character))
+    return types.Diagnostic(range=moved, message=d.message, severity=d.severity, code=d.code, source=d.source,
+                            data=d.data)
+
+
+def _texts_on_disk(task: Task) -> dict[str, str]:
+    """uri -> text of the task's files as an evaluation starting now reads them."""
+    out = {}
+    for p in (task.kernel, task.host, task.reference):
+        if p is not None:
+            try:
+                out[p.resolve().as_uri()] = p.read_text()
+            except OSError:
+                pass
     return out
 
 
