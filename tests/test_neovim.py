@@ -247,29 +247,52 @@ def test_accepting_the_rewrite_in_neovim_writes_it_and_logs_the_acceptance(actio
 
 
 def test_the_readme_neovim_07_snippet_attaches_the_server(tmp_path):
-    """The setup a reader copies from the README starts one server and attaches it to a kernel."""
+    """The setup a reader copies from the README starts one server, attaches it to a kernel and to
+    its task's host.py (whose saves evaluate the task), and the verdict's code lens is drawn with
+    no refresh asked for by hand (the snippet refreshes when a `sage/report` arrives)."""
     readme = (REPO / "README.md").read_text()
     snippet = re.search(r"Neovim 0\.7 .*?```lua\n(.*?)```", readme, re.S)
     assert snippet, "README lost its Neovim 0.7 snippet"
     init = tmp_path / "init.lua"
     init.write_text(snippet.group(1).replace('"sage-npu"', json.dumps(str(Path(sys.executable).parent / "sage-npu"))))
+    task = tmp_path / "add_custom"
+    shutil.copytree(ADD, task)
     out = tmp_path / "out.json"
     check = tmp_path / "check.lua"
     check.write_text(f"""
-vim.cmd("edit {ADD / 'add_custom.cpp'}")
+vim.cmd("edit {task / 'host.py'}")
+local host = vim.api.nvim_get_current_buf()
 vim.cmd("edit {REPO / 'examples' / 'tasks' / 'sub_custom' / 'sub_custom.cpp'}")
+vim.cmd("edit {task / 'add_custom.cpp'}")
+local kernel = vim.api.nvim_get_current_buf()
 local ok = vim.wait({WAIT_S * 1000}, function()
   local c = vim.lsp.get_active_clients()
   return #c == 1 and c[1].initialized
 end, 100)
+-- The kernel is evaluated on open; its verdict's lens is drawn when the report arrives.
+local titles = {{}}
+local drawn = vim.wait({WAIT_S * 1000}, function()
+  titles = {{}}
+  for _, lens in ipairs(vim.lsp.codelens.get(kernel)) do
+    table.insert(titles, lens.command and lens.command.title or "")
+  end
+  for _, t in ipairs(titles) do
+    if t:find("SAGE: ", 1, true) == 1 then return true end
+  end
+  return false
+end, 200)
 local c = vim.lsp.get_active_clients()
 local f = io.open("{out}", "w")
 f:write(vim.fn.json_encode({{ok = ok, clients = #c, name = c[1] and c[1].name or "",
-  attached = #vim.lsp.buf_get_clients(0)}}))
+  attached = #vim.lsp.buf_get_clients(kernel), host_attached = #vim.lsp.buf_get_clients(host),
+  drawn = drawn, titles = titles}}))
 f:close()
 vim.cmd("qa!")
 """)
     subprocess.run([_nvim(), "--headless", "-u", str(init), "-i", "NONE", "-n", "-c", f"luafile {check}"],
-                   cwd=tmp_path, timeout=WAIT_S + 30, capture_output=True)
+                   cwd=tmp_path, timeout=2 * WAIT_S + 30, capture_output=True)
     got = json.loads(out.read_text())
-    assert got == {"ok": True, "clients": 1, "name": "sage", "attached": 1}, got
+    assert {k: got[k] for k in ("ok", "clients", "name", "attached", "host_attached")} == {
+        "ok": True, "clients": 1, "name": "sage", "attached": 1, "host_attached": 1}, got
+    assert got["drawn"], f"no SAGE lens drawn without a manual refresh: {got['titles']}"
+    assert any(t.startswith("UB (KernelAdd): ") for t in got["titles"]), got["titles"]
