@@ -3,7 +3,8 @@ built-in LSP client and what Neovim then shows or does is checked. Two Neovim se
 each a script under tests/nvim/ that writes a JSON record the tests below read:
 
 - save_cycle.lua: the kernel is broken and repaired in the buffer and written with :write; the
-  diagnostic and the code lens Neovim shows are checked.
+  diagnostic and the code lens Neovim shows (drawn when the verdict arrives, not asked for) are
+  checked; then host.py is broken and written, and the evaluation's diagnostic lands in it.
 - code_actions.lua: a quick fix is requested for a static finding and its edit applied; then
   "Optimize with SAGE" runs an episode, its verified rewrite is applied, written and accepted."""
 
@@ -101,9 +102,12 @@ def session(tmp_path_factory) -> dict:
     kernel = task / "add_custom.cpp"
     original = kernel.read_text()
     config = {"root": str(task), "kernel": str(kernel), "remove": REMOVED, "code": "queue-deadlock",
+              "host": {"path": str(task / "host.py"), "good": "tileNum=8", "bad": "tileCount=8",
+                       "code": "compile-error"},
               "settings": _settings(tmp_path_factory)}
-    record = _run_nvim("save_cycle.lua", base, task, config, timeout_s=3 * WAIT_S + 60)
-    record.update(original=original, kernel=str(kernel))
+    host_original = (task / "host.py").read_text()
+    record = _run_nvim("save_cycle.lua", base, task, config, timeout_s=5 * WAIT_S + 60)
+    record.update(original=original, kernel=str(kernel), host_path=str(task / "host.py"), host_original=host_original)
     return record
 
 
@@ -177,6 +181,22 @@ def test_repair_clears_the_fault_and_shows_the_summary_lens(session):
     # The buffer was written back as it started, and the server shut down when asked.
     assert Path(session["kernel"]).read_text() == session["original"]
     assert session["server_exit"] is not None and session["server_exit"]["code"] == 0, _explain(session)
+
+
+def test_lenses_are_drawn_when_the_verdict_arrives(session):
+    assert session.get("error") is None, _explain(session)
+    drawn = session["fixed"]["drawn"]
+    assert any(t.startswith("SAGE: correct 2/2") for t in drawn), f"Neovim drew {drawn}"
+    assert any(t.startswith("UB (KernelAdd): ") for t in drawn), f"Neovim drew {drawn}"
+    assert session["reports"] >= 2, session["reports"]
+
+
+def test_saving_host_py_in_neovim_evaluates_the_task(session):
+    host = _phase(session, "host")
+    assert host["seen"] and host["cleared"], host
+    wrong = [d for d in host["diagnostics"] if d["code"] == "compile-error"]
+    assert any(d["line"] == host["line"] and "tileCount" in d["message"] for d in wrong), host["diagnostics"]
+    assert Path(session["host_path"]).read_text() == session["host_original"]
 
 
 # ---- code actions ----
