@@ -231,3 +231,11 @@ def test_shutdown_mid_work_answers_null_and_exit_ends_within_2_s(tmp_path, momen
         assert not left, f"processes the server started outlived it: {left}"
     finally:
         s.close()
+
+
+def test_exit_without_shutdown_ends_with_1_at_once(serve):
+    t0 = time.monotonic()
+    serve.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit", "params": None}))
+    serve.stdin.flush()
+    assert serve.wait(timeout=10) == 1   # LSP: exit before shutdown is an error exit
+    assert time.monotonic() - t0 < 2.0
