@@ -77,8 +77,8 @@ async def test_save_of_a_correct_kernel_shows_a_summary_lens(client: LanguageCli
         await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         lenses = await client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri)))
-        if lenses:
-            title = lenses[0].command.title
+        title = next((lens.command.title for lens in lenses if lens.command.title.startswith("SAGE: ")), "")
+        if title:
             break
     assert title.startswith("SAGE: correct 2/2") and "est." in title and "(CPU model)" in title
     # The server asks an editor that supports it to redraw its lenses.
@@ -229,8 +229,11 @@ async def test_an_edit_withdraws_the_evaluated_diagnostics_on_its_lines(client: 
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangePartial(range=types.Range(start=above, end=above),
                                                                  text="        // a note\n")]))
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    moved = [x for x in client.diagnostics[uri] if x.code == "queue-deadlock"]
+    for _ in range(5):   # the static checks publish too, before or after
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        moved = [x for x in client.diagnostics[uri] if x.code == "queue-deadlock"]
+        if [x.range.start.line for x in moved] == [d.range.start.line + 1]:
+            break
     assert [x.range.start.line for x in moved] == [d.range.start.line + 1], moved
     # An edit on the fault's line withdraws it until the next verdict; diagnostics elsewhere stay.
     at = types.Position(line=d.range.start.line + 1, character=0)
