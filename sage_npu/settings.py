@@ -8,17 +8,20 @@ editor's `sage.*` settings. Each part receives only its piece (`settings.eval` f
 One error policy: every refused value is named by its dotted path with pydantic's reason
 (`eval.chip='H100': ...`). At startup (config, environment, flags) refused values stop the
 command (`SettingsError`, all of them in one message); from the editor, where stopping the
-server would help no one, each refused value keeps the value it had and comes back as a message.
+server would help no one, each refused value keeps the value it had and comes back as a message
+in the editor's spelling (`sage.eval.trials must be an integer, got "five"; keeping 5`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
+from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from sage_npu.agent.settings import AgentSettings
@@ -46,17 +49,28 @@ class Settings(BaseSettings):
     def with_editor_values(self, raw: Any) -> tuple[Settings, list[str]]:
         """These settings with an editor's `sage.*` values (camelCase or snake_case) merged in leaf
         by leaf, so one bad value falls back alone and a nested block (agent.llm) keeps the fields
-        the editor did not send; one message per refused value."""
-        if not isinstance(raw, dict):
+        the editor did not send; one message per refused value: an unknown name is called
+        unknown, a known one with a value of the wrong type or range says what it must be."""
+        if raw is None:
             return self, []
-        raw = raw.get("sage", raw)
+        sage = raw.get("sage", raw) if isinstance(raw, dict) else raw
+        if not isinstance(sage, dict):
+            return self, [f"sage settings must be an object such as {{\"eval\": {{\"trials\": 5}}}}, got "
+                          f"{_shown(sage)}; using the defaults"]
         merged = self.model_dump()
         problems = []
-        for part, values in _aliases(_snake(raw)).items():
-            if part not in merged or not isinstance(values, dict):
+        for part, values in _aliases(_snake(sage)).items():
+            if part not in merged:
                 problems.append(f"sage.{part}: unknown setting")
                 continue
-            for path, value in _leaves(values):
+            if not isinstance(values, dict):
+                problems.append(f"sage.{part} must be an object of settings, got {_shown(values)}")
+                continue
+            for path, value in _leaves(values, _model_of(type(self).model_fields[part].annotation)):
+                name = ".".join(("sage", *(to_camel(k) for k in (part, *path))))
+                if value is _UNKNOWN:
+                    problems.append(f"{name}: unknown setting")
+                    continue
                 trial = _with(merged[part], path, value)
                 try:
                     # model_validate, not the constructor: the editor's values are not mixed with
@@ -64,8 +78,39 @@ class Settings(BaseSettings):
                     Settings.model_validate({**merged, part: trial})
                     merged[part] = trial
                 except ValidationError as e:
-                    problems.append(f"sage.{_problem((part, *path), value, e.errors()[0]['msg'])}; using the default")
+                    problems.append(f"{_refused(name, value, e.errors()[0])}; keeping "
+                                    f"{_shown(_at(merged[part], path))}")
         return Settings.model_validate(merged), problems
+
+
+_UNKNOWN = object()   # a leaf whose name no settings model has
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def _shown(value: Any) -> str:
+    """A value as the editor's settings file spells it."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _refused(name: str, value: Any, error: Any) -> str:
+    """Why a value was refused, from pydantic's error: `sage.eval.trials must be an integer, got
+    "five"`, or the validator's own words."""
+    kind, msg = error["type"], error["msg"]
+    named = {"int_parsing": "an integer", "int_type": "an integer", "int_from_float": "an integer",
+             "float_parsing": "a number", "float_type": "a number", "bool_parsing": "true or false",
+             "bool_type": "true or false", "string_type": "a string", "dict_type": "an object",
+             "list_type": "a list", "model_type": "an object of settings", "path_type": "a path (a string)"}
+    if kind in named:
+        return f"{name} must be {named[kind]}, got {_shown(value)}"
+    if msg.startswith("Input should be "):
+        return f"{name} must be {msg.removeprefix('Input should be ')}, got {_shown(value)}"
+    return f"{name}={_shown(value)}: {msg.removeprefix('Value error, ')}"
 
 
 def _aliases(raw: dict) -> dict:
@@ -82,11 +127,26 @@ def _aliases(raw: dict) -> dict:
     return out
 
 
-def _leaves(d: dict, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+def _leaves(d: dict, model: type[BaseModel] | None, prefix: tuple[str, ...] = ()
+            ) -> list[tuple[tuple[str, ...], Any]]:
+    """(path, value) of each value the editor sent, descending into nested settings models only:
+    a dict where the model has a plain field is that field's (wrong) value; a name the model does
+    not have gets `_UNKNOWN`."""
     out = []
     for k, v in d.items():
-        out += _leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
+        field = model.model_fields.get(k) if model is not None else None
+        if model is not None and field is None:
+            out.append(((*prefix, k), _UNKNOWN))
+            continue
+        inner = _model_of(field.annotation) if field is not None else None
+        out += _leaves(v, inner, (*prefix, k)) if isinstance(v, dict) and v and inner else [((*prefix, k), v)]
     return out
+
+
+def _at(d: Any, path: tuple[str, ...]) -> Any:
+    for k in path:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d
 
 
 def _with(base: dict, path: tuple[str, ...], value: Any) -> dict:

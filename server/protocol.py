@@ -5,16 +5,22 @@ the params do not fit the method's type (a wrong type, null params, a negative p
 raises there, the message never reaches a handler and the client waits forever. Here such a
 request is answered at once with InvalidParams (-32602) and what did not fit; a notification
 that does not fit is logged and dropped, as JSON-RPC has no answer for it.
+
+`shutdown` answers null whatever is in flight (pygls cancels the other requests while iterating
+the dict their cancellation callbacks shrink), and a request after it gets InvalidRequest
+rather than silence.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import Any
 
 from cattrs import ClassValidationError, transform_error
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.protocol import LanguageServerProtocol
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 log = logging.getLogger("sage_npu.server")
 
@@ -50,7 +56,25 @@ class SageProtocol(LanguageServerProtocol):
     def handle_message(self, message: Any) -> None:
         if isinstance(message, Unfit):
             return
+        method = getattr(message, "method", "")
+        if self._shutdown and method and method != types.EXIT and getattr(message, "id", None) is not None:
+            error = JsonRpcInvalidRequest(f"{method}: the server is shutting down").to_response_error()
+            self._send_response(message.id, None, error)
+            return
         super().handle_message(message)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' own, except that the requests still running are cancelled from a copy of the
+        table: cancelling one runs its callback at once, which removes it from the table."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
 
 def _exactly(kind: type) -> Any:

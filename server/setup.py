@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from sage_npu.agent.worker import AgentWorker
 from sage_npu.server.features.base import Feature
-from sage_npu.server.server import SageServer
+from sage_npu.server.server import ClientLog, SageServer
 from sage_npu.server.settings import ComposedSettings
 
 
@@ -81,6 +81,7 @@ def _command(handler: Callable[..., Any]) -> Callable[..., Any]:
 def _register_lsp(server: SageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: SageServer, params: types.InitializeParams) -> None:
+        ls.connected()
         ls.apply_settings(params.initialization_options or {})
 
     @server.feature(types.INITIALIZED)
@@ -93,7 +94,11 @@ def _register_lsp(server: SageServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SageServer, params: Any) -> None:
-        ls.fan_out("shutdown")
+        ls.stop_work()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: SageServer, params: Any) -> None:
+        ls.end(0 if ls.stopping else 1)   # LSP: exit without shutdown first ends with 1
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: SageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -132,9 +137,13 @@ def _register_lsp(server: SageServer) -> None:
 
 
 def serve(settings: ComposedSettings, version: str, tcp: tuple[str, int] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    logging.getLogger("pygls").setLevel(logging.WARNING)  # its INFO level logs every message
     server = create_server(settings, version)
+    stderr = logging.StreamHandler()
+    stderr.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    to_client = ClientLog(server, stderr)
+    to_client.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[to_client])
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # its INFO level logs every message
     if tcp:
         server.start_tcp(*tcp)
     else:

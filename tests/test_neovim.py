@@ -3,7 +3,8 @@ built-in LSP client and what Neovim then shows or does is checked. Two Neovim se
 each a script under tests/nvim/ that writes a JSON record the tests below read:
 
 - save_cycle.lua: the kernel is broken and repaired in the buffer and written with :write; the
-  diagnostic and the code lens Neovim shows are checked.
+  diagnostic and the code lens Neovim shows (drawn when the verdict arrives, not asked for) are
+  checked; then host.py is broken and written, and the evaluation's diagnostic lands in it.
 - code_actions.lua: a quick fix is requested for a static finding and its edit applied; then
   "Optimize with SAGE" runs an episode, a message says how it ended, its diff is opened, its
   verified rewrite is applied (nothing logged yet) and written (the acceptance is logged)."""
@@ -102,9 +103,12 @@ def session(tmp_path_factory) -> dict:
     kernel = task / "add_custom.cpp"
     original = kernel.read_text()
     config = {"root": str(task), "kernel": str(kernel), "remove": REMOVED, "code": "queue-deadlock",
+              "host": {"path": str(task / "host.py"), "good": "tileNum=8", "bad": "tileCount=8",
+                       "code": "compile-error"},
               "settings": _settings(tmp_path_factory)}
-    record = _run_nvim("save_cycle.lua", base, task, config, timeout_s=3 * WAIT_S + 60)
-    record.update(original=original, kernel=str(kernel))
+    host_original = (task / "host.py").read_text()
+    record = _run_nvim("save_cycle.lua", base, task, config, timeout_s=5 * WAIT_S + 60)
+    record.update(original=original, kernel=str(kernel), host_path=str(task / "host.py"), host_original=host_original)
     return record
 
 
@@ -179,6 +183,22 @@ def test_repair_clears_the_fault_and_shows_the_summary_lens(session):
     # The buffer was written back as it started, and the server shut down when asked.
     assert Path(session["kernel"]).read_text() == session["original"]
     assert session["server_exit"] is not None and session["server_exit"]["code"] == 0, _explain(session)
+
+
+def test_lenses_are_drawn_when_the_verdict_arrives(session):
+    assert session.get("error") is None, _explain(session)
+    drawn = session["fixed"]["drawn"]
+    assert any(t.startswith("SAGE: correct 2/2") for t in drawn), f"Neovim drew {drawn}"
+    assert any(t.startswith("UB (KernelAdd): ") for t in drawn), f"Neovim drew {drawn}"
+    assert session["reports"] >= 2, session["reports"]
+
+
+def test_saving_host_py_in_neovim_evaluates_the_task(session):
+    host = _phase(session, "host")
+    assert host["seen"] and host["cleared"], host
+    wrong = [d for d in host["diagnostics"] if d["code"] == "compile-error"]
+    assert any(d["line"] == host["line"] and "tileCount" in d["message"] for d in wrong), host["diagnostics"]
+    assert Path(session["host_path"]).read_text() == session["host_original"]
 
 
 # ---- code actions ----
@@ -273,29 +293,52 @@ def test_accepting_the_rewrite_in_neovim_is_logged_when_it_is_saved(actions):
 
 
 def test_the_readme_neovim_07_snippet_attaches_the_server(tmp_path):
-    """The setup a reader copies from the README starts one server and attaches it to a kernel."""
+    """The setup a reader copies from the README starts one server, attaches it to a kernel and to
+    its task's host.py (whose saves evaluate the task), and the verdict's code lens is drawn with
+    no refresh asked for by hand (the snippet refreshes when a `sage/report` arrives)."""
     readme = (REPO / "README.md").read_text()
     snippet = re.search(r"Neovim 0\.7 .*?```lua\n(.*?)```", readme, re.S)
     assert snippet, "README lost its Neovim 0.7 snippet"
     init = tmp_path / "init.lua"
     init.write_text(snippet.group(1).replace('"sage-npu"', json.dumps(str(Path(sys.executable).parent / "sage-npu"))))
+    task = tmp_path / "add_custom"
+    shutil.copytree(ADD, task)
     out = tmp_path / "out.json"
     check = tmp_path / "check.lua"
     check.write_text(f"""
-vim.cmd("edit {ADD / 'add_custom.cpp'}")
+vim.cmd("edit {task / 'host.py'}")
+local host = vim.api.nvim_get_current_buf()
 vim.cmd("edit {REPO / 'examples' / 'tasks' / 'sub_custom' / 'sub_custom.cpp'}")
+vim.cmd("edit {task / 'add_custom.cpp'}")
+local kernel = vim.api.nvim_get_current_buf()
 local ok = vim.wait({WAIT_S * 1000}, function()
   local c = vim.lsp.get_active_clients()
   return #c == 1 and c[1].initialized
 end, 100)
+-- The kernel is evaluated on open; its verdict's lens is drawn when the report arrives.
+local titles = {{}}
+local drawn = vim.wait({WAIT_S * 1000}, function()
+  titles = {{}}
+  for _, lens in ipairs(vim.lsp.codelens.get(kernel)) do
+    table.insert(titles, lens.command and lens.command.title or "")
+  end
+  for _, t in ipairs(titles) do
+    if t:find("SAGE: ", 1, true) == 1 then return true end
+  end
+  return false
+end, 200)
 local c = vim.lsp.get_active_clients()
 local f = io.open("{out}", "w")
 f:write(vim.fn.json_encode({{ok = ok, clients = #c, name = c[1] and c[1].name or "",
-  attached = #vim.lsp.buf_get_clients(0)}}))
+  attached = #vim.lsp.buf_get_clients(kernel), host_attached = #vim.lsp.buf_get_clients(host),
+  drawn = drawn, titles = titles}}))
 f:close()
 vim.cmd("qa!")
 """)
     subprocess.run([_nvim(), "--headless", "-u", str(init), "-i", "NONE", "-n", "-c", f"luafile {check}"],
-                   cwd=tmp_path, timeout=WAIT_S + 30, capture_output=True)
+                   cwd=tmp_path, timeout=2 * WAIT_S + 30, capture_output=True)
     got = json.loads(out.read_text())
-    assert got == {"ok": True, "clients": 1, "name": "sage", "attached": 1}, got
+    assert {k: got[k] for k in ("ok", "clients", "name", "attached", "host_attached")} == {
+        "ok": True, "clients": 1, "name": "sage", "attached": 1, "host_attached": 1}, got
+    assert got["drawn"], f"no SAGE lens drawn without a manual refresh: {got['titles']}"
+    assert any(t.startswith("UB (KernelAdd): ") for t in got["titles"]), got["titles"]

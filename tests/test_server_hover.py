@@ -152,3 +152,42 @@ async def test_no_hover_outside_ascendc_files(client: LanguageClient, tmp_path):
     client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
         uri=uri, language_id="cpp", version=1, text=text)))
     assert await hover_at(client, uri, text, "DataCopy(1)", inside=2) is None
+
+
+@pytest.mark.asyncio
+async def test_the_ub_view_on_initbuffer_hover_and_the_kernel_lens(client: LanguageClient, tmp_path):
+    """What each buffer takes of the Unified Buffer and their total against the chip's, on
+    hover over InitBuffer and as a code lens on the kernel entry, before any evaluation."""
+    text = ADD.read_text().replace("tileLength * sizeof(half)", "4096 * sizeof(half)")
+    path = tmp_path / "add_custom.cpp"
+    path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="cpp", version=1, text=text)))
+    h = await hover_at(client, uri, text, "InitBuffer(inQueueY", inside=3)
+    md = h.contents.value
+    line = 1 + next(i for i, ln in enumerate(text.splitlines()) if "InitBuffer(inQueueX" in ln)
+    assert md.startswith("**Unified Buffer of `KernelAdd` on 910B2**"), md
+    assert f"| `inQueueX` (line {line}) | 2 | 8192 B | 16384 B |" in md
+    assert "**Total**: 49152 B of 196608 B usable (25.0%)" in md and "**AscendC::InitBuffer**" in md
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri)))
+    entry = next(i for i, ln in enumerate(text.splitlines()) if "__global__" in ln)
+    assert [(lens.range.start.line, lens.command.title) for lens in lenses] == [
+        (entry, "UB (KernelAdd): 48 KB of 192 KB on 910B2, 25% | inQueueX 2 x 8 KB, inQueueY 2 x 8 KB, "
+                "outQueueZ 2 x 8 KB")]
+
+
+def test_the_ub_view_of_buffers_sized_at_run_time():
+    from sage_npu.npu_eval.analysis import ub_usage
+    from sage_npu.npu_eval.chips import chip_profile
+    from sage_npu.server.ub_view import hover_markdown, lens_title
+
+    usage = ub_usage(ADD.read_text(), chip_profile("910B4"))
+    assert [u.scope for u in usage] == ["KernelAdd"]
+    assert lens_title(usage[0]).startswith("UB (KernelAdd): 3 buffers sized at run time, 192 KB on 910B4 | ")
+    md = hover_markdown(usage[0])
+    assert "| 2 | `tileLength * sizeof(half)` | at run time |" in md and "plus 3 buffer(s) sized at run time" in md
+    over = ub_usage(ADD.read_text().replace("tileLength * sizeof(half)", "40000 * sizeof(float)"),
+                    chip_profile("910B4"))[0]
+    assert "does not fit" in lens_title(over) and over.known_bytes == 6 * 160000

@@ -105,8 +105,33 @@ def test_the_settings_come_composed_from_the_root_and_editor_values_merge_into_t
     merged, problems = settings.with_editor_values({"sage": {"eval": {"trials": 0, "seed": 3},
                                                              "server": {"debounceS": 1.5}, "colour": {"x": 1}}})
     assert (merged.eval.chip, merged.eval.seed, merged.eval.trials, merged.server.debounce_s) == ("910B4", 3, 5, 1.5)
-    assert problems[0].startswith("sage.eval.trials=0: ") and problems[0].endswith("; using the default")
+    assert problems[0] == "sage.eval.trials must be greater than or equal to 1, got 0; keeping 5"
     assert problems[1] == "sage.colour: unknown setting"
+
+
+def test_editor_setting_messages_say_what_is_wrong():
+    """A known setting with a value of the wrong type is a type error, not "unknown"; a name no
+    model has is unknown; settings that are not an object are refused whole, without a crash."""
+    settings = Settings()
+    cases = {
+        "nope": 'sage settings must be an object such as {"eval": {"trials": 5}}, got "nope"; using the defaults',
+        "sage-nope": 'sage settings must be an object such as {"eval": {"trials": 5}}, got "nope"; using the '
+                     'defaults',
+        "trials": 'sage.eval.trials must be an integer, got "five"; keeping 5',
+        "nested": 'sage.eval.trials must be an integer, got {"x": 1}; keeping 5',
+        "debounce": 'sage.server.debounceS must be a number, got "soon"; keeping 0.3',
+        "part": 'sage.eval must be an object of settings, got "five"',
+        "leaf": "sage.eval.colour: unknown setting",
+        "enum": "sage.eval.backend must be 'sim' or 'ascend', got \"gpu\"; keeping \"sim\"",
+    }
+    raw = {"nope": "nope", "sage-nope": {"sage": "nope"}, "trials": {"sage": {"eval": {"trials": "five"}}},
+           "nested": {"sage": {"eval": {"trials": {"x": 1}}}}, "debounce": {"sage": {"server": {"debounceS": "soon"}}},
+           "part": {"sage": {"eval": "five"}}, "leaf": {"sage": {"eval": {"colour": 1}}},
+           "enum": {"sage": {"eval": {"backend": "gpu"}}}}
+    for name, want in cases.items():
+        merged, problems = settings.with_editor_values(raw[name])
+        assert problems == [want], name
+        assert merged.eval.trials == 5 and merged.server.debounce_s == 0.3
 
 
 def test_the_server_imports_neither_memory_nor_the_root_package():

@@ -25,7 +25,10 @@ def _kb(n: int) -> str:
 # ---- ub-overflow ----
 
 @dataclass
-class _Buffer:
+class UbBuffer:
+    """One InitBuffer (or InitBufPool) as the source writes it: the queue or TBuf, the call, the
+    buffer count and the bytes per buffer when they are compile-time constants."""
+
     name: str
     call: Call
     num: int | None
@@ -38,10 +41,11 @@ class _Buffer:
         return self.num * round_up(self.length, BLOCK)
 
 
-def _ub_buffers(m: KernelModel) -> dict[object, dict[str, _Buffer]]:
-    """UB buffers per scope. A buffer set up twice (re-InitBuffer, or alternatives in if/else)
-    counts once, at its largest."""
-    scopes: dict[object, dict[str, _Buffer]] = {}
+def ub_buffers(m: KernelModel) -> dict[object, dict[str, UbBuffer]]:
+    """UB buffers per scope (`scope_key`: a class, or a free function). A buffer set up twice
+    (re-InitBuffer, or alternatives in if/else) counts once, at its largest; a scope that resets
+    its pipe is left out (its UB is handed out again, a sum would over-count)."""
+    scopes: dict[object, dict[str, UbBuffer]] = {}
     reset: set[object] = set()
     for c in m.calls:
         key = scope_key(c.function)
@@ -51,7 +55,7 @@ def _ub_buffers(m: KernelModel) -> dict[object, dict[str, _Buffer]]:
             # A pool carves its length out of the UB once; the buffers inside it (pool.InitBuffer)
             # share that space. The three-argument form shares another pool's space: nothing new.
             pool = m.ref_name(c.args[0]) or "pool"
-            buf = _Buffer(pool, c, 1, m.const_value(c.args[1]))
+            buf = UbBuffer(pool, c, 1, m.const_value(c.args[1]))
             scopes.setdefault(key, {})[pool] = buf
             continue
         if c.name != "InitBuffer" or len(c.args) not in (2, 3) or m.object_kind(c.receiver, c.function) == "pool":
@@ -64,7 +68,7 @@ def _ub_buffers(m: KernelModel) -> dict[object, dict[str, _Buffer]]:
         if not any((p or "").split("::")[-1] in UB_POSITIONS for p in positions):
             continue
         num = m.const_value(c.args[1]) if len(c.args) == 3 else 1
-        buf = _Buffer(name, c, num, m.const_value(c.args[-1]))
+        buf = UbBuffer(name, c, num, m.const_value(c.args[-1]))
         old = scopes.setdefault(key, {}).get(name)
         if old is None or (old.bytes is not None and (buf.bytes is None or buf.bytes > old.bytes)):
             scopes[key][name] = buf
@@ -75,7 +79,7 @@ def _ub_buffers(m: KernelModel) -> dict[object, dict[str, _Buffer]]:
 def ub_overflow(m: KernelModel, chip: ChipProfile) -> list[Finding]:
     safe = chip.ub_bytes - chip.ub_reserved_bytes
     out = []
-    for buffers in _ub_buffers(m).values():
+    for buffers in ub_buffers(m).values():
         known = sorted(((b, n) for b in buffers.values() if (n := b.bytes) is not None),
                        key=lambda bn: bn[0].call.node.start_byte)
         total = sum(n for _, n in known)
@@ -104,6 +108,62 @@ def ub_overflow(m: KernelModel, chip: ChipProfile) -> list[Finding]:
     return out
 
 
+# ---- what the buffers take, for the editor's UB view ----
+
+@dataclass(frozen=True)
+class BufferUse:
+    """One buffer's share of the Unified Buffer: `count` buffers of `each_bytes` (rounded up to
+    32 bytes, as the pipe allocates), None where the source sizes it at run time."""
+
+    name: str
+    line: int            # 1-based, the InitBuffer call
+    count: int | None
+    each_bytes: int | None
+    size: str            # the size argument as written ("tileLength * sizeof(half)")
+
+    @property
+    def bytes(self) -> int | None:
+        return None if self.count is None or self.each_bytes is None else self.count * self.each_bytes
+
+
+@dataclass(frozen=True)
+class UbUsage:
+    """The UB one class (or free function) sets up, against the chip: `ub_bytes` usable, past
+    `safe_bytes` the reserved top."""
+
+    scope: str
+    buffers: tuple[BufferUse, ...]
+    chip: str
+    ub_bytes: int
+    safe_bytes: int
+
+    @property
+    def known_bytes(self) -> int:
+        return sum(b.bytes or 0 for b in self.buffers)
+
+    @property
+    def sized_at_run_time(self) -> int:
+        return sum(b.bytes is None for b in self.buffers)
+
+
+def ub_usage(source: str | bytes, chip: ChipProfile) -> list[UbUsage]:
+    """Per class or free function, the UB its buffers take (constant sizes summed as the
+    ub-overflow rule does), in source order; nothing compiled or run."""
+    m = KernelModel(source)
+    out = []
+    for key, buffers in ub_buffers(m).items():
+        if not buffers:
+            continue
+        uses = tuple(sorted((BufferUse(b.name, b.call.node.start_point[0] + 1, b.num,
+                                       None if b.length is None else round_up(b.length, BLOCK),
+                                       m.text(b.call.args[-1]))
+                             for b in buffers.values()), key=lambda u: u.line))
+        first = min(buffers.values(), key=lambda b: b.call.node.start_byte).call.function
+        scope = (first.klass or first.name) if first is not None else str(key)
+        out.append(UbUsage(scope, uses, chip.name, chip.ub_bytes, chip.ub_bytes - chip.ub_reserved_bytes))
+    return sorted(out, key=lambda u: u.buffers[0].line)
+
+
 # ---- single-buffer ----
 
 def _called_in_loop(m: KernelModel) -> set[tuple[str | None, str]]:
@@ -127,7 +187,7 @@ def _called_in_loop(m: KernelModel) -> set[tuple[str | None, str]]:
 
 def single_buffer(m: KernelModel, chip: ChipProfile) -> list[Finding]:
     hot = _called_in_loop(m)
-    scopes = _ub_buffers(m)
+    scopes = ub_buffers(m)
     # Queues whose buffer count is one shared name (BUFFER_NUM = 1) make one finding, not one each.
     groups: dict[tuple[object, str], list[tuple[Call, str, Call]]] = {}
     for c in m.calls:
@@ -162,7 +222,7 @@ def single_buffer(m: KernelModel, chip: ChipProfile) -> list[Finding]:
     return out
 
 
-def _double_buffer_fix(m: KernelModel, c: Call, buffers: dict[str, _Buffer], chip: ChipProfile) -> list[Fix]:
+def _double_buffer_fix(m: KernelModel, c: Call, buffers: dict[str, UbBuffer], chip: ChipProfile) -> list[Fix]:
     arg = c.args[1]
     same = [b for b in buffers.values() if len(b.call.args) == 3 and m.text(b.call.args[1]) == m.text(arg)]
     known = sum(b.bytes or 0 for b in buffers.values()) + sum(b.bytes or 0 for b in same)

@@ -1,5 +1,6 @@
-"""Code lenses: the evaluation summary on the kernel entry (status, estimated time,
-bottleneck, change since the last run) and the estimated cost on hot lines."""
+"""Code lenses: on the kernel entry, the Unified Buffer its buffers take against the chip's (from
+the source, before any evaluation) and the evaluation summary (status, estimated time,
+bottleneck, change since the last run); the estimated cost on hot lines."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from sage_npu.npu_eval.analysis import ub_usage
+from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.report import Report, labelled
 from sage_npu.npu_eval.signature import find_entries
 from sage_npu.server.features.base import Feature
 from sage_npu.server.stores import ReportStore
+from sage_npu.server.ub_view import lens_title
 
 if TYPE_CHECKING:
     from sage_npu.server.server import SageServer
@@ -41,23 +45,27 @@ class CodeLenses(Feature):
         self.reports = reports
 
     def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
-        if not self.server.settings.server.code_lens:
+        uri = params.text_document.uri
+        if not self.server.settings.server.code_lens or not self.server.is_ascendc(uri):
             return []
-        path = Path(to_fs_path(params.text_document.uri) or "").resolve()
-        found = self.reports.for_kernel(path)
-        if found is None:
-            return []
-        report, previous = found
-        doc = self.server.workspace.get_text_document(params.text_document.uri)
+        path = Path(to_fs_path(uri) or "").resolve()
+        doc = self.server.workspace.get_text_document(uri)
         entries = find_entries(doc.source.encode("utf-8"))
         line = (entries[0].line - 1) if entries else 0
-        lenses = [types.CodeLens(range=types.Range(start=types.Position(line=line, character=0),
-                                                   end=types.Position(line=line, character=0)),
-                                 command=types.Command(title=summary(report, previous), command=""))]
+
+        def at(ln: int, title: str) -> types.CodeLens:
+            pos = types.Position(line=ln, character=0)
+            return types.CodeLens(range=types.Range(start=pos, end=pos), command=types.Command(title=title, command=""))
+
+        chip = chip_profile(self.server.settings.eval.chip)
+        lenses = [at(line, lens_title(u)) for u in ub_usage(doc.source, chip)]
+        found = self.reports.for_kernel(path)
+        if found is None:
+            return lenses
+        report, previous = found
+        lenses.insert(0, at(line, summary(report, previous)))
         if report.timing is not None:
             for h in report.timing.hot_lines:
                 if Path(h.file).resolve() == path:
-                    pos = types.Position(line=h.line - 1, character=0)
-                    lenses.append(types.CodeLens(range=types.Range(start=pos, end=pos), command=types.Command(
-                        title=f"~{h.us:.3f} us on the slowest core (estimate)", command="")))
+                    lenses.append(at(h.line - 1, f"~{h.us:.3f} us on the slowest core (estimate)"))
         return lenses

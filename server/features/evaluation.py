@@ -1,15 +1,23 @@
-"""Evaluate on save: the kernel's task is compiled, run against its reference and estimated in
-the background (debounced; a newer save supersedes an older run), with $/progress, and every
-report diagnostic is published on its file and line."""
+"""Evaluate a task's kernel: on save of any of its files (kernel, host.py, reference.py), and on
+opening one when the task has no verdict yet. The task is compiled, run against its reference and
+estimated off the event loop, with $/progress, and every report diagnostic is published on its
+file and line.
+
+Only the latest content matters: saves are debounced per task, a save cancels the run of an
+older version of its task, and a queued evaluation is replaced, not queued again (ten quick
+saves give at most the running one, cancelled, and one more). An edit withdraws the evaluated
+diagnostics on the lines it touches (and moves those below it) until the next verdict."""
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +29,7 @@ from sage_npu.npu_eval.report import Diagnostic, Report
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
 from sage_npu.server.features.base import Feature
+from sage_npu.server.server import EVALUATED
 from sage_npu.server.stores import ReportStore
 
 if TYPE_CHECKING:
@@ -43,17 +52,27 @@ def summary(task: Task, report: Report) -> dict:
             "errors": sum(d.severity == "error" for d in report.diagnostics)}
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """The newest version of a task asked for: evaluated when due, unless a newer one replaces it."""
+
+    task: Task
+    generation: int
+
+
 class Evaluation(Feature):
-    SOURCE = "eval"
+    SOURCE = EVALUATED
 
     def __init__(self, server: SageServer, reports: ReportStore) -> None:
         super().__init__(server)
         self.reports = reports                          # written here, read by the code lenses
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-eval")
         self._evaluator: Evaluator | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()                   # the Evaluator: settings vs the evaluation thread
         self._debouncer: Debouncer | None = None
         self._generation: dict[Path, int] = {}
+        self._wanted: dict[Path, Wanted] = {}           # task root -> the version to evaluate next
+        self._due: list[Path] = []                      # debounced, in the order they became due
+        self._drain: asyncio.Task | None = None         # evaluates the due tasks one after another
         self._published: dict[Path, set[str]] = {}     # task root -> uris we put diagnostics on
         self._running: Path | None = None               # the task being evaluated now
 
@@ -61,22 +80,20 @@ class Evaluation(Feature):
     # the evaluation settings change.
     def settings_changed(self, settings: ComposedSettings) -> None:
         with self._lock:
-            if self._evaluator is not None and self._evaluator.settings != settings.eval:
+            if self._evaluator is not None and self._evaluator.settings != settings.eval and self._running is None:
                 self._evaluator.close()
                 self._evaluator = None
-
-    def _get_evaluator(self) -> Evaluator:
-        with self._lock:
-            if self._evaluator is None:
-                self._evaluator = Evaluator(self.server.settings.eval)
-            return self._evaluator
 
     def shutdown(self) -> None:
+        """Stop: the run in progress is cancelled and closes its Evaluator itself when it returns
+        (closing it under the running thread would pull its plan worker away mid-call)."""
+        self._wanted.clear()
         with self._lock:
             if self._evaluator is not None:
-                self._evaluator.close()
-                self._evaluator = None
-        self._executor.shutdown(wait=False, cancel_futures=True)
+                self._evaluator.cancel()
+                if self._running is None:
+                    self._evaluator.close()
+                    self._evaluator = None
 
     def task_for(self, uri: str) -> Task | None:
         path = Path(to_fs_path(uri) or "")
@@ -98,23 +115,58 @@ class Evaluation(Feature):
         started = self.request(uri)
         return {"started": started} | ({} if started else {"reason": "not an Ascend C kernel task"})
 
+    def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        """A verdict on open: a runnable task with no report yet is evaluated (not only on save)."""
+        task = self.task_for(params.text_document.uri)
+        if task is not None and task.runnable and self.reports.for_kernel(task.kernel) is None \
+                and task.root not in self._wanted and self._running != task.root:
+            self.request(params.text_document.uri)
+
     def document_save(self, params: types.DidSaveTextDocumentParams) -> None:
         self.request(params.text_document.uri)
 
+    def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        shown = self.server.diagnostics_of(uri, self.SOURCE)
+        if not shown:
+            return
+        kept = shown
+        for change in params.content_changes:
+            kept = stale_withdrawn(kept, change)
+        if len(kept) != len(shown) or kept != shown:
+            self.server.set_diagnostics(uri, self.SOURCE, kept)
+
     def request(self, uri: str) -> bool:
-        """Evaluate the task of `uri` soon (debounced, superseding an older run); False if it has none."""
+        """Evaluate the task of `uri` soon (debounced; replacing a queued version and cancelling a
+        running one of the same task); False if it has none."""
         task = self.task_for(uri)
-        if task is None:
+        if task is None or self.server.stopping:
             return False
         if self._debouncer is None:
             self._debouncer = Debouncer(self.server.settings.server.debounce_s)
         self._debouncer.delay_s = self.server.settings.server.debounce_s
         gen = self._generation.get(task.root, 0) + 1
         self._generation[task.root] = gen
-        if self._running == task.root and self._evaluator is not None:
-            self._evaluator.cancel()  # the run in progress is for an older save of this task
-        self._debouncer.schedule(task.root, lambda: self._evaluate(task, gen))
+        self._wanted[task.root] = Wanted(task, gen)
+        if self._running == task.root:
+            with self._lock:
+                if self._evaluator is not None:
+                    self._evaluator.cancel()  # the run in progress is for an older version of this task
+        self._debouncer.schedule(task.root, lambda: self._became_due(task.root))
         return True
+
+    async def _became_due(self, root: Path) -> None:
+        if root not in self._due:
+            self._due.append(root)
+        if self._drain is None or self._drain.done():
+            self._drain = asyncio.get_running_loop().create_task(self._evaluate_due())
+
+    async def _evaluate_due(self) -> None:
+        """One evaluation at a time (one Evaluator, two cores), each of the newest version wanted."""
+        while self._due and not self.server.stopping:
+            wanted = self._wanted.pop(self._due.pop(0), None)
+            if wanted is not None:
+                await self._evaluate(wanted.task, wanted.generation)
 
     async def _evaluate(self, task: Task, gen: int) -> None:
         token = str(uuid.uuid4())
@@ -126,32 +178,52 @@ class Evaluation(Feature):
                     title="SAGE", message=f"evaluating {task.kernel.name}", cancellable=False))
             except Exception:  # noqa: BLE001 - a client that refuses progress still gets results
                 progress = False
+        self._running = task.root
+        started = time.monotonic()
+        evaluated = _texts_on_disk(task)
         try:
-            loop = asyncio.get_running_loop()
-            report = await loop.run_in_executor(self._executor, self._run, task)
+            report = await self.server.off_loop(lambda: self._run(task), name="sage-eval")
         finally:
-            if progress:
+            self._running = None
+            if progress and not self.server.stopping:
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
-        if report is None or self._generation.get(task.root) != gen:
-            return  # a newer save superseded this run
+        if report is None or self._generation.get(task.root) != gen or self.server.stopping:
+            return  # a newer save superseded this run, or the server is ending
+        log.info("evaluated %s: %s in %.1f s", task.kernel.name, report.status, time.monotonic() - started)
         self.reports.put(task.root, report)
-        self.publish(task, report)
+        self.publish(task, report, evaluated)
         self.server.refresh_code_lenses()
         self.server.protocol.notify(REPORT_NOTIFICATION, summary(task, report))
 
     def _run(self, task: Task) -> Report | None:
-        self._running = task.root
+        """In the evaluation thread."""
+        with self._lock:
+            if self.server.stopping:
+                return None
+            if self._evaluator is None or self._evaluator.settings != self.server.settings.eval:
+                if self._evaluator is not None:
+                    self._evaluator.close()
+                self._evaluator = Evaluator(self.server.settings.eval)
+            evaluator = self._evaluator
         try:
-            return self._get_evaluator().evaluate(task).report
+            return evaluator.evaluate(task).report
         except Cancelled:
             return None
         except Exception as e:  # noqa: BLE001 - the server never dies of a user's file
+            if self.server.stopping:
+                return None  # its processes were ended under it
             log.exception("evaluation of %s failed", task.root)
             return _task_error(task, f"sage-npu could not evaluate this task: {e}")
         finally:
-            self._running = None
+            if self.server.stopping:
+                with self._lock:
+                    evaluator.close()
+                    self._evaluator = None
 
-    def publish(self, task: Task, report: Report) -> None:
+    def publish(self, task: Task, report: Report, evaluated: dict[str, str] | None = None) -> None:
+        """The report's diagnostics on their files; `evaluated`: the files' texts the run read
+        (uri -> text), so a file edited since gets them on the lines they now are, and not at all
+        on lines the edit changed."""
         by_uri: dict[str, list[types.Diagnostic]] = {}
         for d in report.diagnostics:
             uri = Path(d.file).resolve().as_uri()
@@ -164,8 +236,77 @@ class Evaluation(Feature):
         uris = set(by_uri) | self._published.get(task.root, set())
         uris |= {p.resolve().as_uri() for p in (task.kernel, task.host, task.reference) if p is not None}
         for uri in uris:
-            self.server.set_diagnostics(uri, self.SOURCE, by_uri.get(uri, []))
+            diags = by_uri.get(uri, [])
+            before = (evaluated or {}).get(uri)
+            if diags and before is not None:
+                diags = moved_with_their_lines(diags, before, self._text_now(uri))
+            self.server.set_diagnostics(uri, self.SOURCE, diags)
         self._published[task.root] = set(by_uri)
+
+    def _text_now(self, uri: str) -> str:
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source
+        return "\n".join(self.server.lines_of(to_fs_path(uri) or ""))
+
+
+def stale_withdrawn(diags: list[types.Diagnostic], change: types.TextDocumentContentChangeEvent
+                    ) -> list[types.Diagnostic]:
+    """The evaluated diagnostics still true to the text after one edit: those on the lines it
+    touches are dropped (the verdict was about other code), those below it move with their lines;
+    a whole-document change drops them all."""
+    if not isinstance(change, types.TextDocumentContentChangePartial):
+        return []
+    first, last = change.range.start.line, change.range.end.line
+    shift = change.text.count("\n") - (last - first)
+    out = []
+    for d in diags:
+        if d.range.end.line < first:
+            out.append(d)
+        elif d.range.start.line > last:
+            out.append(_at_line(d, shift))
+    return out
+
+
+def moved_with_their_lines(diags: list[types.Diagnostic], before: str, after: str) -> list[types.Diagnostic]:
+    """Diagnostics about `before` placed on `after`: each on the line its line became, dropped
+    where that line was changed or removed (a line-level diff)."""
+    if before == after:
+        return diags
+    old, new = before.splitlines(), after.splitlines()
+    where: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            where.update({i1 + k: j1 + k for k in range(i2 - i1)})
+    out = []
+    for d in diags:
+        start, end = where.get(d.range.start.line), where.get(d.range.end.line)
+        if start is None or end is None or end - start != d.range.end.line - d.range.start.line:
+            continue
+        out.append(_at_line(d, start - d.range.start.line))
+    return out
+
+
+def _at_line(d: types.Diagnostic, shift: int) -> types.Diagnostic:
+    if shift == 0:
+        return d
+    start, end = d.range.start, d.range.end
+    moved = types.Range(start=types.Position(line=start.line + shift, character=start.character),
+                        end=types.Position(line=end.line + shift, character=end.character))
+    return types.Diagnostic(range=moved, message=d.message, severity=d.severity, code=d.code, source=d.source,
+                            data=d.data)
+
+
+def _texts_on_disk(task: Task) -> dict[str, str]:
+    """uri -> text of the task's files as an evaluation starting now reads them."""
+    out = {}
+    for p in (task.kernel, task.host, task.reference):
+        if p is not None:
+            try:
+                out[p.resolve().as_uri()] = p.read_text()
+            except OSError:
+                pass
+    return out
 
 
 def _task_error(task: Task, message: str) -> Report:

@@ -1,5 +1,6 @@
 """Hover on Ascend C API names: the signatures as the real headers spell them, the constraint
-that bites, and the resident rules of the experience memory that mention the API."""
+that bites, and the resident rules of the experience memory that mention the API; on InitBuffer,
+first the Unified Buffer its class's buffers take against the chip's (server/ub_view.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace.position_codec import ServerTextPosition
 
+from sage_npu.npu_eval.analysis import ub_usage
+from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.server import api_docs
 from sage_npu.server.features.base import Feature
 from sage_npu.server.stores import ResidentRules
+from sage_npu.server.ub_view import hover_markdown, usage_at
 
 if TYPE_CHECKING:
     from sage_npu.server.server import SageServer
@@ -44,7 +48,10 @@ class Hovers(Feature):
             return []  # `op.Add(...)` is the user's method, `AllocTensor` alone is not the queue's
         start = doc.position_to_client_units(ServerTextPosition(line=pos.line, character=word.start()))
         end = doc.position_to_client_units(ServerTextPosition(line=pos.line, character=word.end()))
-        return [types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                         value=api_docs.markdown(entry, self.rules.about(entry.name))),
-            range=types.Range(start=start, end=end))]
+        text = api_docs.markdown(entry, self.rules.about(entry.name))
+        if entry.name == "InitBuffer":
+            usage = usage_at(ub_usage(doc.source, chip_profile(self.server.settings.eval.chip)), pos.line + 1)
+            if usage is not None:
+                text = f"{hover_markdown(usage)}\n\n---\n\n{text}"
+        return [types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                            range=types.Range(start=start, end=end))]

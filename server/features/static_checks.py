@@ -11,6 +11,7 @@ from lsprotocol import types
 from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.server.features.base import Feature
+from sage_npu.server.server import STATIC
 
 if TYPE_CHECKING:
     from sage_npu.server.server import SageServer
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class StaticChecks(Feature):
-    SOURCE = "static"
+    SOURCE = STATIC
 
     def __init__(self, server: SageServer) -> None:
         super().__init__(server)

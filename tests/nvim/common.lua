@@ -190,6 +190,15 @@ function M.lens_titles(bufnr)
   return titles
 end
 
+-- The titles of the lenses Neovim has drawn in the buffer (no request: what the user sees).
+function M.drawn_lens_titles(bufnr)
+  local titles = {}
+  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+    table.insert(titles, lens.command and lens.command.title or "")
+  end
+  return titles
+end
+
 -- Poll the code lenses until one title starts with prefix (bounded); return all of them.
 function M.wait_for_lens(bufnr, prefix, ms)
   local deadline = M.now_ms() + ms
