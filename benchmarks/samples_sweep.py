@@ -227,6 +227,16 @@ def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | N
     return None
 
 
+def unbuildable(folder: Path, exe: str) -> str:
+    """Why the sweep cannot build `exe` (understand_build gave None), in one line."""
+    aicpu = next(folder.rglob("*.aicpu"), None)
+    if aicpu is not None:
+        return (f"{exe} includes {aicpu.name}, an AI CPU kernel: sage-npu emulates the AI Core "
+                "(its vector unit), not the AI CPU")
+    return (f"the sample's CMake build of {exe} is not one executable from listed sources "
+            "(the sweep cannot stand in for it)")
+
+
 def _definitions(calls: list[tuple[str, list[str]]], exe: str) -> dict[str, str]:
     """Preprocessor definitions the build gives `exe`: add_definitions(-DX=v),
     add_compile_definitions(X=v), and the target's compile definitions and -D options."""
@@ -302,8 +312,7 @@ def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
         if m:
             build = understand_build(folder, m.group(1), cmake)
             if build is None:
-                return _failed(outcome, t0, f"the sample's CMake build of {m.group(1)} is not one executable "
-                                            "from listed sources (the sweep cannot stand in for it)")
+                return _failed(outcome, t0, unbuildable(folder, m.group(1)))
             args = [] if cmd.startswith("mssanitizer") else shlex.split(m.group(2))
             why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args), bdir)
             if why:

@@ -96,7 +96,8 @@ def test_a_build_the_sweep_cannot_stand_in_for_is_none(tmp_path):
     write(tmp_path / "main.asc", "")
     write(tmp_path / "kernel.aicpu", "")
     write(tmp_path / "CMakeLists.txt", "add_executable(demo kernel.aicpu main.asc)\n")
-    assert sweep.understand_build(tmp_path, "demo", []) is None  # an AI CPU kernel
+    assert sweep.understand_build(tmp_path, "demo", []) is None
+    assert "kernel.aicpu, an AI CPU kernel" in sweep.unbuildable(tmp_path, "demo")
     assert sweep.understand_build(tmp_path, "missing", []) is None
 
 
