@@ -3,8 +3,11 @@ the product understands, measured on the official samples.
 
     python benchmarks/samples_sweep.py /path/to/asc-devkit            # a checkout, or a bare git repo
     python benchmarks/samples_sweep.py /path/to/asc-devkit --case reduce --jobs 2 --json out.json
+    python benchmarks/samples_sweep.py /path/to/asc-devkit --rev 3d5cee08792f \
+        --cases benchmarks/asc_devkit_3d5cee08792f_cases.json   # a commit without a test plan
 
-It reads the plan (`scripts/presmoke/reports/case_runner_manifest.json`), selects the cases of
+It reads the plan (`scripts/presmoke/reports/case_runner_manifest.json`, or the case list given
+with --cases, such as the one benchmarks/readme_cases.py builds from the READMEs), selects the cases of
 this sweep (see `select`), and runs each case's own commands in a copy of its sample folder:
 its scripts generate and verify the data, and `sage-npu run` replaces the CMake build and the
 binary. A case passes when every command exits 0, no output says `test failed!` or `[ERROR]`,
@@ -31,16 +34,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from sage_npu.npu_eval.program import ProgramReport
+
 MANIFEST = "scripts/presmoke/reports/case_runner_manifest.json"
 ARCH = "dav-2201"  # the 910B family
 # A sample that uses the cube unit (matrix kernels, mixed AIC/AIV kernels) is out of this sweep.
 CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul\b|\bFixpipe\b|KERNEL_TYPE_MIX|KERNEL_TYPE_AIC|__cube__|__mix__|"
-                  r"TPosition::(A1|B1|A2|B2|CO1|CO2|C1|C2)\b|\bBatchMatmul\b")
+                  r"TPosition::(A1|B1|A2|B2|CO1|CO2|C1|C2)\b|\bBatchMatmul\b|\bMatmul(Impl|Type)\b|lib/matmul_intf\.h")
 # Commands that need CANN's framework tools (op packaging, graph compilers, profilers, torch_npu).
 FRAMEWORK = re.compile(r"msopgen|\batc\b|custom_opp|\bmsprof\b|msopprof|ASCEND_CUSTOM_OPP_PATH|aclnn|torch|"
                        r"tensorflow|onnx|run_add_custom|add_custom_test|cmake -S|cmake --build|tiling_sink")
 FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]", re.IGNORECASE)
-SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", ".h", ".hpp")
+HEADER_SUFFIXES = (".h", ".hpp")
+SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", *HEADER_SUFFIXES)
 COMMAND_TIMEOUT_S = 300
 REASON_MAX = 200
 
@@ -73,18 +79,45 @@ def one_line(text: str) -> str:
 
 
 def sample_sources(root: Path, c: PlanCase) -> str:
+    """The text of the sample's sources, less those that only build executables this case does not
+    run (a folder with a cube and a vector binary has a vector case)."""
     folder = root / "examples" / c.source_case
+    others = _other_executables_sources(folder, c)
     parts = []
     for p in sorted(folder.rglob("*")):
-        if p.suffix in SOURCE_SUFFIXES and p.is_file():
+        if p.suffix in SOURCE_SUFFIXES and p.is_file() and p not in others:
             parts.append(p.read_text(errors="replace"))
     return "\n".join(parts)
 
 
+def _other_executables_sources(folder: Path, c: PlanCase) -> set[Path]:
+    runs = {m.group(1) for m in map(_RUN.match, c.commands) if m}
+    mine: set[Path] = set()
+    theirs: set[Path] = set()
+    for lists in folder.rglob("CMakeLists.txt"):
+        for name, args in _cmake_calls(lists.read_text(errors="replace")):
+            if name == "add_executable" and args:
+                (mine if args[0] in runs else theirs).update(lists.parent / a for a in args[1:])
+    return theirs - mine if runs else set()
+
+
+def framework_text(root: Path, c: PlanCase) -> str:
+    """The case's commands, and the text of the sample's scripts they run (`bash run.sh`): the
+    script is the step."""
+    folder = root / "examples" / c.source_case
+    parts = list(c.commands)
+    for cmd in c.commands:
+        m = re.match(r"^(?:ba)?sh\s+(\S+)", cmd)
+        if m and (folder / m.group(1)).is_file():
+            parts.append((folder / m.group(1)).read_text(errors="replace"))
+    return " ; ".join(parts)
+
+
 def select(root: Path, plan: list[PlanCase]) -> tuple[list[PlanCase], dict[str, int]]:
     """The cases of this sweep: the scenario lists dav-2201, the sample uses only vector cores
-    (no cube API or mixed kernel in its sources), it sits outside 04_advanced_api, and its
-    commands need no CANN framework step. Returns the selection and why the rest were left out."""
+    (no cube API or mixed kernel in the sources of the binaries it runs), it sits outside
+    04_advanced_api, and its commands (and the sample scripts they run) need no CANN framework
+    step. Returns the selection and why the rest were left out."""
     chosen: list[PlanCase] = []
     left: dict[str, int] = {}
     for c in plan:
@@ -97,7 +130,7 @@ def select(root: Path, plan: list[PlanCase]) -> tuple[list[PlanCase], dict[str, 
             why = "skipped by the plan"
         elif not (root / "examples" / c.source_case).is_dir():
             why = "no sample folder"
-        elif FRAMEWORK.search(" ; ".join(c.commands)):
+        elif FRAMEWORK.search(framework_text(root, c)):
             why = "CANN framework step"
         elif CUBE.search(sample_sources(root, c)):
             why = "cube or mixed"
@@ -126,7 +159,9 @@ def _cmake_calls(text: str) -> list[tuple[str, list[str]]]:
 
 def _cmake_condition(args: list[str], values: dict[str, str]) -> bool:
     """The few if() forms samples use: NOT, DEFINED, STREQUAL, EQUAL, MATCHES, a bare variable."""
-    get = lambda a: values.get(a, a)  # noqa: E731 - CMake dereferences a word that names a variable
+    def get(word: str) -> str:
+        return values.get(word, word)  # CMake dereferences a word that names a variable
+
     if args[:1] == ["NOT"]:
         return not _cmake_condition(args[1:], values)
     if len(args) == 2 and args[0] == "DEFINED":
@@ -140,10 +175,12 @@ def _cmake_condition(args: list[str], values: dict[str, str]) -> bool:
     return False
 
 
-def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str]) -> list[tuple[str, list[str]]]:
-    """The calls an `if()` leaves active, with ${VAR}s replaced: variables come from the plan's
-    `cmake -DX=v`, then `set()` (a CACHE set only when not given on the command line)."""
-    values = {"CMAKE_ASC_ARCHITECTURES": ARCH}
+def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str],
+               known: dict[str, str] | None = None) -> list[tuple[str, list[str]]]:
+    """The calls an `if()` leaves active, with ${VAR}s replaced: variables come from `known`
+    (CMake's own, such as CMAKE_CURRENT_SOURCE_DIR), the plan's `cmake -DX=v`, then `set()`
+    (a CACHE set only when not given on the command line)."""
+    values = {"CMAKE_ASC_ARCHITECTURES": ARCH, **(known or {})}
     for cmd in cmake_cmds:
         for m in re.finditer(r"-D(\w+)=(\S+)", cmd):
             values[m.group(1)] = m.group(2).strip("'\"")
@@ -176,14 +213,28 @@ def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | N
     CMakeLists.txt files; None when the build is not one executable from listed sources
     (ExternalProject, custom commands), which the sweep cannot stand in for."""
     for lists in sorted(folder.rglob("CMakeLists.txt")):
-        calls = _cmake_run(_cmake_calls(lists.read_text(errors="replace")), cmake_cmds)
+        calls = _cmake_run(_cmake_calls(lists.read_text(errors="replace")), cmake_cmds,
+                           {"CMAKE_CURRENT_SOURCE_DIR": str(lists.parent)})
         exe_calls = [a for name, a in calls if name == "add_executable" and a and a[0] == exe]
         if not exe_calls:
             continue
-        srcs = [lists.parent / s for s in exe_calls[0][1:] if s.endswith((".asc", ".cpp", ".cc"))]
+        listed = [s for s in exe_calls[0][1:] if s not in ("WIN32", "MACOSX_BUNDLE", "EXCLUDE_FROM_ALL")]
+        if any(not s.endswith((".asc", ".cpp", ".cc", *HEADER_SUFFIXES)) for s in listed):
+            return None  # e.g. an AI CPU kernel (.aicpu), which the emulator does not build
+        srcs = [lists.parent / s for s in listed if s.endswith((".asc", ".cpp", ".cc"))]
         if srcs and all(s.is_file() for s in srcs):
             return Build(srcs, _definitions(calls, exe))
     return None
+
+
+def unbuildable(folder: Path, exe: str) -> str:
+    """Why the sweep cannot build `exe` (understand_build gave None), in one line."""
+    aicpu = next(folder.rglob("*.aicpu"), None)
+    if aicpu is not None:
+        return (f"{exe} includes {aicpu.name}, an AI CPU kernel: sage-npu emulates the AI Core "
+                "(its vector unit), not the AI CPU")
+    return (f"the sample's CMake build of {exe} is not one executable from listed sources "
+            "(the sweep cannot stand in for it)")
 
 
 def _definitions(calls: list[tuple[str, list[str]]], exe: str) -> dict[str, str]:
@@ -222,25 +273,25 @@ def _sage_run(build: Build, folder: Path, copy: Path, args: list[str]) -> list[s
     return cmd + (["--", *args] if args else [])
 
 
-def _program_verdict(out: str) -> tuple[str | None, list[str], list[str]]:
-    """(why it failed or None, its warnings, its error diagnostics) from `sage-npu run --json`."""
+def program_verdict(out: str) -> tuple[str | None, list[str], list[str]]:
+    """(why the program failed or None, its warnings, its error diagnostics), from the output of
+    `sage-npu run --json`: it failed when the report is missing, the program printed `test
+    failed!` or `[ERROR]`, or the report's status is not ok."""
     try:
-        rep = json.loads(out)
-    except json.JSONDecodeError:
+        rep = ProgramReport.model_validate_json(out)
+    except ValueError:
         return one_line("sage-npu run printed no report: " + out[-300:]), [], []
-    diags = list(rep.get("diagnostics", []))
-    for launch in rep.get("launches", []):
-        diags += launch.get("diagnostics", [])
-    text = lambda d: f"{Path(d['file']).name}:{d['line']}: {d['message']} [{d['code']}]"  # noqa: E731
-    errors = [text(d) for d in diags if d.get("severity") == "error"]
-    warnings = [text(d) for d in diags if d.get("severity") == "warning"]
-    if FAILED_TEXT.search(rep.get("stdout", "") + rep.get("stderr", "")):
-        line = next(ln for ln in (rep.get("stdout", "") + "\n" + rep.get("stderr", "")).splitlines()
-                    if FAILED_TEXT.search(ln))
-        return one_line(f"the program printed: {line}"), warnings, errors
-    if rep.get("status") != "ok" or rep.get("exit_code") != 0:
-        first = errors[0] if errors else (rep.get("stderr", "").strip().splitlines() or ["no diagnostic"])[-1]
-        return one_line(f"{rep.get('status')}: {first}"), warnings, errors
+    diags = [*rep.diagnostics, *(d for launch in rep.launches for d in launch.diagnostics)]
+    text = lambda d: f"{Path(d.file).name}:{d.line}: {d.message} [{d.code}]"  # noqa: E731
+    errors = [text(d) for d in diags if d.severity == "error"]
+    warnings = [text(d) for d in diags if d.severity == "warning"]
+    printed = (rep.stdout + "\n" + rep.stderr).splitlines()
+    bad = next((ln for ln in printed if FAILED_TEXT.search(ln)), None)
+    if bad is not None:
+        return one_line(f"the program printed: {bad}"), warnings, errors
+    if rep.status != "ok" or rep.exit_code != 0:
+        first = errors[0] if errors else (rep.stderr.strip().splitlines() or ["no diagnostic"])[-1]
+        return one_line(f"{rep.status}: {first}"), warnings, errors
     return None, warnings, errors
 
 
@@ -261,8 +312,7 @@ def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
         if m:
             build = understand_build(folder, m.group(1), cmake)
             if build is None:
-                return _failed(outcome, t0, f"the sample's CMake build of {m.group(1)} is not one executable "
-                                            "from listed sources (the sweep cannot stand in for it)")
+                return _failed(outcome, t0, unbuildable(folder, m.group(1)))
             args = [] if cmd.startswith("mssanitizer") else shlex.split(m.group(2))
             why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args), bdir)
             if why:
@@ -286,7 +336,7 @@ def _run_program(cmd: list[str], cwd: Path) -> tuple[str | None, list[str], list
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return f"sage-npu run took over {COMMAND_TIMEOUT_S} s", [], []
-    return _program_verdict(p.stdout)
+    return program_verdict(p.stdout)
 
 
 def _run_script(cmd: str, cwd: Path) -> str | None:
@@ -317,18 +367,25 @@ def checkout(path: Path, rev: str, cache: Path) -> tuple[Path, str]:
     if not git or commit.startswith("unknown"):
         raise SystemExit(f"samples_sweep: {path} has no examples/ and is not a git repository")
     out = cache / commit[:12]
-    if not (out / MANIFEST).is_file():
+    done = out / ".exported"  # an export cut short is redone
+    if not done.is_file():
         out.mkdir(parents=True, exist_ok=True)
-        arch = subprocess.run([git, "-C", str(path), "archive", commit, "examples", "scripts/presmoke"],
-                              capture_output=True, check=True).stdout
+        have = subprocess.run([git, "-C", str(path), "ls-tree", "--name-only", commit, "examples", "scripts/presmoke"],
+                              capture_output=True, text=True, check=True).stdout.split()
+        arch = subprocess.run([git, "-C", str(path), "archive", commit, *have], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(out)], input=arch, check=True)
+        done.touch()
     return out, commit
 
 
-def load_plan(root: Path) -> list[PlanCase]:
-    path = root / MANIFEST
+def load_plan(root: Path, cases: Path | None = None) -> list[PlanCase]:
+    """The commit's own test plan, or the case list `cases` (for a commit without a plan, such as
+    benchmarks/asc_devkit_3d5cee08792f_cases.json built from the sample READMEs)."""
+    path = cases or root / MANIFEST
     if not path.is_file():
-        raise SystemExit(f"samples_sweep: no test plan at {path} (this commit has none; pass --cases)")
+        hint = "this commit has none; pass --cases FILE, a case list such as benchmarks/" \
+               "asc_devkit_3d5cee08792f_cases.json (benchmarks/readme_cases.py builds one from the READMEs)"
+        raise SystemExit(f"samples_sweep: no test plan at {path} ({hint})")
     return [PlanCase.model_validate(c) for c in json.loads(path.read_text())]
 
 
@@ -349,9 +406,10 @@ def report(outcomes: list[Outcome], commit: str, selected: int, left: dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("asc_devkit", type=Path, help="an asc-devkit checkout or bare git repository")
     ap.add_argument("--rev", default="HEAD", help="the commit to sweep, for a git repository (default HEAD)")
+    ap.add_argument("--cases", type=Path, help="a case list to run instead of the commit's test plan")
     ap.add_argument("--case", action="append", default=[], help="only cases whose name contains this (repeatable)")
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     ap.add_argument("--json", type=Path, help="also write the outcomes here")
@@ -359,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sage-npu" / "asc-devkit"
     root, commit = checkout(a.asc_devkit.resolve(), a.rev, cache)
-    chosen, left = select(root, load_plan(root))
+    chosen, left = select(root, load_plan(root, a.cases))
     if a.case:
         chosen = [c for c in chosen if any(s in c.case for s in a.case)]
     work = a.keep or Path(tempfile.mkdtemp(prefix="sage-sweep-"))
