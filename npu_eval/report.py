@@ -23,6 +23,7 @@ Status = Literal[
     "timeout",
     "crash",
     "harness_error",
+    "compiled",
 ]
 Severity = Literal["error", "warning", "info"]
 

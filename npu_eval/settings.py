@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from sage_npu.npu_eval.chips import CHIPS, DEFAULT_CHIP
 
+DEFAULT_TIMEOUT_S = 60.0  # wall-clock limit of a whole program's run (`sage-npu run`), unless --timeout
+
 
 class EvalSettings(BaseModel):
     backend: Literal["sim", "ascend"] = Field(default="sim", description="sim: CPU emulator; ascend: CANN + NPU")

@@ -34,7 +34,8 @@ from sage_npu.npu_eval.task import Task
 
 @dataclass(frozen=True)
 class StageFailure:
-    """Why the pipeline stopped: the report's status and its findings."""
+    """Why the pipeline stopped (for a kernel alone, `compiled` once it compiles): the report's
+    status and its findings."""
 
     status: Status
     diagnostics: list[Diagnostic]
@@ -48,7 +49,7 @@ class Planned:
 
 def check_task(task: Task, settings: EvalSettings) -> list[Entry] | StageFailure:
     """The kernel's entries, when the task can run; a task without reference.py or host.py is
-    only compiled (a compile_error or harness_error report either way)."""
+    only compiled: a `compiled` report, or compile_error with the errors at their lines."""
     kernel = str(task.kernel)
     entries = find_entries(task.kernel.read_bytes())
     if not entries:
@@ -74,9 +75,9 @@ def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
                           task.user_files(), (kernel, entry.line), s.compile_timeout_s)
     diags = [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column) for d in errors]
     diags.append(diagnostic(kernel, entry.line, "info", "task-error",
-                            f"no {missing} beside the kernel: add them (DESIGN section 3) to run and "
-                            "check it; until then it is only compiled"))
-    return StageFailure("compile_error" if errors else "harness_error", diags)
+                            f"no {missing} beside the kernel: add them to run and check it (the task format: "
+                            "docs/task-format.md); until then it is only compiled"))
+    return StageFailure("compile_error" if errors else "compiled", diags)
 
 
 def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: Path) -> Planned | StageFailure:
