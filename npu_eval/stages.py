@@ -2,6 +2,7 @@
 
 check (the task can run: an entry, reference.py and host.py, host.py within its allow-list)
 -> plan (host.py and reference.py in the plan worker: a `LaunchPlan`)
+-> api check (no API the plan's chip lacks)
 -> entry (the plan's kernel names one of the kernel's entries)
 -> build (the backend: harness + kernel, cached) -> run + compare + estimate, per trial.
 
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.analysis import analyze
 from sage_npu.npu_eval.backends import Backend, Binary, Measured
 from sage_npu.npu_eval.build import compile_flags, default_cache_dir, syntax_check
-from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.host_rules import check_host_file
 from sage_npu.npu_eval.host_split import kernel_part
@@ -66,8 +68,20 @@ def check_task(task: Task, settings: EvalSettings) -> list[Entry] | StageFailure
     return entries
 
 
+def api_check(task: Task, chip: ChipProfile) -> StageFailure | None:
+    """The kernel's calls of APIs the chip lacks (api-unsupported, from the APIs' asc-devkit doc
+    pages): the chip's compiler would refuse them, so the kernel is not built; None when there is none."""
+    lacking = analyze(task.kernel.read_bytes(), chip, codes=("api-unsupported",))
+    if not lacking:
+        return None
+    return StageFailure("compile_error", [f.diagnostic(str(task.kernel)) for f in lacking])
+
+
 def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
     kernel = str(task.kernel)
+    lacking = api_check(task, chip_profile(s.chip))
+    if lacking is not None:
+        return lacking
     missing = " and ".join(n for n, p in (("reference.py", task.reference), ("host.py", task.host)) if p is None)
     cache_dir = s.cache_dir or default_cache_dir()
     errors = syntax_check(kernel_part(task.kernel, cache_dir),
