@@ -1,4 +1,4 @@
-"""Experience memory (DESIGN section 5): a LanceDB store of experiences and rules, retrieval,
+"""Experience memory (docs/memory.md): a LanceDB store of experiences and rules, retrieval,
 adoption-traced utility (ATU) and utility-gated consolidation (UGC).
 
 Imports nothing else from sage_npu. Heavy dependencies (LanceDB, sentence-transformers) load on

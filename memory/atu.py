@@ -1,4 +1,4 @@
-"""Adoption-traced utility (DESIGN section 5, ATU): pure functions, no storage.
+"""Adoption-traced utility (docs/memory.md): pure functions, no storage.
 
 The order of operations is the contract, per item shown in the credited turns of an episode:
 

@@ -1,5 +1,5 @@
 """The pipeline cost model: a discrete-event schedule of each block's trace over the pipes,
-and, from the same happens-before graph, the missing-sync check (DESIGN section 4).
+and, from the same happens-before graph, the missing-sync check (docs/profile.md).
 
 Within a block the scalar unit issues API calls in program order; each instruction runs on
 its pipe (S, V, MTE2, MTE3, ...), in order within the pipe, in parallel across pipes, held

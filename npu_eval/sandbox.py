@@ -1,5 +1,5 @@
 """Run an untrusted binary (the compiled harness with the user's kernel) in a child process
-with limits (DESIGN section 8).
+with limits (docs/architecture.md).
 
 Layers, outermost first, each independent of the others:
 

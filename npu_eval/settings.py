@@ -26,7 +26,7 @@ class EvalSettings(BaseModel):
     )
     stdout_limit: int = Field(default=64 * 1024, ge=0, description="bytes of kernel output kept in a report")
     host_allow_list: bool = Field(default=True, description="check host.py against the allow-list before it runs "
-                                  "(it may only plan the launch; DESIGN section 6)")
+                                  "(it may only plan the launch; docs/task-format.md)")
     estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
     cxx: str = Field(default="g++", description="the C++ compiler")
     opt_level: str = Field(default="-O1", description="optimisation flag for kernel builds")

@@ -1,5 +1,5 @@
 """The plan worker: a Python process that imports torch once and runs host.py and
-reference.py on request (DESIGN section 4, "Plan"; section 8: untrusted code, no secrets).
+reference.py on request (docs/architecture.md: untrusted code, no secrets).
 
 Protocol: one JSON request per line on stdin (`{"plan": PlanRequest}`), one JSON answer per
 line on the original stdout (a `PlanAnswer`: `{"ok": LaunchPlan}` or `{"error": PlanFailure}`,
