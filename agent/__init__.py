@@ -1,3 +1,3 @@
-"""The SAGE agent (DESIGN section 6): one episode loop (`driver.py`) driving a searcher, the
+"""The SAGE agent (docs/architecture.md, The agent): one episode loop (`driver.py`) driving a searcher, the
 transform catalog (`offline.py`) or a model (`llm_loop.py`); every candidate evaluated; the
 episodes recorded in and credited to the experience memory. `optimize.py` picks the searcher."""

@@ -1,4 +1,4 @@
-"""The model's answer format and its parser (DESIGN section 6).
+"""The model's answer format and its parser (docs/architecture.md, The agent).
 
 An answer carries the whole new kernel in a ```cpp block, optionally a whole new host.py in a
 ```python block, and an adoption block: for every memory item id it was shown, a status

@@ -1,4 +1,4 @@
-"""`sage-npu bench`: episodes over a suite of tasks and the summary metrics (DESIGN sections 6 and 9).
+"""`sage-npu bench`: episodes over a suite of tasks and the summary metrics (README.md, Benchmarks and Using it).
 
 A suite is a folder of task folders, or of KernelBench/NPUKernelBench single-file tasks (agent/suites.py).
 A task without a kernel is drafted by the model, or counted "unsolved" offline; a folder that cannot be a

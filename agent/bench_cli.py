@@ -15,10 +15,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sage_npu.agent.settings import AgentSettings
-from sage_npu.memory.settings import MemorySettings
-from sage_npu.npu_eval.settings import EvalSettings
+if TYPE_CHECKING:  # the parser is built on every command: keep its imports light
+    from sage_npu.agent.settings import AgentSettings
+    from sage_npu.memory.settings import MemorySettings
+    from sage_npu.npu_eval.settings import EvalSettings
 
 
 def add_bench_parser(subparsers, global_flags: argparse.ArgumentParser) -> argparse.ArgumentParser:

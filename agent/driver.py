@@ -1,4 +1,4 @@
-"""The one episode loop, whichever searcher proposes the candidates (DESIGN section 6).
+"""The one episode loop, whichever searcher proposes the candidates (docs/architecture.md, The agent).
 
 The driver starts from the task's kernel (or, with none, an empty draft for the searcher to
 write), evaluates the seed, and then, turn by turn, asks the searcher for candidates, evaluates

@@ -1,4 +1,4 @@
-"""The agent's side of the experience memory (DESIGN sections 5 and 6): what an episode is
+"""The agent's side of the experience memory (docs/memory.md): what an episode is
 shown, which items it declares it followed, and the episode log that ATU credits."""
 
 from __future__ import annotations

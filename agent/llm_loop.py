@@ -1,4 +1,4 @@
-"""The model as a searcher (DESIGN section 6): each turn it is prompted with the task, the memory's
+"""The model as a searcher (docs/architecture.md, The agent): each turn it is prompted with the task, the memory's
 items, the base and its report, and answers with a rewrite and its adoption block.
 
 The driver (`agent/driver.py`) owns the loop: the base it shows is the best correct kernel so far,

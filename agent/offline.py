@@ -1,4 +1,4 @@
-"""The offline searcher (DESIGN section 6): with no model configured, a deterministic search over
+"""The offline searcher (docs/architecture.md, The agent): with no model configured, a deterministic search over
 the transform catalog (`agent/transforms.py`). Each round proposes every transform of the base
 whose result was not evaluated yet; the driver evaluates them and keeps the fastest that wins
 (greedy steepest ascent). The catalog only speeds up a correct kernel: it never fixes or drafts

@@ -1,5 +1,5 @@
 """One episode, whichever searcher is configured: a model when an endpoint is set, else the
-offline catalog (DESIGN section 6). The CLI, bench and the language server all start episodes
+offline catalog (docs/architecture.md, The agent). The CLI, bench and the language server all start episodes
 here; the one loop is `agent/driver.py`, so memory recording, crediting and consolidation happen
 the same way everywhere."""
 

@@ -1,4 +1,4 @@
-"""The SAGE prompt (DESIGN section 6): what the model reads each turn.
+"""The SAGE prompt (docs/architecture.md, The agent): what the model reads each turn.
 
 One turn is one fresh conversation (system + user), not a growing chat: the context stays
 bounded over 30 turns, and everything the model needs is restated: the task, the memory's

@@ -1,4 +1,4 @@
-"""Reflection (DESIGN section 6): after an episode, what proved itself becomes new experiences,
+"""Reflection (docs/architecture.md, The agent): after an episode, what proved itself becomes new experiences,
 each tied to the attempt that proves it (its evidence).
 
 Two ways to write them, chosen by the episode's searcher (`Searcher.lessons`): the offline text

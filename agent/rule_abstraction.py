@@ -1,4 +1,4 @@
-"""UGC's rule abstraction filled by the model (DESIGN section 5), and consolidation when it is due.
+"""UGC's rule abstraction filled by the model (docs/memory.md), and consolidation when it is due.
 
 Consolidation holds the store's write lock, and a model call can take minutes; so the model
 drafts the rules first, outside the lock, for the items that are eligible now, and the

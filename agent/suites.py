@@ -1,4 +1,4 @@
-"""What `sage-npu bench` accepts as a suite, turned into task folders (DESIGN sections 3 and 6).
+"""What `sage-npu bench` accepts as a suite, turned into task folders (docs/task-format.md).
 
 - A folder of task folders (reference.py, host.py, a kernel): the examples' layout. A folder with
   reference.py but no kernel yet is a task to draft.

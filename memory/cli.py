@@ -13,8 +13,10 @@ import copy
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sage_npu.memory.settings import MemorySettings
+if TYPE_CHECKING:  # the parser is built on every command: keep its imports light
+    from sage_npu.memory.settings import MemorySettings
 
 
 def add_memory_parser(subparsers, global_flags: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -38,7 +40,7 @@ def add_memory_parser(subparsers, global_flags: argparse.ArgumentParser) -> argp
     p = add("show", cmd_show, "one item in full")
     p.add_argument("id")
     p = add("search", cmd_search, "what the agent would be shown for TEXT")
-    p.add_argument("text")
+    p.add_argument("text", nargs="+", help="the query; several words need no quotes")
     p.add_argument("-k", type=int, help="items to retrieve (default memory.top_k)")
     p = add("explain", cmd_explain, "every change to an item's utility, from the adoption log")
     p.add_argument("id")
@@ -128,7 +130,7 @@ def cmd_show(settings: MemorySettings, args) -> int:
 
 
 def cmd_search(settings: MemorySettings, args) -> int:
-    r = _open(settings).retrieve(args.text, args.k)
+    r = _open(settings).retrieve(" ".join(args.text), args.k)
     lines = [f"resident  {it.id}  {it.title}" for it in r.resident]
     lines += [f"{x.score:+.3f}    {x.item.id}  {x.item.title}  (sim {x.sim:.3f}, u {x.item.u:+.3f}, {x.via})"
               for x in r.items]

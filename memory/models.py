@@ -1,4 +1,4 @@
-"""Records of the four tables (DESIGN section 5) and what the agent hands over after an episode.
+"""Records of the four tables (docs/memory.md) and what the agent hands over after an episode.
 
 These pydantic models are the schema: `tables.py` derives the Arrow schemas from them, and every
 row read back is validated into one of them, so a torn or foreign row fails loudly.

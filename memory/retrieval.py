@@ -1,4 +1,4 @@
-"""Retrieval (DESIGN section 5): what the agent shows the model in a turn.
+"""Retrieval (docs/memory.md): what the agent shows the model in a turn.
 
 Contract:
 1. Embed the query (operator, last diagnostics, kernel: in that order, since the model reads only

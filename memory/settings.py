@@ -1,6 +1,6 @@
 """Settings of the experience memory; the root package composes them into `Settings.memory`.
 
-Every constant of DESIGN section 5 is a field here, with the design's value as its default.
+Every constant of the memory's mechanism (docs/memory.md) is a field here, with its default.
 Nothing in `sage_npu.memory` reads a constant from anywhere else.
 """
 
@@ -38,7 +38,7 @@ class MemorySettings(BaseModel):
         default=True, description="load the bundled Ascend C starter experiences into a new memory"
     )
 
-    # --- retrieval (DESIGN 5, Retrieval)
+    # --- retrieval
     candidates: int = Field(default=50, ge=1, description="nearest items taken before re-ranking")
     fts_candidates: int = Field(
         default=10, ge=0, description="full-text hits joined into the candidates (scored by their vector similarity)"
@@ -50,7 +50,7 @@ class MemorySettings(BaseModel):
     )
     top_k: int = Field(default=5, ge=0, description="items returned per retrieval")
 
-    # --- ATU (DESIGN 5, ATU)
+    # --- ATU
     no_correct_penalty: float = Field(
         default=0.2, ge=0, description="d: reward -d when no kernel was correct; xi=-d on reject"
     )
@@ -64,7 +64,7 @@ class MemorySettings(BaseModel):
         description="an editor episode with no accept/reject after this long is credited as the agent's"
     )
 
-    # --- UGC (DESIGN 5, UGC)
+    # --- UGC
     eligible_min_utility: float = Field(default=0.0, description="eligible only when u is above this")
     eligible_min_episodes: int = Field(
         default=3, ge=1, description="eligible only when adopted in at least this many episodes"

@@ -1,4 +1,4 @@
-"""Utility-gated consolidation (DESIGN section 5, UGC).
+"""Utility-gated consolidation (docs/memory.md).
 
 Contract of `consolidate`, under the store's lock:
 1. Retire cold items that have proved useless: `u < retire_below_utility` after at least

@@ -1,4 +1,4 @@
-"""Evaluation of Ascend C kernels: task format, plan, build, run, compare (DESIGN section 4).
+"""Evaluation of Ascend C kernels: task format, plan, build, run, compare (docs/architecture.md).
 
 host.py imports `Launch` and `Tiling` from here; keep this module's imports light.
 """

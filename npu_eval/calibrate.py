@@ -42,6 +42,8 @@ class Sample:
 
 
 def read_measurements(path: Path) -> list[Measurement]:
+    if not Path(path).is_file():
+        raise CalibrationError(f"{path}: no such measurements file (a CSV with the columns task,measured_us)")
     try:
         rows = list(csv.DictReader(Path(path).read_text().splitlines()))
     except OSError as e:
@@ -56,9 +58,14 @@ def read_measurements(path: Path) -> list[Measurement]:
             raise CalibrationError(f"{path}:{i}: measured_us {row['measured_us']!r} is not a number") from None
         if us <= 0:
             raise CalibrationError(f"{path}:{i}: measured_us must be positive")
+        if not (row["task"] or "").strip():
+            raise CalibrationError(f"{path}:{i}: the task column is empty")
         task = Path(row["task"])
         if not task.is_absolute():
             task = Path(path).resolve().parent / task
+        if not task.exists():
+            raise CalibrationError(f"{path}:{i}: task {row['task']!r}: no such task folder ({task}; a relative "
+                                   "path is read from the CSV's folder)")
         out.append(Measurement(task, us))
     return out
 

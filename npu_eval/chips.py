@@ -1,6 +1,6 @@
 """Chip profiles: the numbers the emulator and the cost model need, each with its source.
 
-Public figures (ascendc-notes.md); treat them as +/-20% until calibrated on a device.
+Public figures; the cost model's error against a device is unknown until `sage-npu calibrate`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class ChipProfile(BaseModel):
         }
 
 
-_A2_SOURCE = "Ascend 910B public specs; shared/ascendc-notes.md hardware table"
-_UB_910B = ("UB 192 KB per vector core (ascendc-notes.md). The top 8 KB are reserved on some CANN versions: "
+_A2_SOURCE = "Ascend 910B public specs"
+_UB_910B = ("UB 192 KB per vector core (Ascend C documentation). The top 8 KB are reserved on some CANN versions: "
             "data placed above 184 KB was seen silently corrupted (hw-native-sys/pto-isa issue 170), while a "
             "MultiKernelBench kernel using all 192 KB passes on hardware; so past 192 KB is an error, past 184 KB "
             "a warning")
@@ -61,7 +61,7 @@ CHIPS: dict[str, ChipProfile] = {
         ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
                     hbm_gbps=200, ub_bytes=248 * 1024, npu_arch=2002,
                     sources={"cores/clock": "Atlas 300I Duo (310P3) public specs",
-                             "ub": "256 KB per AI core, 248 KB usable (ascendc-notes.md)",
+                             "ub": "256 KB per AI core, 248 KB usable (Ascend C documentation)",
                              "hbm": "LPDDR4X ~204.8 GB/s, public specs", "npu_arch": _NPU_ARCH_SOURCE}),
     ]
 }

@@ -28,6 +28,7 @@ DiagnosticCode = Literal[
     "gm-race",
     "raw-gm-access",
     "dtype-unsupported",
+    "api-unsupported",
     "assert-failed",
     "acl-error",
     "timeout",
@@ -85,6 +86,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("raw-gm-access", ("source",),
              "GM read or written through a raw pointer instead of the API (warning)"),
     CodeInfo("dtype-unsupported", ("emulator", "compiler"), "an API/dtype pair the chip does not support"),
+    CodeInfo("api-unsupported", ("source",),
+             "an API the chip lacks, per the supported-products table of the API's asc-devkit doc page "
+             "(npu_eval/api_support_table.py); the kernel is not built, as the chip's compiler would refuse it"),
     CodeInfo("assert-failed", ("emulator",), "an `ascendc_assert`/`assert` in the kernel failed"),
     CodeInfo("acl-error", ("emulator",),
              "a host program's ACL call failed (bad pointer, size or stream), at the call (program mode)"),

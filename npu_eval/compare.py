@@ -1,4 +1,4 @@
-"""The compare stage: NPUKernelBench's correctness rule (DESIGN section 3).
+"""The compare stage: NPUKernelBench's correctness rule (docs/task-format.md).
 
 Per element rel = |a-g| / (|g| + 1e-7), with rel = 0 where |a-g| < thr*1e-3; pass when the
 mean rel < thr and the max rel < 10*thr. thr = 2^-10 (fp16), 2^-7 (bf16), 2^-13 (fp32).

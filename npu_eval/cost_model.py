@@ -1,5 +1,5 @@
 """The pipeline cost model: a discrete-event schedule of each block's trace over the pipes,
-and, from the same happens-before graph, the missing-sync check (DESIGN section 4).
+and, from the same happens-before graph, the missing-sync check (docs/profile.md).
 
 Within a block the scalar unit issues API calls in program order; each instruction runs on
 its pipe (S, V, MTE2, MTE3, ...), in order within the pipe, in parallel across pipes, held
@@ -26,6 +26,36 @@ _S = _PIX["S"]
 _EVENT_PIPES = protocol.EVENT_PIPES
 _PIPE_ALL = protocol.PIPE_ALL
 LATENCY_BOUND_BELOW = 0.5  # busiest pipe's share of the time under which a kernel is latency-bound
+
+
+# What each `Timing.bottleneck` value means and what to try, for every surface that prints one
+# (docs/profile.md explains them at length).
+BOTTLENECK_ADVICE = {
+    "latency": "no pipe is busy even half of the time: the pipes wait on each other (a copy waits for the "
+               "computation before it, or the tiles are too small to keep a pipe busy). Overlap them: double "
+               "buffering (queue depth 2) so tile i+1 is copied in while tile i is computed, bigger tiles, "
+               "more blocks (up to the chip's vector cores)",
+    "HBM": "memory-bound: the bytes moved to and from global memory take longer than anything else at the "
+           "chip's bandwidth. Move fewer bytes (fuse steps, keep data in the Unified Buffer, narrower dtypes); "
+           "more blocks do not help past the bandwidth",
+    "MTE2": "copies in (global memory -> Unified Buffer) keep their pipe the busiest: fewer, longer, 32-byte "
+            "aligned DataCopy calls, and double buffering to hide them behind the computation",
+    "MTE3": "copies out (Unified Buffer -> global memory) keep their pipe the busiest: fewer, longer, 32-byte "
+            "aligned DataCopy calls, and double buffering to hide them behind the computation",
+    "V": "vector computation is the busiest: fewer vector instructions (fuse steps, full 256-byte repeats "
+         "instead of short counts), a narrower dtype where the precision allows",
+    "S": "the scalar unit is the busiest: per-element GetValue/SetValue or scalar loops; use vector APIs and "
+         "move index arithmetic out of the loops",
+    "MTE1": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
+    "M": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
+    "FIX": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
+    "none": "nothing was traced, so nothing was busy",
+}
+
+
+def bottleneck_advice(bottleneck: str) -> str:
+    """What the bottleneck means and what to try, in a sentence or two."""
+    return BOTTLENECK_ADVICE.get(bottleneck, "")
 
 
 @dataclass

@@ -62,21 +62,21 @@ class CostTable(BaseModel):
 
 
 _SOURCES = {
-    "vec_cycles_per_repeat": "256 bytes per repeat per cycle for elementwise ops (ascendc-notes.md: vector ops "
+    "vec_cycles_per_repeat": "256 bytes per repeat per cycle for elementwise ops (Ascend C documentation: vector ops "
                              "read 256 bytes per repeat); multi-cycle ops: assumption, calibrate",
     "vec_startup_cycles": "assumption (pipeline fill of one vector instruction), calibrate",
-    "mte_setup_cycles": "assumption: back-to-back transfers stream; ascendc-notes.md: full bandwidth wants "
+    "mte_setup_cycles": "assumption: back-to-back transfers stream; Ascend C documentation: full bandwidth wants "
                         "transfers of 16 KB or more (at 64 B/cycle, 40 cycles of setup leave 16 KB at 87%)",
     "mte2_latency_cycles": "assumption: ~170 ns GM access latency at 1.8 GHz, paid by whoever waits on the data",
     "mte3_latency_cycles": "as mte2_latency_cycles",
     "mte_core_bytes_per_cycle": "assumption: ~115 GB/s per core at 1.8 GHz, so ~14 cores saturate 1.6 TB/s HBM",
     "issue_cycles": "assumption, calibrate",
     "mte_burst_cycles": "assumption, calibrate",
-    "mte_unaligned_factor": "ascendc-notes.md: full bandwidth wants 512-byte aligned GM addresses; the size of "
+    "mte_unaligned_factor": "Ascend C documentation: full bandwidth wants 512-byte aligned GM addresses; the size of "
                             "the loss is an assumption, calibrate",
     "scalar_ub_cycles": "assumption: scalar UB access costs a few cycles plus pipeline sync",
     "scalar_gm_cycles": "assumption: a GM round trip, same order as the MTE latency",
-    "launch_overhead_us": "ascendc-notes.md: end-to-end launch overhead measured publicly about 20-30 us on 910B",
+    "launch_overhead_us": "public measurements: end-to-end launch overhead measured publicly about 20-30 us on 910B",
 }
 
 

@@ -1,4 +1,4 @@
-"""`Evaluator.evaluate(task) -> Evaluation`: the pipeline of named stages (DESIGN section 4).
+"""`Evaluator.evaluate(task) -> Evaluation`: the pipeline of named stages (docs/architecture.md).
 
 check -> plan -> entry -> build -> run + compare + estimate (npu_eval/stages.py), on the
 backend `EvalSettings.backend` names (npu_eval/backends/). Each stage returns its result or a
@@ -26,7 +26,15 @@ from sage_npu.npu_eval.chips import UnknownChip, chip_profile
 from sage_npu.npu_eval.plan_client import PlanWorker
 from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic, diagnostic_order
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.npu_eval.stages import StageFailure, TrialsRun, check_task, entry_stage, plan_stage, run_trials
+from sage_npu.npu_eval.stages import (
+    StageFailure,
+    TrialsRun,
+    api_check,
+    check_task,
+    entry_stage,
+    plan_stage,
+    run_trials,
+)
 from sage_npu.npu_eval.task import Task, TaskError, load_task
 from sage_npu.npu_eval.trace import Trace
 
@@ -144,6 +152,9 @@ class Evaluator:
         plan, stages.plan_s = planned.plan, planned.seconds
         chip = chip_profile(plan.first.chip or s.chip)
         chip_name = chip.name
+        lacking = api_check(task, chip)
+        if lacking is not None:
+            return failed(lacking)
         self._check_cancel()
         entry = entry_stage(entries, plan, task)
         if isinstance(entry, StageFailure):
@@ -175,9 +186,7 @@ def _with_static_findings(report: Report, task: Task) -> Report:
         return report
     kernel = str(task.kernel)
     known = {(d.code, d.line) for d in report.diagnostics if d.file == kernel}
-    extra = [Diagnostic(file=kernel, line=f.line, column=f.column, end_line=f.end_line, end_column=f.end_column,
-                        severity=f.severity, code=f.code, message=f.message)
-             for f in findings if (f.code, f.line) not in known]
+    extra = [f.diagnostic(kernel) for f in findings if (f.code, f.line) not in known]
     if not extra:
         return report
     return report.model_copy(update={"diagnostics": sorted([*report.diagnostics, *extra], key=diagnostic_order)})

@@ -1,4 +1,4 @@
-"""host.py may only plan (DESIGN section 6): an allow-list checked on its syntax tree before it runs.
+"""host.py may only plan (docs/task-format.md): an allow-list checked on its syntax tree before it runs.
 
 A model that cannot make the kernel fast is tempted to compute the answer on the host and hand
 it to the kernel, or to read the expected outputs from disk. The plan stage already rejects a

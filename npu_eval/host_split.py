@@ -1,6 +1,6 @@
 """Task mode on a single-source program (a CANN sample's `.asc`): the kernel part is the task,
 the host part (its `main()`, the wrappers that launch with `<<<>>>`, the ACL calls) is left out
-of the build, never run (DESIGN section 6: host code in the kernel file is ignored).
+of the build, never run (docs/task-format.md: host code in the kernel file is ignored).
 
 The host functions are blanked with spaces of the same length (newlines kept), so every line
 and column of what remains is still the user's; the result is written to a content-addressed

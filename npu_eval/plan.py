@@ -51,7 +51,7 @@ DTYPES: dict[torch.dtype, DType] = {
     torch.bool: "bool",
 }
 
-# Factories whose result counts as a fresh buffer (DESIGN section 3: args tensors are the
+# Factories whose result counts as a fresh buffer (docs/task-format.md: args tensors are the
 # inputs themselves or fresh empty buffers).
 _FACTORIES = ("empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
               "full_like", "empty_strided")

@@ -41,12 +41,11 @@ from sage_npu.npu_eval.backends import unavailable
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.report import Diagnostic, Timing, diagnostic, labelled
-from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
 from sage_npu.npu_eval.signature import LAUNCH_CONFIG, blank_ascendc, parse
 from sage_npu.npu_eval.timing import LaunchSite, costs_for, estimate_launch
 
 PROGRAM_TU_NAME = "sage_program.cpp"
-DEFAULT_TIMEOUT_S = 60.0
 MIRROR_MAX_FILES = 20000
 MIRROR_MAX_BYTES = 1 << 30
 

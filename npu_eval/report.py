@@ -1,6 +1,6 @@
 """The evaluation report: the one shape the CLI, the agent and the server consume.
 
-The pydantic models are the source of truth (DESIGN section 4); `report_json_schema()` exports
+The pydantic models are the source of truth (docs/report.md); `report_json_schema()` exports
 the JSON Schema that tests/golden/report.schema.json pins.
 """
 
@@ -23,6 +23,7 @@ Status = Literal[
     "timeout",
     "crash",
     "harness_error",
+    "compiled",
 ]
 Severity = Literal["error", "warning", "info"]
 

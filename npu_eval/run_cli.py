@@ -10,8 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sage_npu.npu_eval.program import DEFAULT_TIMEOUT_S, ProgramError, format_program_report, run_program
-from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
@@ -74,6 +73,8 @@ def _settings_from_args(args: argparse.Namespace) -> EvalSettings:
 
 
 def cmd_run(args: argparse.Namespace, settings: EvalSettings | None = None) -> int:
+    from sage_npu.npu_eval.program import ProgramError, format_program_report, run_program
+
     prog_args = _split_args(args)
     settings = settings or _settings_from_args(args)
     defines = {}

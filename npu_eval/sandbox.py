@@ -1,5 +1,5 @@
 """Run an untrusted binary (the compiled harness with the user's kernel) in a child process
-with limits (DESIGN section 8; docs/security.md says what each layer stops and what remains).
+with limits (docs/security.md says what each layer stops and what remains).
 
 Layers, outermost first, each independent of the others:
 

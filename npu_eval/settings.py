@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from sage_npu.npu_eval.chips import CHIPS, DEFAULT_CHIP
 
+DEFAULT_TIMEOUT_S = 60.0  # wall-clock limit of a whole program's run (`sage-npu run`), unless --timeout
+
 
 class EvalSettings(BaseModel):
     backend: Literal["sim", "ascend"] = Field(default="sim", description="sim: CPU emulator; ascend: CANN + NPU")
@@ -24,7 +26,7 @@ class EvalSettings(BaseModel):
     )
     stdout_limit: int = Field(default=64 * 1024, ge=0, description="bytes of kernel output kept in a report")
     host_allow_list: bool = Field(default=True, description="check host.py against the allow-list before it runs "
-                                  "(it may only plan the launch; DESIGN section 6)")
+                                  "(it may only plan the launch; docs/task-format.md)")
     estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
     cxx: str = Field(default="g++", description="the C++ compiler")
     opt_level: str = Field(default="-O1", description="optimisation flag for kernel builds")

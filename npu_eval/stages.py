@@ -2,6 +2,7 @@
 
 check (the task can run: an entry, reference.py and host.py, host.py within its allow-list)
 -> plan (host.py and reference.py in the plan worker: a `LaunchPlan`)
+-> api check (no API the plan's chip lacks)
 -> entry (the plan's kernel names one of the kernel's entries)
 -> build (the backend: harness + kernel, cached) -> run + compare + estimate, per trial.
 
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.analysis import analyze
 from sage_npu.npu_eval.backends import Backend, Binary, Measured
 from sage_npu.npu_eval.build import compile_flags, default_cache_dir, syntax_check
-from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.host_rules import check_host_file
 from sage_npu.npu_eval.host_split import kernel_part
@@ -35,7 +37,8 @@ from sage_npu.npu_eval.task import Task
 
 @dataclass(frozen=True)
 class StageFailure:
-    """Why the pipeline stopped: the report's status and its findings."""
+    """Why the pipeline stopped (for a kernel alone, `compiled` once it compiles): the report's
+    status and its findings."""
 
     status: Status
     diagnostics: list[Diagnostic]
@@ -49,7 +52,7 @@ class Planned:
 
 def check_task(task: Task, settings: EvalSettings) -> list[Entry] | StageFailure:
     """The kernel's entries, when the task can run; a task without reference.py or host.py is
-    only compiled (a compile_error or harness_error report either way)."""
+    only compiled: a `compiled` report, or compile_error with the errors at their lines."""
     kernel = str(task.kernel)
     entries = find_entries(task.kernel.read_bytes())
     if not entries:
@@ -66,8 +69,20 @@ def check_task(task: Task, settings: EvalSettings) -> list[Entry] | StageFailure
     return entries
 
 
+def api_check(task: Task, chip: ChipProfile) -> StageFailure | None:
+    """The kernel's calls of APIs the chip lacks (api-unsupported, from the APIs' asc-devkit doc
+    pages): the chip's compiler would refuse them, so the kernel is not built; None when there is none."""
+    lacking = analyze(task.kernel.read_bytes(), chip, codes=("api-unsupported",))
+    if not lacking:
+        return None
+    return StageFailure("compile_error", [f.diagnostic(str(task.kernel)) for f in lacking])
+
+
 def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
     kernel = str(task.kernel)
+    lacking = api_check(task, chip_profile(s.chip))
+    if lacking is not None:
+        return lacking
     missing = " and ".join(n for n, p in (("reference.py", task.reference), ("host.py", task.host)) if p is None)
     cache_dir = s.cache_dir or default_cache_dir()
     errors = syntax_check(kernel_part(task.kernel, cache_dir),
@@ -75,9 +90,9 @@ def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
                           task.user_files(), (kernel, entry.line), s.compile_timeout_s)
     diags = [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column) for d in errors]
     diags.append(diagnostic(kernel, entry.line, "info", "task-error",
-                            f"no {missing} beside the kernel: add them (DESIGN section 3) to run and "
-                            "check it; until then it is only compiled"))
-    return StageFailure("compile_error" if errors else "harness_error", diags)
+                            f"no {missing} beside the kernel: add them to run and check it (the task format: "
+                            "docs/task-format.md); until then it is only compiled"))
+    return StageFailure("compile_error" if errors else "compiled", diags)
 
 
 def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: Path) -> Planned | StageFailure:

@@ -1,4 +1,4 @@
-"""Load a kernel task (DESIGN section 3): a folder with reference.py, host.py and one kernel
+"""Load a kernel task (docs/task-format.md): a folder with reference.py, host.py and one kernel
 file holding a `__global__` entry; or just a kernel file, which still gets compile
 diagnostics and static checks."""
 

@@ -1,3 +1,3 @@
-"""sage-npu: an editor assistant for Ascend C kernels (see README.md and DESIGN.md)."""
+"""sage-npu: an editor assistant for Ascend C kernels (see README.md and docs/)."""
 
 __version__ = "0.1.0"

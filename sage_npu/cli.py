@@ -1,20 +1,36 @@
-"""`sage-npu <command>`: the command line (DESIGN section 9).
+"""`sage-npu <command>`: the command line (every command is described in README.md, the
+report, settings and codes in docs/).
 
 Global flags are accepted after the command name (`sage-npu eval PATH --chip 910B4 --json`).
-Exit codes: 0 success (eval: correct), 1 the kernel is not correct, 2 usage or setup errors.
+Exit codes, the same for every command: 0 success (eval: correct, or a kernel alone that
+compiles), 1 the kernel is not correct (or, for run, what the program returned), 2 usage or
+setup errors (a missing path, a bad flag or setting), 141 the reader of the output went away
+(`sage-npu ... | head`), quietly.
+
+Start-up stays light: this module and the parsers import only argparse and the parts' parser
+modules; each command imports what it runs when it runs (`sage-npu eval` never loads the agent,
+the memory or the server).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sage_npu.agent.bench_cli import add_bench_parser, run_bench
 from sage_npu.memory.cli import add_memory_parser, run_memory
 from sage_npu.npu_eval.run_cli import add_run_parser, cmd_run
-from sage_npu.settings import SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from sage_npu.npu_eval.report import Report
+    from sage_npu.settings import Settings
+
+EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
 
 
 def _global_flags() -> argparse.ArgumentParser:
@@ -55,13 +71,26 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--verbose", "-v", action="store_true",
                      help="also print the memory credit's symbols: z, and each item's xi, eta, u, n_ret, n_ado")
     opt.set_defaults(func=cmd_optimize)
-    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, load_settings(a.config, _overrides(a)).eval))
+    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a).eval))
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
     add_bench_parser(sub, g).set_defaults(func=cmd_bench)
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
     srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     srv.set_defaults(func=cmd_serve)
     return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The composed settings (defaults < --config < environment < flags); imported here, not at
+    start-up, because pydantic-settings is a good part of the start-up time."""
+    from sage_npu.settings import load_settings
+
+    return load_settings(args.config, _overrides(args))
+
+
+def _usage_error(message: str) -> int:
+    print(f"sage-npu: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _overrides(args: argparse.Namespace) -> dict:
@@ -77,13 +106,17 @@ def _overrides(args: argparse.Namespace) -> dict:
 def cmd_eval(args: argparse.Namespace) -> int:
     from sage_npu.npu_eval.backends import unavailable
     from sage_npu.npu_eval.evaluate import evaluate
+    from sage_npu.npu_eval.task import TaskError, load_task
 
-    settings = load_settings(args.config, _overrides(args))
+    settings = _settings(args)
     missing = unavailable(settings.eval.backend)
     if missing is not None:
-        print(f"sage-npu: {missing}", file=sys.stderr)
-        return 2
-    report = evaluate(args.path, settings.eval, trace_out=args.trace)
+        return _usage_error(missing)
+    try:
+        task = load_task(args.path)
+    except TaskError as e:  # no such path, no kernel in the folder: the same usage error as every command's
+        return _usage_error(str(e))
+    report = evaluate(task, settings.eval, trace_out=args.trace)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
@@ -92,6 +125,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(format_profile(report))
         if args.trace and report.timing is not None:
             print(f"trace written to {args.trace} (open it at https://ui.perfetto.dev)")
+    return eval_exit_code(report)
+
+
+def eval_exit_code(report: Report) -> int:
+    """0 for a correct kernel, and for a kernel alone that compiles (no error diagnostic); else 1."""
+    if report.status == "compiled":
+        return 1 if report.errors() else 0
     return 0 if report.status == "correct" else 1
 
 
@@ -103,20 +143,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from sage_npu.npu_eval.evaluate import Evaluator
     from sage_npu.npu_eval.report import labelled
 
-    settings = load_settings(args.config, _overrides(args))
+    settings = _settings(args)
     chip = chip_profile(settings.eval.chip)
     try:
         rows = read_measurements(args.measurements)
     except CalibrationError as e:
-        print(f"sage-npu: {e}", file=sys.stderr)
-        return 2
+        return _usage_error(str(e))
     samples = []
     with Evaluator(settings.eval.model_copy(update={"trials": 1})) as ev:
         for m in rows:
             evaluation = ev.evaluate(m.task)
             if evaluation.trace is None:
-                print(f"sage-npu: {m.task}: no trace ({evaluation.report.status}); fix the task first",
-                      file=sys.stderr)
+                r = evaluation.report
+                why = next((f"{d.file}:{d.line}: {d.message}" for d in r.errors()), "it did not run to its end")
+                print(f"sage-npu: {m.task}: no trace to calibrate against ({r.status}: {why}); fix the task first "
+                      f"(sage-npu eval {m.task})", file=sys.stderr)
                 return 1
             samples.append(Sample(evaluation.trace.trace, evaluation.trace.block_dim, m.measured_us, m.task.name))
     base = default_costs(chip.family)
@@ -152,11 +193,10 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     from sage_npu.npu_eval.report import timing_label
     from sage_npu.npu_eval.task import TaskError
 
-    settings = load_settings(args.config, _overrides(args))
+    settings = _settings(args)
     missing = unavailable(settings.eval.backend)
     if missing is not None:
-        print(f"sage-npu: {missing}", file=sys.stderr)
-        return 2
+        return _usage_error(missing)
     label = timing_label(estimated=settings.eval.backend != "ascend")
     streamed = [0]
     previous: list[Attempt] = []
@@ -195,8 +235,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
             result = optimize(args.path, ev, settings.agent, memory=memory, turns=args.turns, on_attempt=progress,
                               on_token=token, on_retry=retry)
     except TaskError as e:
-        print(f"sage-npu: {e}", file=sys.stderr)
-        return 2
+        return _usage_error(str(e))
     if result.error and not args.json:
         print(f"sage-npu: the episode stopped early: {result.error}", file=sys.stderr)
     applied = []
@@ -251,37 +290,46 @@ def print_outcome(result, label: str, where: Path | None, applied: list[str]) ->
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    settings = load_settings(args.config, _overrides(args))
+    settings = _settings(args)
     return run_bench(settings.eval, settings.memory, settings.agent, args)
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    return run_memory(load_settings(args.config, _overrides(args)).memory, args)
+    return run_memory(_settings(args).memory, args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from sage_npu import __version__
     from sage_npu.server.setup import serve
 
-    settings = load_settings(args.config, _overrides(args))
+    settings = _settings(args)
     tcp = None
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
-            print("sage-npu: --tcp wants HOST:PORT, e.g. 127.0.0.1:2087", file=sys.stderr)
-            return 2
+            return _usage_error("--tcp wants HOST:PORT, e.g. 127.0.0.1:2087")
         tcp = (host or "127.0.0.1", int(port))
     serve(settings, __version__, tcp=tcp)
     return 0
 
 
-def format_profile(report) -> str:
+def format_profile(report: Report) -> str:
+    """The estimated timeline: device time, the bottleneck with what it means and what to try
+    (docs/profile.md), each pipe's busy share and the hot lines."""
+    import textwrap
+
+    from sage_npu.npu_eval.cost_model import bottleneck_advice
+
     t = report.timing
     if t is None:
         return "no estimate: the kernel did not run to the end"
     lines = [f"estimated {t.estimated_us:.2f} us device time (CPU cost model, not measured) + launch "
-             f"{t.launch_overhead_us:.0f} us; roofline {t.roofline_us:.2f} us; bottleneck: {t.bottleneck}",
-             "pipe   busy"]
+             f"{t.launch_overhead_us:.0f} us; roofline {t.roofline_us:.2f} us; bottleneck: {t.bottleneck}"]
+    advice = bottleneck_advice(t.bottleneck)
+    if advice:
+        lines += textwrap.wrap(f"{t.bottleneck}: {advice} (docs/profile.md)", width=100, initial_indent="  ",
+                               subsequent_indent="  ")
+    lines.append("pipe   busy")
     for pipe, ratio in sorted(t.pipes.items(), key=lambda kv: -kv[1]):
         lines.append(f"{pipe:<6} {ratio * 100:5.1f}%  {'#' * round(ratio * 40)}")
     if t.hot_lines:
@@ -295,7 +343,7 @@ def format_profile(report) -> str:
     return "\n".join(lines)
 
 
-def format_report(report) -> str:
+def format_report(report: Report) -> str:
     """Human output: compiler-style diagnostics (clickable in terminals and editors), then a summary."""
     lines = []
     for d in report.diagnostics:
@@ -313,13 +361,25 @@ def format_report(report) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return args.func(args)
-    except SettingsError as e:
-        print(f"sage-npu: {e}", file=sys.stderr)
-        return 2
+        args = build_parser().parse_args(argv)
+        from sage_npu.settings import SettingsError
+
+        try:
+            return args.func(args)
+        except SettingsError as e:
+            return _usage_error(str(e))
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The output's reader closed the pipe (`| head`): stop without a traceback. Whatever is still
+    buffered goes to /dev/null, so the flush at exit does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

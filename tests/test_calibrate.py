@@ -65,5 +65,8 @@ def test_bad_measurement_files_are_clear_errors(tmp_path):
     p.write_text("task,measured_us\nx,fast\n")
     with pytest.raises(CalibrationError, match="m.csv:2"):
         read_measurements(p)
-    with pytest.raises(CalibrationError, match="cannot read"):
+    with pytest.raises(CalibrationError, match="missing.csv: no such measurements file"):
         read_measurements(tmp_path / "missing.csv")
+    p.write_text("task,measured_us\nnot_here,1.5\n")
+    with pytest.raises(CalibrationError, match="m.csv:2: task 'not_here': no such task folder"):
+        read_measurements(p)

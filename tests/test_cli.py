@@ -85,3 +85,87 @@ def test_bad_config_value_names_the_field(tmp_path):
     cfg.write_text("[eval\n")
     with pytest.raises(SettingsError, match="not valid TOML"):
         load_settings(cfg)
+
+
+def bare_kernel(tmp_path: Path) -> Path:
+    """add_custom.cpp alone in a folder: no host.py, no reference.py."""
+    d = tmp_path / "bare"
+    d.mkdir()
+    k = d / "add_custom.cpp"
+    k.write_text((ADD / "add_custom.cpp").read_text())
+    return k
+
+
+def test_a_kernel_alone_that_compiles_is_compiled_and_exits_zero(tmp_path, capsys):
+    k = bare_kernel(tmp_path)
+    code = main(["eval", str(k), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert code == 0 and r["status"] == "compiled"
+    assert not [d for d in r["diagnostics"] if d["severity"] == "error"]
+    assert main(["eval", str(k)]) == 0
+    assert "add_custom.cpp on 910B2 (sim): compiled" in capsys.readouterr().out
+
+
+def test_a_kernel_alone_with_a_compile_error_exits_one(tmp_path, capsys):
+    k = bare_kernel(tmp_path)
+    k.write_text(k.read_text().replace("AscendC::Add(zLocal, xLocal, yLocal, tileLength);",
+                                       "AscendC::Add(zLocal, xLocal, yLocal, tileLength, 7, 8);"))
+    code = main(["eval", str(k), "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert code == 1 and r["status"] == "compile_error"
+    assert any(d["severity"] == "error" and d["code"] == "compile-error" for d in r["diagnostics"])
+
+
+@pytest.mark.parametrize("argv", [["eval", "{missing}"], ["optimize", "{missing}"], ["bench", "{missing}"],
+                                  ["run", "{missing}.asc"], ["calibrate", "{missing}.csv"],
+                                  ["eval", "{empty}"], ["eval", "--trials", "0", "{task}"],
+                                  ["memory", "stats", "--db", "{missing}"], ["eval", "--no-such-flag", "{task}"]])
+def test_a_usage_error_exits_two_in_every_command(tmp_path, argv):
+    (tmp_path / "empty").mkdir()
+    where = {"missing": str(tmp_path / "missing"), "empty": str(tmp_path / "empty"), "task": str(ADD)}
+    p = run_cli(*[a.format(**where) for a in argv], env={"XDG_DATA_HOME": str(tmp_path / "data")})
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip() and "Traceback" not in p.stderr and p.stdout == ""
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
+    k = bare_kernel(tmp_path)
+    for argv in (["eval", str(k), "--json"], ["eval", str(k)], ["--help"]):
+        proc = subprocess.Popen([sys.executable, "-m", "sage_npu.cli", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # `| head` that has read enough: every write now fails with EPIPE
+        err = proc.stderr.read()
+        code = proc.wait(timeout=300)
+        assert "Traceback" not in err and "BrokenPipeError" not in err, err
+        assert code in (0, 141), (argv, code)
+
+
+def test_calibrate_names_the_missing_task(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("task,measured_us\nadd_custom,1.5\nnot_a_task,2.0\n")
+    (tmp_path / "add_custom").mkdir()
+    p = run_cli("calibrate", str(csv))
+    assert p.returncode == 2
+    assert "m.csv:3: task 'not_a_task': no such task folder" in p.stderr, p.stderr
+    p = run_cli("calibrate", str(tmp_path / "gone.csv"))
+    assert p.returncode == 2 and "gone.csv: no such measurements file" in p.stderr
+
+
+def test_profile_explains_the_bottleneck(capsys):
+    from sage_npu.npu_eval.cost_model import bottleneck_advice
+
+    code = main(["eval", str(ADD), "--trials", "1", "--profile"])
+    out = capsys.readouterr().out
+    assert code == 0 and "bottleneck: latency" in out
+    assert bottleneck_advice("latency") in " ".join(out.split()) and "docs/profile.md" in out
+
+
+def test_the_cli_starts_without_the_agent_memory_server_or_numpy():
+    # Each command imports what it runs: building the parser must not load the heavy parts.
+    code = ("import sys, sage_npu.cli as c; c.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'torch', 'lancedb', 'pygls', "
+            "'openai') or m.startswith(('sage_npu.npu_eval.evaluate', 'sage_npu.npu_eval.program', "
+            "'sage_npu.agent.optimize', 'sage_npu.memory.store', 'sage_npu.server.server', 'sage_npu.settings'))))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert p.stdout.strip() == "[]"

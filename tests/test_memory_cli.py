@@ -100,6 +100,10 @@ def test_list_show_search_explain(capsys, db):
     assert code == 0 and "adopted on add, mul, relu" in out and "InitBuffer.md" in out
     code, out, _ = run(capsys, "search", "double buffering overlaps copy and compute", "--db", str(db), "-k", "3")
     assert code == 0 and "ascendc-double-buffering" in out.splitlines()[0] and len(out.splitlines()) == 3
+    quoted = out
+    code, out, _ = run(capsys, "search", *"double buffering overlaps copy and compute".split(), "--db", str(db),
+                       "-k", "3")
+    assert code == 0 and out == quoted  # the words of an unquoted query are one query
     code, out, _ = run(capsys, "explain", "ascendc-double-buffering", "--db", str(db))
     assert code == 0 and out.count("episode ep") == 3 and "z = +0.4000" in out
     code, out, _ = run(capsys, "explain", "ascendc-double-buffering", "--json", "--db", str(db))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tomllib
@@ -38,15 +39,36 @@ def test_emulator_headers_are_package_data():
     assert headers and headers == covered, f"headers not in package data: {sorted(headers - covered)}"
 
 
+def make_venv_seeing_our_dependencies(venv: Path) -> Path:
+    """A venv on the base interpreter with its site packages; returns its python. (`--system-site-
+    packages` from inside a venv would see the base interpreter's packages, not the running venv's:
+    see_the_running_venv adds those.)"""
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    return venv / "bin" / "python"
+
+
+def see_the_running_venv(venv: Path) -> None:
+    """When the tests run inside a venv (the README's way), its site-packages hold the dependencies:
+    a .pth file puts them after the new venv's own, so the wheel installed there wins. Written after
+    the wheel's install, so pip never sees the running venv's editable sage-npu; plain path lines,
+    so that venv's .pth files (the editable finder) are not run."""
+    if sys.prefix == sys.base_prefix:
+        return
+    ours = [p for p in site.getsitepackages() if Path(p).resolve().is_relative_to(Path(sys.prefix).resolve())]
+    [target] = (venv / "lib").glob("python*/site-packages")
+    (target / "zz_running_venv.pth").write_text("".join(f"{p}\n" for p in ours))
+
+
 def test_wheel_installs_and_evaluates_outside_the_repo(tmp_path):
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(dist), str(REPO)], check=True, cwd=tmp_path)
     wheel = next(dist.glob("sage_npu-*.whl"))
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    py = venv / "bin" / "python"
+    py = make_venv_seeing_our_dependencies(venv)
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+    see_the_running_venv(venv)
     task = tmp_path / "task"
     shutil.copytree(REPO / "examples" / "tasks" / "add_custom", task)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}

@@ -1,4 +1,4 @@
-"""The Report is a contract (DESIGN section 4): its JSON Schema is pinned by a golden file."""
+"""The Report is a contract (docs/report.md): its JSON Schema is pinned by a golden file."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ SHIPPED = Path(__file__).resolve().parents[1] / "npu_eval" / "schema" / "report.
 
 
 def test_schema_matches_golden_file():
-    # A failure here means the report contract changed: update DESIGN/README, bump
+    # A failure here means the report contract changed: update docs/report.md, bump
     # schema_version if it breaks consumers, then regenerate both files.
     assert report_json_schema() == json.loads(GOLDEN.read_text())
 

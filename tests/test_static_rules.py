@@ -287,9 +287,14 @@ def test_fault_kernels_the_rules_can_see(fault_tasks):
 @pytest.mark.parametrize("chip", [B910, P310], ids=["910B2", "310P3"])
 def test_examples_have_no_warnings(kernel, chip):
     found = analyze(kernel.read_text(), chip)
-    assert [f for f in found if f.severity in ("error", "warning")] == []
+    # DataCopyPad is an A2 (910B) API: on a 310P its calls are api-unsupported, and nothing else is wrong.
+    lacking = {f.line for f in found if f.code == "api-unsupported"}
+    pads = {i for i, t in enumerate(kernel.read_text().splitlines(), 1) if "DataCopyPad(" in t}
+    assert lacking == (pads if chip is P310 else set())
+    assert [f for f in found if f.severity in ("error", "warning") and f.code != "api-unsupported"] == []
     # The only hint allowed on an example: the deliberately single-buffered first draft.
-    assert {(kernel.parent.name, f.code) for f in found} <= {("vadd_naive", "single-buffer")}
+    hints = {(kernel.parent.name, f.code) for f in found if f.code != "api-unsupported"}
+    assert hints <= {("vadd_naive", "single-buffer")}
 
 
 CONSTANTS = [

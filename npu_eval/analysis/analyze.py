@@ -7,6 +7,7 @@ import logging
 
 from sage_npu.npu_eval.analysis.findings import Finding, Rule
 from sage_npu.npu_eval.analysis.model import KernelModel
+from sage_npu.npu_eval.analysis.rules_api import api_unsupported
 from sage_npu.npu_eval.analysis.rules_copy import unaligned_copy, unaligned_view
 from sage_npu.npu_eval.analysis.rules_gm import raw_gm_access
 from sage_npu.npu_eval.analysis.rules_loop import scalar_in_loop
@@ -28,16 +29,18 @@ RULES: tuple[Rule, ...] = (
     Rule(missing_free, ("missing-free",)),
     Rule(tbuf_missing_sync, ("missing-sync",)),
     Rule(raw_gm_access, ("raw-gm-access",)),
+    Rule(api_unsupported, ("api-unsupported",)),
 )
 
 
-def analyze(source: str | bytes, chip: str | ChipProfile = DEFAULT_CHIP, *, for_report: bool = False
-            ) -> list[Finding]:
+def analyze(source: str | bytes, chip: str | ChipProfile = DEFAULT_CHIP, *, for_report: bool = False,
+            codes: tuple[str, ...] | None = None) -> list[Finding]:
     """All static findings on one Ascend C source for a chip (a name from npu_eval.chips or a
-    profile), in line order; `for_report` leaves out the editor-only rules (`Rule.in_report`).
-    Nothing is compiled or run; a rule that trips on a half-typed kernel is logged and skipped."""
+    profile), in line order; `for_report` leaves out the editor-only rules (`Rule.in_report`),
+    `codes` keeps only the rules that report those codes. Nothing is compiled or run; a rule that
+    trips on a half-typed kernel is logged and skipped."""
     profile = chip_profile(chip) if isinstance(chip, str) else chip
-    rules = [r for r in RULES if r.in_report] if for_report else RULES
+    rules = [r for r in RULES if (r.in_report or not for_report) and (codes is None or set(r.codes) & set(codes))]
     # The parse makes tens of thousands of short-lived node objects and no reference cycles;
     # a collector pass in the middle would traverse them all (40 ms on a 500-line kernel), so
     # it waits until they are freed.

@@ -16,7 +16,7 @@ import tree_sitter as ts
 from sage_npu.npu_eval.analysis.model import Function, KernelModel
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.codes import DiagnosticCode
-from sage_npu.npu_eval.report import Severity
+from sage_npu.npu_eval.report import Diagnostic, Severity
 
 BLOCK = 32  # bytes: the unit of DataCopy and of UB operand alignment
 
@@ -54,6 +54,11 @@ class Finding:
     code: DiagnosticCode
     message: str
     fixes: list[Fix] = field(default_factory=list)
+
+    def diagnostic(self, file: str) -> Diagnostic:
+        """The finding as a Report diagnostic on `file` (the fixes stay with the editor)."""
+        return Diagnostic(file=file, line=self.line, column=self.column, end_line=self.end_line,
+                          end_column=self.end_column, severity=self.severity, code=self.code, message=self.message)
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ struct Slot {
     bool pool_reset = false;
 };
 
-// One record per API call, for the cost model (DESIGN section 4) and the missing-sync check.
+// One record per API call, for the cost model (docs/profile.md) and the missing-sync check.
 enum class TraceKind : uint8_t { Instr, Alloc, Free, EnQue, DeQue, SetFlag, WaitFlag, Barrier };
 struct UbRange {
     uint32_t addr = 0, bytes = 0;

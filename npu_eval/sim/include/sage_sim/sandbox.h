@@ -1,4 +1,4 @@
-// The kernel's side of the sandbox (DESIGN section 8). Before this process started, the
+// The kernel's side of the sandbox (docs/architecture.md). Before this process started, the
 // Python side (npu_eval/sandbox.py) put it in its own session, in new PID and network
 // namespaces where the platform allows, under resource limits, as an unprivileged user, with
 // a scratch HOME/TMPDIR and an allow-listed environment.
