@@ -29,6 +29,8 @@ class EvalSettings(BaseModel):
     cxx: str = Field(default="g++", description="the C++ compiler")
     opt_level: str = Field(default="-O1", description="optimisation flag for kernel builds")
     cache_dir: Path | None = Field(default=None, description="build cache; default under the user cache dir")
+    build_cache_mb: int = Field(default=2048, ge=64, description="size bound of the build cache (binaries and "
+                                "precompiled headers); the least recently used go first")
     profile_dir: Path | None = Field(default=None, description="calibrated chip cost profiles; default under the user "
                                      "config dir")
 

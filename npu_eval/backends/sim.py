@@ -58,7 +58,7 @@ class SimBackend:
         defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
         flags = compile_flags(chip, s.opt_level, defines)
         flags += ["-iquote", str(task.root)]   # the kernel's own headers, also from its split kernel part
-        built = build(source, flags, s.cxx, BuildCache(self.cache_dir), task.user_files(),
+        built = build(source, flags, s.cxx, BuildCache(self.cache_dir, s.build_cache_mb << 20), task.user_files(),
                       (str(task.kernel), entry.line), s.compile_timeout_s)
         if not built.ok or built.binary is None:
             return BuildFailed("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
