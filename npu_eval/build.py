@@ -24,6 +24,17 @@ _MAX_VARIANTS = 8
 _IN_USE_S = 60.0  # an entry used this recently may be in a build that runs now
 
 
+@dataclass(frozen=True)
+class Prebuilt:
+    """What a build links against instead of compiling the emulator again (npu_eval/prebuilt.py
+    makes them): flags to add in front, the runtime object, and the set's identity."""
+
+    key: str
+    flags: list[str]
+    include_dir: Path
+    runtime: Path
+
+
 @dataclass
 class BuildResult:
     ok: bool
@@ -205,9 +216,12 @@ def _cache_entries(root: Path) -> list[CacheEntry]:
 
 
 def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user_files: set[str],
-          fallback: tuple[str, int], timeout_s: float) -> BuildResult:
+          fallback: tuple[str, int], timeout_s: float, prebuilt: Prebuilt | None = None) -> BuildResult:
+    """Compile and link the harness (cached). With `prebuilt`, the precompiled emulator header
+    and runtime object of these flags (npu_eval/prebuilt.py) stand in for the emulator's code."""
     start = time.monotonic()
-    key = _sha("\0".join([harness_text, compiler_identity(cxx), *flags]).encode())
+    extra = [*prebuilt.flags, "\0prebuilt", prebuilt.key] if prebuilt else []
+    key = _sha("\0".join([harness_text, compiler_identity(cxx), *flags, *extra]).encode())
     hit = cache.lookup(key)
     if hit:
         return BuildResult(True, hit, True, time.monotonic() - start)
@@ -215,7 +229,8 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
         src = Path(tmp) / "sage_harness.cpp"
         src.write_text(harness_text)
         out, dep = Path(tmp) / "harness", Path(tmp) / "harness.d"
-        cmd = [cxx, *flags, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
+        cmd = [cxx, *(prebuilt.flags if prebuilt else []), *flags, "-MD", "-MF", str(dep), str(src),
+               *([str(prebuilt.runtime)] if prebuilt else []), "-o", str(out)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
         except subprocess.TimeoutExpired:
@@ -237,7 +252,8 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
             return BuildResult(False, None, False, time.monotonic() - start, diags, text)
         deps = [str(Path(tmp, d).resolve()) if not os.path.isabs(d) else d
                 for d in _parse_depfile(dep.read_text())]
-        deps = [d for d in deps if not d.startswith(tmp)]
+        skip = (tmp, str(prebuilt.include_dir)) if prebuilt else (tmp,)
+        deps = [d for d in deps if not d.startswith(skip)]  # the prebuilt set is in the key
         binary = cache.store(key, out, deps)
         return BuildResult(True, binary, False, time.monotonic() - start, [], text)
 

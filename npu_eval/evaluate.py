@@ -171,6 +171,11 @@ class Evaluator:
         entries = check_task(task, s)
         if isinstance(entries, StageFailure):
             return failed(entries)
+        backend = open_backend(s, scratch)
+        try:
+            backend.prepare(task, chip_profile(s.chip))  # in the background, while the plan runs
+        except UnknownChip:
+            pass
         planned = plan_stage(self._plan_worker(), task, s, scratch / "plan")
         if isinstance(planned, StageFailure):
             return failed(planned)
@@ -181,7 +186,6 @@ class Evaluator:
         entry = entry_stage(entries, plan, task)
         if isinstance(entry, StageFailure):
             return failed(entry)
-        backend = open_backend(s, scratch)
         binary = backend.build(task, entry, plan, chip)
         if isinstance(binary, BuildFailed):
             stages.build_s = binary.seconds
