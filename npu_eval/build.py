@@ -21,6 +21,7 @@ from sage_npu.npu_eval.chips import ChipProfile
 
 SIM_INCLUDE = Path(__file__).resolve().parent / "sim" / "include"
 _MAX_VARIANTS = 8
+_STALE_TMP_S = 3600.0  # a half-written entry this old belongs to a process that died
 _IN_USE_S = 60.0  # an entry used this recently may be in a build that runs now
 
 
@@ -194,6 +195,7 @@ def _tree_bytes(path: Path) -> int:
 
 def _cache_entries(root: Path) -> list[CacheEntry]:
     entries: list[CacheEntry] = []
+    stale = time.time() - _STALE_TMP_S
     try:
         groups = [d for d in root.iterdir() if d.is_dir()]
     except OSError:
@@ -206,8 +208,10 @@ def _cache_entries(root: Path) -> list[CacheEntry]:
         for child in children:
             try:
                 st = child.stat()
-                if child.name.endswith(".json") or ".tmp" in child.name:
+                if child.name.endswith(".json"):
                     continue  # indexes are tiny; a lookup skips variants whose binary is gone
+                if ".tmp" in child.name and st.st_mtime > stale:
+                    continue  # being written now; one a killed process left goes once stale
                 size = _tree_bytes(child) if child.is_dir() else st.st_size
             except OSError:
                 continue

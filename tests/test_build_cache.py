@@ -56,3 +56,17 @@ def test_no_bound_keeps_everything(tmp_path):
     cache = BuildCache(tmp_path / "cache")
     kept = [_stored(cache, tmp_path, n, 100_000, age_s=3000) for n in "abc"]
     assert all(p.exists() for p in kept)
+
+
+def test_half_written_entries_of_a_killed_process_go_once_stale(tmp_path):
+    cache = BuildCache(tmp_path / "cache", limit_bytes=50_000)
+    left = tmp_path / "cache" / "pch" / "k1.tmpabc"
+    left.mkdir(parents=True)
+    (left / "runtime.o").write_bytes(b"r" * 100_000)
+    writing = tmp_path / "cache" / "pch" / "k2.tmpdef"
+    writing.mkdir()
+    (writing / "runtime.o").write_bytes(b"r" * 100_000)
+    then = time.time() - 7200
+    os.utime(left, (then, then))
+    _stored(cache, tmp_path, "b", 10_000, age_s=100)
+    assert not left.exists() and writing.exists()
