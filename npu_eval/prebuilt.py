@@ -66,10 +66,16 @@ def shared_flags(flags: list[str]) -> list[str]:
         if f == "-iquote":
             skip = True
             continue
-        if f.startswith("-D") and f[2:].split("=", 1)[0] not in words:
+        if f.startswith("-D") and not _may_change_headers(f[2:].split("=", 1)[0], words):
             continue
         out.append(f)
     return out
+
+
+def _may_change_headers(name: str, words: frozenset[str]) -> bool:
+    # The standard library's switches (NDEBUG, _GLIBCXX_DEBUG, _FORTIFY_SOURCE, ...) change the
+    # system headers the set holds, and the layout of the runtime object's containers.
+    return name in words or name.startswith("_") or name == "NDEBUG"
 
 
 def prebuilt_key(cxx: str, flags: list[str]) -> str:

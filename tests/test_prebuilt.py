@@ -26,6 +26,7 @@ def test_kernel_only_defines_and_folders_do_not_split_the_set():
     coop = compile_flags(chip_profile("910B2"), "-O0", {"SAGE_SIM_COOP": "1"})
     assert prebuilt_key("g++", coop) != prebuilt_key("g++", base), "a define the emulator reads needs its own set"
     assert prebuilt_key("g++", compile_flags(chip_profile("910B4"), "-O0", {})) != prebuilt_key("g++", base)
+    assert shared_flags([*base, "-D_GLIBCXX_DEBUG=1", "-DNDEBUG=1"]) == [*base, "-D_GLIBCXX_DEBUG=1", "-DNDEBUG=1"]
 
 
 def test_gxx_uses_the_precompiled_header(tmp_path):
