@@ -14,12 +14,14 @@ same edited kernel right after each trial.
 
     python benchmarks/bench_save_verdict.py [--trials 5] [--only add_custom,softmax_rows]
     [--debounce S]    (the server's sage.server.debounceS; default: the server's own default)
+    [--set eval.prebuilt=false --set eval.optLevel=-O1]   (any sage.* setting: the build before issue 14)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -85,7 +87,20 @@ def syntax_only(kernel: Path, root: Path) -> float:
         return time.perf_counter() - t
 
 
-async def start(inbox: Inbox, tmp: Path, debounce: float | None) -> LanguageClient:
+def with_settings(sage: dict, assignments: list[str]) -> dict:
+    """`sage` with each `section.key=value` of `--set` (value as JSON, else a string)."""
+    for a in assignments:
+        path, _, raw = a.partition("=")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        section, _, key = path.partition(".")
+        sage.setdefault(section, {})[key] = value
+    return sage
+
+
+async def start(inbox: Inbox, tmp: Path, debounce: float | None, assignments: list[str]) -> LanguageClient:
     client = LanguageClient("bench-save", "1")
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -104,6 +119,7 @@ async def start(inbox: Inbox, tmp: Path, debounce: float | None) -> LanguageClie
     sage: dict = {"eval": {"cacheDir": str(tmp / "cache")}, "memory": {"db": str(tmp / "mem"), "embedder": "hashing"}}
     if debounce is not None:
         sage["server"] = {"debounceS": debounce}
+    sage = with_settings(sage, assignments)
     await client.initialize_async(types.InitializeParams(
         capabilities=types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True)),
         initialization_options={"sage": sage}))
@@ -128,14 +144,14 @@ async def save_and_wait(client: LanguageClient, inbox: Inbox, uri: str, version:
     return published - saved, str(getattr(report, "status", "?"))
 
 
-async def bench_example(name: str, trials: int, debounce: float | None) -> Row:
+async def bench_example(name: str, trials: int, debounce: float | None, assignments: list[str]) -> Row:
     tmp = Path(tempfile.mkdtemp(prefix="sage-bench-save-"))
     root = tmp / name
     shutil.copytree(EXAMPLES / name, root)
     kernel = load_task(root).kernel
     uri, original = kernel.resolve().as_uri(), kernel.read_text()
     inbox, row = Inbox(), Row(name)
-    client = await start(inbox, tmp, debounce)
+    client = await start(inbox, tmp, debounce, assignments)
     try:
         client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
             uri=uri, language_id="cpp", version=1, text=original)))
@@ -163,15 +179,17 @@ async def main() -> None:
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated example names (default: every example)")
     ap.add_argument("--debounce", type=float, default=None, help="sage.server.debounceS (default: the server's)")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="a sage.* setting")
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
     load = os.getloadavg()[0]
     print(f"save -> evaluated verdict, median of {args.trials} edits each (build-cache misses); "
-          f"floor: g++ -fsyntax-only, no PCH; {os.cpu_count()} cores, load {load:.1f} at start")
+          f"floor: g++ -fsyntax-only, no PCH; {os.cpu_count()} cores, load {load:.1f} at start"
+          + (f"; settings {' '.join(args.set)}" if args.set else ""))
     print(f"{'example':<18} {'save->verdict':>13} {'syntax-only':>12} {'ratio':>6}  status")
     medians = []
     for name in names:
-        row = await bench_example(name, args.trials, args.debounce)
+        row = await bench_example(name, args.trials, args.debounce, args.set)
         save, floor = statistics.median(row.save_s), statistics.median(row.syntax_s)
         medians.append(save)
         print(f"{name:<18} {save:12.2f}s {floor:11.2f}s {save / floor:6.2f}  {','.join(sorted(row.statuses))}",
