@@ -22,6 +22,19 @@ from sage_npu.npu_eval.chips import ChipProfile
 
 SIM_INCLUDE = Path(__file__).resolve().parent / "sim" / "include"
 _MAX_VARIANTS = 8
+_STALE_TMP_S = 3600.0  # a half-written entry this old belongs to a process that died
+_IN_USE_S = 60.0  # an entry used this recently may be in a build that runs now
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """What a build links against instead of compiling the emulator again (npu_eval/prebuilt.py
+    makes them): flags to add in front, the runtime object, and the set's identity."""
+
+    key: str
+    flags: list[str]
+    include_dir: Path
+    runtime: Path
 
 
 @dataclass
@@ -93,10 +106,16 @@ def default_cache_dir() -> Path:
 
 
 class BuildCache:
-    """Variants of one harness+flags key, each valid while its dependencies hash the same."""
+    """Variants of one harness+flags key, each valid while its dependencies hash the same.
 
-    def __init__(self, root: Path) -> None:
+    The cache holds at most `limit_bytes` (binaries, kernel parts and precompiled headers):
+    each store drops the least recently used entries past it. A hit or a reuse refreshes an
+    entry's modification time, which is its recency; an entry used in the last
+    `_IN_USE_S` seconds is never dropped, so a concurrent build never loses a file it reads."""
+
+    def __init__(self, root: Path, limit_bytes: int | None = None) -> None:
         self.root = root
+        self.limit_bytes = limit_bytes
 
     def _index(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -109,6 +128,7 @@ class BuildCache:
         for v in variants:
             binary = Path(v["binary"])
             if binary.is_file() and all(_file_hash(p) == h for p, h in v["deps"].items()):
+                touch(binary)
                 return binary
         return None
 
@@ -120,6 +140,7 @@ class BuildCache:
         tmp = target.with_suffix(f".tmp{os.getpid()}")
         shutil.copy2(built, tmp)
         os.replace(tmp, target)  # atomic: concurrent builders never see half a binary
+        touch(target)
         index = self._index(key)
         try:
             variants = json.loads(index.read_text())
@@ -130,13 +151,82 @@ class BuildCache:
         itmp = index.with_suffix(f".tmp{os.getpid()}")
         itmp.write_text(json.dumps(variants[:_MAX_VARIANTS]))
         os.replace(itmp, index)
+        self.trim()
         return target
+
+    def trim(self) -> None:
+        """Drop least recently used entries until the cache fits `limit_bytes`."""
+        if self.limit_bytes is None:
+            return
+        entries = _cache_entries(self.root)
+        total = sum(e.bytes for e in entries)
+        fresh = time.time() - _IN_USE_S
+        for e in sorted(entries, key=lambda e: e.used):
+            if total <= self.limit_bytes:
+                break
+            if e.used >= fresh:
+                continue
+            if e.path.is_dir():
+                shutil.rmtree(e.path, ignore_errors=True)
+            else:
+                e.path.unlink(missing_ok=True)
+            total -= e.bytes
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One evictable thing in the build cache: a binary, a kernel part, or a precompiled-header set."""
+
+    path: Path
+    bytes: int
+    used: float  # modification time: set when stored and on every reuse
+
+
+def touch(path: Path) -> None:
+    """Mark a cache entry as just used (its recency for the size bound)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _cache_entries(root: Path) -> list[CacheEntry]:
+    entries: list[CacheEntry] = []
+    stale = time.time() - _STALE_TMP_S
+    try:
+        groups = [d for d in root.iterdir() if d.is_dir()]
+    except OSError:
+        return entries
+    for group in groups:
+        try:
+            children = list(group.iterdir())
+        except OSError:
+            continue
+        for child in children:
+            try:
+                st = child.stat()
+                if child.name.endswith(".json"):
+                    continue  # indexes are tiny; a lookup skips variants whose binary is gone
+                if ".tmp" in child.name and st.st_mtime > stale:
+                    continue  # being written now; one a killed process left goes once stale
+                size = _tree_bytes(child) if child.is_dir() else st.st_size
+            except OSError:
+                continue
+            entries.append(CacheEntry(child, size, st.st_mtime))
+    return entries
 
 
 def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user_files: set[str],
-          fallback: tuple[str, int], timeout_s: float) -> BuildResult:
+          fallback: tuple[str, int], timeout_s: float, prebuilt: Prebuilt | None = None) -> BuildResult:
+    """Compile and link the harness (cached). With `prebuilt`, the precompiled emulator header
+    and runtime object of these flags (npu_eval/prebuilt.py) stand in for the emulator's code."""
     start = time.monotonic()
-    key = _sha("\0".join([harness_text, compiler_identity(cxx), *flags]).encode())
+    extra = [*prebuilt.flags, "\0prebuilt", prebuilt.key] if prebuilt else []
+    key = _sha("\0".join([harness_text, compiler_identity(cxx), *flags, *extra]).encode())
     hit = cache.lookup(key)
     if hit:
         return BuildResult(True, hit, True, time.monotonic() - start)
@@ -144,7 +234,8 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
         src = Path(tmp) / "sage_harness.cpp"
         src.write_text(harness_text)
         out, dep = Path(tmp) / "harness", Path(tmp) / "harness.d"
-        cmd = [cxx, *flags, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
+        cmd = [cxx, *(prebuilt.flags if prebuilt else []), *flags, "-MD", "-MF", str(dep), str(src),
+               *([str(prebuilt.runtime)] if prebuilt else []), "-o", str(out)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
         except subprocess.TimeoutExpired:
@@ -166,7 +257,8 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
             return BuildResult(False, None, False, time.monotonic() - start, diags, text)
         deps = [str(Path(tmp, d).resolve()) if not os.path.isabs(d) else d
                 for d in _parse_depfile(dep.read_text())]
-        deps = [d for d in deps if not d.startswith(tmp)]
+        skip = (tmp, str(prebuilt.include_dir)) if prebuilt else (tmp,)
+        deps = [d for d in deps if not d.startswith(skip)]  # the prebuilt set is in the key
         binary = cache.store(key, out, deps)
         return BuildResult(True, binary, False, time.monotonic() - start, [], text)
 

@@ -13,6 +13,7 @@ the one-shot convenience of the CLI and returns just the Report.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import threading
 import time
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sage_npu.npu_eval import scratch as scratch_dirs
-from sage_npu.npu_eval.analysis import analyze
+from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.backends import BuildFailed, open_backend, unavailable
 from sage_npu.npu_eval.chips import UnknownChip, chip_profile
 from sage_npu.npu_eval.plan_client import PlanWorker
@@ -37,6 +38,8 @@ from sage_npu.npu_eval.stages import (
 )
 from sage_npu.npu_eval.task import Task, TaskError, load_task
 from sage_npu.npu_eval.trace import Trace
+
+_FINDINGS_KEPT = 32  # sources whose findings an Evaluator keeps (a server sees a few tasks at a time)
 
 __all__ = ["Cancelled", "Evaluation", "Evaluator", "Stages", "TraceSample", "diagnostic", "evaluate"]
 
@@ -83,6 +86,9 @@ class Evaluator:
         self._worker: PlanWorker | None = None
         self._cancel = threading.Event()
         scratch_dirs.sweep_stale_once(scratch_root)  # what runs killed earlier left behind
+        # The static findings of the last sources seen, by (source hash, chip): re-evaluating an
+        # unchanged kernel (a host.py save, a new seed) skips the parse (about 10 ms).
+        self._findings: dict[tuple[str, str], list[Finding]] = {}
 
     def cancel(self) -> None:
         """Stop the evaluation in progress at its next stage boundary (between trials at the
@@ -131,7 +137,32 @@ class Evaluator:
             ev = self._pipeline(task, scratch, trace_out)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return Evaluation(_with_static_findings(ev.report, task), ev.trace, ev.stages)
+        return Evaluation(self._with_static_findings(ev.report, task), ev.trace, ev.stages)
+
+    def _static_findings(self, source: bytes, chip: str) -> list[Finding]:
+        key = (hashlib.sha256(source).hexdigest(), chip)
+        found = self._findings.pop(key, None)
+        if found is None:
+            found = analyze(source, chip, for_report=True)
+        self._findings[key] = found  # re-inserted: the dict's order is least recently used first
+        while len(self._findings) > _FINDINGS_KEPT:
+            del self._findings[next(iter(self._findings))]
+        return found
+
+    def _with_static_findings(self, report: Report, task: Task) -> Report:
+        """The static analysis's findings (except editor-only hints) join every report on the kernel
+        with their severities; they never change the status, and one whose code and line a runtime
+        diagnostic already reports is not added twice."""
+        try:
+            findings = self._static_findings(task.kernel.read_bytes(), report.chip)
+        except (OSError, UnknownChip):  # the report already says what is wrong with the file or chip
+            return report
+        kernel = str(task.kernel)
+        known = {(d.code, d.line) for d in report.diagnostics if d.file == kernel}
+        extra = [f.diagnostic(kernel) for f in findings if (f.code, f.line) not in known]
+        if not extra:
+            return report
+        return report.model_copy(update={"diagnostics": sorted([*report.diagnostics, *extra], key=diagnostic_order)})
 
     def _pipeline(self, task: Task, scratch: Path, trace_out: Path | None) -> Evaluation:
         s, stages = self.settings, Stages()
@@ -146,6 +177,11 @@ class Evaluator:
         entries = check_task(task, s)
         if isinstance(entries, StageFailure):
             return failed(entries)
+        backend = open_backend(s, scratch)
+        try:
+            backend.prepare(task, chip_profile(s.chip))  # in the background, while the plan runs
+        except UnknownChip:
+            pass
         planned = plan_stage(self._plan_worker(), task, s, scratch / "plan")
         if isinstance(planned, StageFailure):
             return failed(planned)
@@ -159,7 +195,6 @@ class Evaluator:
         entry = entry_stage(entries, plan, task)
         if isinstance(entry, StageFailure):
             return failed(entry)
-        backend = open_backend(s, scratch)
         binary = backend.build(task, entry, plan, chip)
         if isinstance(binary, BuildFailed):
             stages.build_s = binary.seconds
@@ -174,22 +209,6 @@ class Evaluator:
         done = report(status=res.status, diagnostics=res.diagnostics, correctness=res.correctness, timing=timing,
                       stdout=res.stdout)
         return Evaluation(done, TraceSample(trace, plan.first.block_dim) if trace else None, stages)
-
-
-def _with_static_findings(report: Report, task: Task) -> Report:
-    """The static analysis's findings (except editor-only hints) join every report on the kernel
-    with their severities; they never change the status, and one whose code and line a runtime
-    diagnostic already reports is not added twice."""
-    try:
-        findings = analyze(task.kernel.read_bytes(), report.chip, for_report=True)
-    except (OSError, UnknownChip):  # the report already says what is wrong with the file or chip
-        return report
-    kernel = str(task.kernel)
-    known = {(d.code, d.line) for d in report.diagnostics if d.file == kernel}
-    extra = [f.diagnostic(kernel) for f in findings if (f.code, f.line) not in known]
-    if not extra:
-        return report
-    return report.model_copy(update={"diagnostics": sorted([*report.diagnostics, *extra], key=diagnostic_order)})
 
 
 def evaluate(task: str | Path | Task, settings: EvalSettings | None = None, trace_out: Path | None = None) -> Report:

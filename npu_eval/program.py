@@ -283,7 +283,7 @@ def build_program(sources: list[Path], settings: EvalSettings, defines: dict[str
         flags += ["-iquote", d]
     user_files = _user_files(sources)
     fallback = (first, _main_line(sources[0].read_bytes()))
-    cache = BuildCache(settings.cache_dir or default_cache_dir())
+    cache = BuildCache(settings.cache_dir or default_cache_dir(), settings.build_cache_mb << 20)
     res = build("\n".join(parts), flags, settings.cxx, cache, user_files, fallback, settings.compile_timeout_s)
     if res.ok:
         return Built(res.binary, res.seconds, res.cached, [], rewrites)

@@ -29,8 +29,13 @@ class EvalSettings(BaseModel):
                                   "(it may only plan the launch; docs/task-format.md)")
     estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
     cxx: str = Field(default="g++", description="the C++ compiler")
-    opt_level: str = Field(default="-O1", description="optimisation flag for kernel builds")
+    opt_level: str = Field(default="-O0", description="optimisation flag for kernel builds (-O0 builds fastest; "
+                           "the bundled examples run as fast as at -O1)")
+    prebuilt: bool = Field(default=True, description="compile the emulator header and runtime once per flag set and "
+                           "reuse them (kernel builds then compile only the kernel's own code)")
     cache_dir: Path | None = Field(default=None, description="build cache; default under the user cache dir")
+    build_cache_mb: int = Field(default=2048, ge=64, description="size bound of the build cache (binaries and "
+                                "precompiled headers); the least recently used go first")
     profile_dir: Path | None = Field(default=None, description="calibrated chip cost profiles; default under the user "
                                      "config dir")
 

@@ -67,3 +67,20 @@ def test_a_static_finding_reaches_the_agents_prompt(deadlock_report, deadlock):
     messages = turn_messages(view, {}, deadlock_report, None, None, "Make it correct.")
     prompt = "\n".join(m["content"] for m in messages)
     assert "warning [missing-free] add_custom.cpp:41:" in prompt
+
+
+def test_the_analysis_runs_once_per_source(evaluator, deadlock, monkeypatch):
+    import sage_npu.npu_eval.evaluate as evaluate_module
+
+    calls: list[int] = []
+    real = evaluate_module.analyze
+
+    def counting(source, chip, *, for_report=False):
+        calls.append(1)
+        return real(source, chip, for_report=for_report)
+
+    monkeypatch.setattr(evaluate_module, "analyze", counting)
+    first = evaluator.evaluate(deadlock).report
+    again = evaluator.evaluate(deadlock).report
+    assert len(calls) <= 1, "an unchanged kernel is analysed once (by source hash), not on every evaluation"
+    assert [d.code for d in first.diagnostics] == [d.code for d in again.diagnostics]

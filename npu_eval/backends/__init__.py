@@ -64,6 +64,11 @@ class Backend(Protocol):
 
     name: str
 
+    def prepare(self, task: Task, chip: ChipProfile) -> None:
+        """Start, in the background, what build() will likely need for `task` on `chip` (the plan
+        runs meanwhile); returns at once. build() must not depend on it having finished."""
+        ...
+
     def build(self, task: Task, entry: Entry, plan: LaunchPlan, chip: ChipProfile) -> Binary | BuildFailed:
         """Build the harness for `entry` and the plan's signature (one binary serves every trial)."""
         ...

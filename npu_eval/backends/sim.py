@@ -5,6 +5,7 @@ one folder per trial; measure = the cost model on trial 0's trace."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 from sage_npu.npu_eval import harness
@@ -13,6 +14,7 @@ from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_defin
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.launch_plan import LaunchArg, LaunchPlan, TensorArg, TrialPlan
+from sage_npu.npu_eval.prebuilt import prebuilt
 from sage_npu.npu_eval.report import Diagnostic, diagnostic
 from sage_npu.npu_eval.run import TrialRun, run_trial
 from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch
@@ -46,6 +48,19 @@ class SimBackend:
         self.cache_dir = settings.cache_dir or default_cache_dir()
         self._limits = SandboxLimits()
 
+    def prepare(self, task: Task, chip: ChipProfile) -> None:
+        """The prebuilt emulator parts for the flags this task will most likely build with (the
+        chip asked for, no plan defines), made in a thread while the plan runs."""
+        if not self.settings.prebuilt:
+            return
+        try:
+            flags = compile_flags(chip, self.settings.opt_level, coop_define(task.kernel.read_bytes()))
+        except OSError:
+            return
+        s = self.settings
+        threading.Thread(target=prebuilt, args=(self.cache_dir, s.cxx, flags, s.compile_timeout_s),
+                         name="sage-prebuild", daemon=True).start()
+
     def build(self, task: Task, entry: Entry, plan: LaunchPlan, chip: ChipProfile) -> Binary | BuildFailed:
         s, first, kernel_call = self.settings, plan.first, plan.signature.kernel
         try:
@@ -58,8 +73,9 @@ class SimBackend:
         defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
         flags = compile_flags(chip, s.opt_level, defines)
         flags += ["-iquote", str(task.root)]   # the kernel's own headers, also from its split kernel part
-        built = build(source, flags, s.cxx, BuildCache(self.cache_dir), task.user_files(),
-                      (str(task.kernel), entry.line), s.compile_timeout_s)
+        parts = prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s) if s.prebuilt else None
+        built = build(source, flags, s.cxx, BuildCache(self.cache_dir, s.build_cache_mb << 20), task.user_files(),
+                      (str(task.kernel), entry.line), s.compile_timeout_s, parts)
         if not built.ok or built.binary is None:
             return BuildFailed("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
                                                  for d in built.diagnostics], built.seconds)

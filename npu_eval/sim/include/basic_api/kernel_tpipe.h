@@ -30,7 +30,7 @@ inline const char* queue_kind(TPosition pos) {
 }
 // What each buffer of a queue is doing, for a deadlock message: "buffer 0 AllocTensor'd at
 // line 41 and not yet EnQue'd; buffer 1 ...".
-inline std::string holders(const std::vector<sage::sim::Slot*>& slots, sage::sim::SrcLoc from) {
+SAGE_SIM_OUTLINE std::string holders(const std::vector<sage::sim::Slot*>& slots, sage::sim::SrcLoc from) {
     using namespace sage::sim;
     std::string out;
     for (size_t i = 0; i < slots.size(); ++i) {
@@ -80,7 +80,7 @@ struct PoolAccess {
 
 inline uint32_t round32(uint32_t len) { return uint32_t((uint64_t(len) + 31u) / 32u * 32u); }
 
-inline sage::sim::Slot* carve_at(uint32_t addr, uint32_t bytes, int owner, const char* kind, int index, int count,
+SAGE_SIM_OUTLINE sage::sim::Slot* carve_at(uint32_t addr, uint32_t bytes, int owner, const char* kind, int index, int count,
                                  sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     auto& b = blk();
@@ -90,7 +90,7 @@ inline sage::sim::Slot* carve_at(uint32_t addr, uint32_t bytes, int owner, const
 }
 
 // "the TBufPool from InitBufPool at line 30 (65536 bytes from UB byte 0)"
-inline std::string pool_origin(const PoolState& p, sage::sim::SrcLoc from) {
+SAGE_SIM_OUTLINE std::string pool_origin(const PoolState& p, sage::sim::SrcLoc from) {
     return sage::sim::format("the TBufPool from InitBufPool at %s (%u bytes from UB byte %u)",
                              sage::sim::line_ref(p.init, from).c_str(), p.len, p.start);
 }
@@ -98,7 +98,7 @@ inline std::string pool_origin(const PoolState& p, sage::sim::SrcLoc from) {
 // A pool must hold memory before anything is placed in it. On the 910B, Reset gives the
 // memory back (CANN zeroes the pool's start and length), so a buffer placed afterwards would
 // land at UB byte 0, over the TPipe's first buffers.
-inline void pool_require_live(const PoolState& p, const char* api, sage::sim::SrcLoc loc) {
+SAGE_SIM_OUTLINE void pool_require_live(const PoolState& p, const char* api, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     if (p.live) return;
     if (p.reset.line) {
@@ -117,7 +117,7 @@ inline void pool_require_live(const PoolState& p, const char* api, sage::sim::Sr
 
 // Takes num x bytes from the pool at its cur address; an InitBuffer that does not fit the pool
 // stops here, at its line.
-inline uint32_t pool_take(PoolState& p, const char* api, int num, uint32_t bytes, sage::sim::SrcLoc loc) {
+SAGE_SIM_OUTLINE uint32_t pool_take(PoolState& p, const char* api, int num, uint32_t bytes, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     pool_require_live(p, api, loc);
     uint64_t need = uint64_t(num) * bytes;
@@ -146,7 +146,7 @@ inline uint32_t pool_take(PoolState& p, const char* api, int num, uint32_t bytes
     return at;
 }
 
-inline void pool_assign(PoolState& p, uint32_t start, uint32_t len, sage::sim::SrcLoc loc) {
+SAGE_SIM_OUTLINE void pool_assign(PoolState& p, uint32_t start, uint32_t len, sage::sim::SrcLoc loc) {
     p.start = p.cur = start;
     p.len = len;
     p.bufs = 0;
@@ -157,7 +157,7 @@ inline void pool_assign(PoolState& p, uint32_t start, uint32_t len, sage::sim::S
 }
 
 // Shares `share`'s memory: CANN gives the new pool the other's start and length.
-inline void pool_share(PoolState& p, const PoolState& share, uint32_t len, const char* api, sage::sim::SrcLoc loc) {
+SAGE_SIM_OUTLINE void pool_share(PoolState& p, const PoolState& share, uint32_t len, const char* api, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     pool_require_live(share, api, loc);
     uint32_t bytes = round32(len);
@@ -174,7 +174,7 @@ inline void pool_share(PoolState& p, const PoolState& share, uint32_t len, const
 // on the 910B the pool itself is emptied. CANN waits for each buffer's pending free event here;
 // the trace records a full barrier so the missing-sync check sees the next pool's writes ordered
 // after this pool's last reads of the same memory.
-inline void pool_reset(PoolState& p, const char* api, sage::sim::SrcLoc loc, bool traced) {
+SAGE_SIM_OUTLINE void pool_reset(PoolState& p, const char* api, sage::sim::SrcLoc loc, bool traced) {
     using namespace sage::sim;
     if (traced) trace_event(TraceKind::Barrier, Pipe::ALL, api, loc, int32_t(PIPE_ALL), 0);
     for (Slot* s : p.slots) {
@@ -197,7 +197,7 @@ inline void pool_reset(PoolState& p, const char* api, sage::sim::SrcLoc loc, boo
 
 // A custom pool's InitBufHandle: the buffer at `addr` must lie inside the pool, and its handle
 // inside the pool's BUFID_SIZE handles.
-inline sage::sim::Slot* pool_place(PoolState& p, const char* api, uint32_t index, TBufHandle handle, uint32_t addr,
+SAGE_SIM_OUTLINE sage::sim::Slot* pool_place(PoolState& p, const char* api, uint32_t index, TBufHandle handle, uint32_t addr,
                                    uint32_t len, int owner, const char* kind, int count, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     pool_require_live(p, api, loc);
@@ -691,7 +691,7 @@ private:
 
     // The whole InitBuffer call must fit: `num` buffers of `len` bytes, each rounded up to a
     // 32-byte block, on top of what earlier InitBuffer and InitBufPool calls took.
-    void reserve(int num, uint32_t len, sage::sim::SrcLoc loc, const char* api) {
+    SAGE_SIM_OUTLINE void reserve(int num, uint32_t len, sage::sim::SrcLoc loc, const char* api) {
         using namespace sage::sim;
         auto& b = blk();
         uint64_t need = uint64_t(num) * rounded(len);
@@ -742,7 +742,7 @@ private:
              (unsigned long long)(b.ub_used + need), rt().ub_bytes, rt().ub_bytes / 1024, chip_name(),
              (unsigned long long)(b.ub_used + need - rt().ub_bytes), blk().idx);
     }
-    sage::sim::Slot* carve(uint32_t len, int owner, const char* kind, int index, int count, sage::sim::SrcLoc loc) {
+    SAGE_SIM_OUTLINE sage::sim::Slot* carve(uint32_t len, int owner, const char* kind, int index, int count, sage::sim::SrcLoc loc) {
         using namespace sage::sim;
         auto& b = blk();
         uint32_t bytes = uint32_t(rounded(len));

@@ -27,6 +27,7 @@
 #include "../kernel_operator.h"
 #include "protocol.h"
 #include "sandbox.h"
+#include "prebuilt.h"
 
 // The linker's first byte of this executable's image (GNU ld, gold and lld define it): with
 // a symbol's link-time address it turns a run-time program counter into a symbol-table one.
@@ -115,7 +116,7 @@ struct Manifest {
             if (s.first == arg) return ManifestValue{s.second};
         die("no scalar for argument %d", arg);
     }
-    ManifestValue tiling_field(int arg, const char* field) const {
+    SAGE_SIM_OUTLINE ManifestValue tiling_field(int arg, const char* field) const {
         for (auto& t : tiling)
             if (std::get<0>(t) == arg && std::get<1>(t) == field) return ManifestValue{std::get<2>(t)};
         die("no tiling field %s for argument %d", field, arg);
@@ -450,7 +451,16 @@ inline int run_blocks(int64_t block_dim, std::vector<uint8_t>& ub, std::vector<u
 
 using BlockFn = void (*)(Manifest&);
 
-inline int harness_main(int argc, char** argv, BlockFn run_block) {
+// With SAGE_SIM_PREBUILT_RUNTIME the build links harness_main from a runtime object compiled
+// once per flag set (SAGE_SIM_RUNTIME_TU, npu_eval/pch.py), so a kernel's build does not
+// generate the runtime's code again; without it, it is an inline function like the rest.
+#if defined(SAGE_SIM_PREBUILT_RUNTIME) && !defined(SAGE_SIM_RUNTIME_TU)
+int harness_main(int argc, char** argv, BlockFn run_block);
+#else
+#ifndef SAGE_SIM_RUNTIME_TU
+inline
+#endif
+int harness_main(int argc, char** argv, BlockFn run_block) {
     if (argc < 2) Manifest::die("usage: %s MANIFEST", argv[0]);
     setvbuf(stdout, nullptr, _IOLBF, 0);
     Manifest m = Manifest::load(argv[1]);
@@ -476,6 +486,7 @@ inline int harness_main(int argc, char** argv, BlockFn run_block) {
     write_file(out_path(m, protocol::kDone), "ok\n", 3);
     return status;
 }
+#endif
 
 }  // namespace sim
 }  // namespace sage

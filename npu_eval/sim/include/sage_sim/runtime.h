@@ -17,6 +17,18 @@
 
 #include "protocol.h"
 
+// SAGE_SIM_OUTLINE marks the emulator's heavier non-template functions. A kernel build that links
+// the prebuilt runtime object (SAGE_SIM_PREBUILT_RUNTIME, npu_eval/prebuilt.py) keeps their bodies
+// for inlining only (gnu_inline: -O0 never emits them) and calls the object's copy, which
+// SAGE_SIM_RUNTIME_TU emits; every other build has plain inline functions.
+#if defined(SAGE_SIM_RUNTIME_TU)
+#define SAGE_SIM_OUTLINE inline __attribute__((used))
+#elif defined(SAGE_SIM_PREBUILT_RUNTIME)
+#define SAGE_SIM_OUTLINE inline __attribute__((gnu_inline))
+#else
+#define SAGE_SIM_OUTLINE inline
+#endif
+
 #ifndef SAGE_CHIP_NAME
 #define SAGE_CHIP_NAME "910B2"
 #endif
@@ -160,16 +172,25 @@ struct Runtime {
     int fault_fd = -1;          // written by the crash handler
 };
 
-inline Runtime& rt() {
+// The emulator's state. With SAGE_SIM_PREBUILT_RUNTIME it lives in the prebuilt runtime object
+// (see harness_main), so a kernel's build does not generate its constructors and destructor.
+#if defined(SAGE_SIM_PREBUILT_RUNTIME) && !defined(SAGE_SIM_RUNTIME_TU)
+Runtime& rt();
+#else
+#ifndef SAGE_SIM_RUNTIME_TU
+inline
+#endif
+Runtime& rt() {
     static Runtime r;
     return r;
 }
+#endif
 inline BlockState& blk() { return rt().block; }
 
 // Called by every API entry: the fallback for operators that cannot take a location.
 inline void touch(SrcLoc loc) { rt().last = loc; }
 
-inline uint32_t intern(SrcLoc loc) {
+SAGE_SIM_OUTLINE uint32_t intern(SrcLoc loc) {
     auto& locs = rt().locs;
     // Most calls repeat the previous location; scan from the end.
     for (size_t i = locs.size(); i-- > 0;) {
@@ -179,12 +200,12 @@ inline uint32_t intern(SrcLoc loc) {
     return uint32_t(locs.size());
 }
 
-inline std::string vformat(const char* fmt, va_list ap) {
+SAGE_SIM_OUTLINE std::string vformat(const char* fmt, va_list ap) {
     char buf[1536];
     vsnprintf(buf, sizeof buf, fmt, ap);
     return buf;
 }
-inline std::string format(const char* fmt, ...) {
+SAGE_SIM_OUTLINE std::string format(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     std::string s = vformat(fmt, ap);
@@ -194,7 +215,7 @@ inline std::string format(const char* fmt, ...) {
 
 // A fault already reported at this line only counts again: a check inside a loop must not
 // format its message on every iteration.
-inline bool already_reported(const char* code, SrcLoc loc) {
+SAGE_SIM_OUTLINE bool already_reported(const char* code, SrcLoc loc) {
     for (auto& f : rt().faults) {
         if (f.line == loc.line && f.code == code && f.file == loc.file) {
             ++f.count;
@@ -204,13 +225,13 @@ inline bool already_reported(const char* code, SrcLoc loc) {
     return false;
 }
 
-inline void record_fault(const char* code, Severity sev, SrcLoc loc, const std::string& msg) {
+SAGE_SIM_OUTLINE void record_fault(const char* code, Severity sev, SrcLoc loc, const std::string& msg) {
     if (already_reported(code, loc)) return;
     rt().faults.push_back(FaultRecord{code, loc.file, msg, loc.line, blk().idx, sev, 1});
 }
 
 // A finding after which the kernel can go on (the device would compute garbage or race).
-inline void report(const char* code, Severity sev, SrcLoc loc, const char* fmt, ...) {
+SAGE_SIM_OUTLINE void report(const char* code, Severity sev, SrcLoc loc, const char* fmt, ...) {
     if (already_reported(code, loc)) return;
     va_list ap;
     va_start(ap, fmt);
@@ -220,7 +241,7 @@ inline void report(const char* code, Severity sev, SrcLoc loc, const char* fmt, 
 }
 
 // A fault that stops the block: recorded, then the block unwinds to the harness.
-[[noreturn]] inline void fail(const char* code, SrcLoc loc, const char* fmt, ...) {
+[[noreturn]] SAGE_SIM_OUTLINE void fail(const char* code, SrcLoc loc, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     std::string msg = vformat(fmt, ap);
@@ -230,7 +251,7 @@ inline void report(const char* code, Severity sev, SrcLoc loc, const char* fmt, 
 }
 
 // "line 23" when `at` is in the file of the fault being reported, else "name.h:23".
-inline std::string line_ref(SrcLoc at, SrcLoc from) {
+SAGE_SIM_OUTLINE std::string line_ref(SrcLoc at, SrcLoc from) {
     if (!at.line) return "an unknown line";
     if (from.file && at.file && std::strcmp(at.file, from.file) == 0) return format("line %d", at.line);
     const char* base = std::strrchr(at.file, '/');
@@ -238,14 +259,14 @@ inline std::string line_ref(SrcLoc at, SrcLoc from) {
 }
 
 // "the VECIN queue from InitBuffer at line 24 (2 buffers of 256 bytes)"
-inline std::string slot_origin(const Slot& s, SrcLoc from) {
+SAGE_SIM_OUTLINE std::string slot_origin(const Slot& s, SrcLoc from) {
     if (s.count > 1)
         return format("the %s from InitBuffer at %s (%d buffers of %u bytes)", s.kind, line_ref(s.init, from).c_str(),
                       s.count, s.bytes);
     return format("the %s from InitBuffer at %s (%u bytes)", s.kind, line_ref(s.init, from).c_str(), s.bytes);
 }
 
-inline Slot* slot_at(uint32_t addr) {
+SAGE_SIM_OUTLINE Slot* slot_at(uint32_t addr) {
     Slot* found = nullptr;
     for (auto& s : blk().slots) {
         if (addr >= s.addr && addr < s.addr + s.bytes) found = &s;  // the latest carve wins after a Reset
@@ -268,7 +289,7 @@ inline void trace(TraceRec r) {
     }
     rt().block.trace.push_back(r);
 }
-inline void trace_instr(Pipe pipe, const char* api, const char* dtype, uint32_t elems,
+SAGE_SIM_OUTLINE void trace_instr(Pipe pipe, const char* api, const char* dtype, uint32_t elems,
                         uint64_t bytes, SrcLoc loc, UbRange w = {}, UbRange r0 = {},
                         UbRange r1 = {}) {
     if (!rt().tracing) return;
@@ -276,13 +297,13 @@ inline void trace_instr(Pipe pipe, const char* api, const char* dtype, uint32_t 
 }
 // A GM transfer's shape for the cost model: the GM address's offset from a 512-byte boundary
 // (full bandwidth wants 512-byte aligned addresses) and the number of bursts.
-inline void trace_gm_shape(const void* gm, uint32_t bursts) {
+SAGE_SIM_OUTLINE void trace_gm_shape(const void* gm, uint32_t bursts) {
     if (!rt().tracing || rt().block.trace.empty()) return;
     TraceRec& r = rt().block.trace.back();
     r.a = int32_t(reinterpret_cast<uintptr_t>(gm) % 512);
     r.b = int32_t(bursts);
 }
-inline void trace_event(TraceKind kind, Pipe pipe, const char* api, SrcLoc loc, int32_t a,
+SAGE_SIM_OUTLINE void trace_event(TraceKind kind, Pipe pipe, const char* api, SrcLoc loc, int32_t a,
                         int32_t b, UbRange w = {}) {
     if (!rt().tracing) return;
     trace(TraceRec{kind, pipe, api, "", 0, 0, intern(loc), a, b, w, {}, {}});
@@ -290,7 +311,7 @@ inline void trace_event(TraceKind kind, Pipe pipe, const char* api, SrcLoc loc, 
 
 // ---- global memory ----
 
-inline GmBuffer* gm_find(const void* p) {
+SAGE_SIM_OUTLINE GmBuffer* gm_find(const void* p) {
     auto* q = static_cast<const uint8_t*>(p);
     for (auto& b : rt().gm) {
         if (q >= b.base && q < b.base + b.bytes) return &b;
@@ -298,7 +319,7 @@ inline GmBuffer* gm_find(const void* p) {
     return nullptr;
 }
 
-inline GmBuffer* gm_nearest(const void* p, long long* offset) {
+SAGE_SIM_OUTLINE GmBuffer* gm_nearest(const void* p, long long* offset) {
     auto* q = static_cast<const uint8_t*>(p);
     GmBuffer* best = nullptr;
     long long best_d = 0;
@@ -314,7 +335,7 @@ inline GmBuffer* gm_nearest(const void* p, long long* offset) {
 // starts below it (kernels offset a buffer's base upwards, by block and tile). -1 if none.
 // GlobalTensor::SetGlobalBuffer remembers it, so an access that runs off its buffer into a
 // neighbouring one is still caught.
-inline int gm_home(const void* p) {
+SAGE_SIM_OUTLINE int gm_home(const void* p) {
     auto* q = static_cast<const uint8_t*>(p);
     int below = -1;
     for (size_t i = 0; i < rt().gm.size(); ++i) {
@@ -325,7 +346,7 @@ inline int gm_home(const void* p) {
     return below;
 }
 
-[[noreturn]] inline void gm_out_of_bounds(const GmBuffer* b, const uint8_t* q, uint64_t bytes, SrcLoc loc,
+[[noreturn]] SAGE_SIM_OUTLINE void gm_out_of_bounds(const GmBuffer* b, const uint8_t* q, uint64_t bytes, SrcLoc loc,
                                           bool write, const char* api, uint32_t elem) {
     const char* verb = write ? "writes" : "reads";
     if (!api) api = write ? "a GM write" : "a GM read";
@@ -381,7 +402,7 @@ inline void gm_check_written(const GmBuffer* b, const void* p, uint64_t bytes, S
            api ? api : "a load", b->name.c_str(), first / elem, b->name.c_str(), blk().idx);
 }
 
-inline GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
+SAGE_SIM_OUTLINE GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
                           uint32_t elem = 1, int home = -1) {
     auto* q = static_cast<const uint8_t*>(p);
     GmBuffer* b = home >= 0 ? &rt().gm[size_t(home)] : gm_find(p);
@@ -396,7 +417,7 @@ inline GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write,
     gm_out_of_bounds(b, q, bytes, loc, write, api, elem);
 }
 
-inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first, uint64_t bytes, SrcLoc loc,
+SAGE_SIM_OUTLINE void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first, uint64_t bytes, SrcLoc loc,
                     const char* api, uint32_t elem, bool identical = false) {
     if (already_reported("gm-race", loc)) return;
     int other = int(prev & 0xFFF) - 1;
@@ -429,7 +450,7 @@ inline void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first,
 // over the writer array, memory-bound (four writer bytes per output byte): the race test is
 // a compare that a correct kernel never takes.
 // `identical`: the store left the bytes as they were (the caller compared before writing).
-inline void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
+SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
                      uint32_t elem = 1, bool identical = false) {
     gm_mark_written(b, p, bytes);
     if (!b->writer || !bytes) return;
@@ -460,7 +481,7 @@ inline void ub_clear(UbRange r) {
     if (r.bytes) memset(blk().ub_init + r.addr, 0, r.bytes);
 }
 // Reports a read of UB bytes not written since their buffer was allocated.
-inline void ub_check_init(UbRange r, const char* api, SrcLoc loc) {
+SAGE_SIM_OUTLINE void ub_check_init(UbRange r, const char* api, SrcLoc loc) {
     if (!r.bytes) return;
     const void* z = memchr(blk().ub_init + r.addr, 0, r.bytes);
     if (!z || already_reported("uninitialized-read", loc)) return;

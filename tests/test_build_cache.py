@@ -1,0 +1,72 @@
+"""The build cache: hits while the dependencies hash the same, and a size bound that drops the
+least recently used entries (but never one in use right now)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from sage_npu.npu_eval.build import BuildCache
+
+
+def _stored(cache: BuildCache, tmp_path: Path, name: str, size: int, age_s: float) -> Path:
+    built = tmp_path / f"built-{name}"
+    built.write_bytes(b"x" * size)
+    dep = tmp_path / f"{name}.cpp"
+    dep.write_text(name)
+    binary = cache.store(name * 8, built, [str(dep)])
+    then = time.time() - age_s
+    os.utime(binary, (then, then))
+    return binary
+
+
+def test_least_recently_used_binaries_go_first(tmp_path):
+    cache = BuildCache(tmp_path / "cache", limit_bytes=250_000)
+    old = _stored(cache, tmp_path, "a", 100_000, age_s=3000)
+    mid = _stored(cache, tmp_path, "b", 100_000, age_s=2000)
+    assert old.exists() and mid.exists()
+    assert cache.lookup("a" * 8) == old   # a hit makes `a` the most recently used
+    os.utime(old, (time.time() - 100, time.time() - 100))
+    new = _stored(cache, tmp_path, "c", 100_000, age_s=500)
+    assert new.exists() and old.exists()
+    assert not mid.exists(), "the least recently used binary stays past the bound"
+    assert cache.lookup("b" * 8) is None
+
+
+def test_entries_in_use_are_never_dropped(tmp_path):
+    cache = BuildCache(tmp_path / "cache", limit_bytes=50_000)
+    a = _stored(cache, tmp_path, "a", 100_000, age_s=0)
+    b = _stored(cache, tmp_path, "b", 100_000, age_s=0)
+    assert a.exists() and b.exists(), "an entry used within the last minute may be read by a build now"
+
+
+def test_precompiled_header_sets_count_and_go_as_one(tmp_path):
+    cache = BuildCache(tmp_path / "cache", limit_bytes=150_000)
+    pch = tmp_path / "cache" / "pch" / "k1"
+    (pch / "sage_sim").mkdir(parents=True)
+    (pch / "sage_sim" / "harness.h.gch").write_bytes(b"p" * 120_000)
+    then = time.time() - 5000
+    os.utime(pch, (then, then))
+    b = _stored(cache, tmp_path, "b", 100_000, age_s=100)
+    assert b.exists() and not pch.exists()
+
+
+def test_no_bound_keeps_everything(tmp_path):
+    cache = BuildCache(tmp_path / "cache")
+    kept = [_stored(cache, tmp_path, n, 100_000, age_s=3000) for n in "abc"]
+    assert all(p.exists() for p in kept)
+
+
+def test_half_written_entries_of_a_killed_process_go_once_stale(tmp_path):
+    cache = BuildCache(tmp_path / "cache", limit_bytes=50_000)
+    left = tmp_path / "cache" / "pch" / "k1.tmpabc"
+    left.mkdir(parents=True)
+    (left / "runtime.o").write_bytes(b"r" * 100_000)
+    writing = tmp_path / "cache" / "pch" / "k2.tmpdef"
+    writing.mkdir()
+    (writing / "runtime.o").write_bytes(b"r" * 100_000)
+    then = time.time() - 7200
+    os.utime(left, (then, then))
+    _stored(cache, tmp_path, "b", 10_000, age_s=100)
+    assert not left.exists() and writing.exists()
