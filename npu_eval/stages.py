@@ -99,7 +99,8 @@ def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: 
     """host.py and reference.py, run in the plan worker: every trial's launch and arrays."""
     t0 = time.monotonic()
     request = PlanRequest(task_root=str(task.root), reference=str(task.reference), host=str(task.host),
-                          out_dir=str(out_dir), seed=settings.seed, trials=settings.trials)
+                          out_dir=str(out_dir), seed=settings.seed, trials=settings.trials,
+                          timeout_s=settings.plan_timeout_s)
     try:
         answer = worker.plan(request, timeout=settings.plan_timeout_s)
     except PlanWorkerError as e:
