@@ -1,6 +1,6 @@
 """The plan zygote: a process that imports torch once and forks a fresh, confined child for
-every plan, which runs that task's reference.py and host.py and dies (DESIGN section 4, "Plan";
-section 8). No user code ever runs in the zygote itself, so no task sees what an earlier one
+every plan, which runs that task's reference.py and host.py and dies (docs/security.md says what
+it confines and why). No user code ever runs in the zygote itself, so no task sees what an earlier one
 did to the interpreter (a monkeypatched torch, a changed module, a leftover thread), and the
 fork keeps torch's import paid once.
 

@@ -266,7 +266,9 @@ async def test_quick_saves_replace_the_queued_evaluation(client: LanguageClient,
     await asyncio.sleep(1.0)
     begun = [values[0] for values in client.progress_reports.values() if values]
     runs = [b for b in begun if isinstance(b, types.WorkDoneProgressBegin) and "evaluating" in (b.message or "")]
-    assert 1 <= len(runs) <= 3, f"{len(runs)} evaluations for one open and ten saves"
+    # Without superseding, the open and each save would run: 11. A run that finishes between two
+    # saves is a run of its own (with the prebuilt emulator one takes about 0.6 s), so a few remain.
+    assert 1 <= len(runs) <= 5, f"{len(runs)} evaluations for one open and ten saves"
 
 
 def _diag(line: int, code: str = "x", message: str = "m", source: str = "sage") -> types.Diagnostic:

@@ -426,3 +426,20 @@ async def test_cancelling_the_progress_stops_the_episode_early(client: LanguageC
     episode = await wait_for("sage/episode", lambda: client.episodes and client.episodes[-1])
     assert episode.turns < 4, episode    # the fixture allows 4 turns
     assert episode.error == "cancelled" and "The episode was cancelled." in episode.message
+
+
+def test_the_editors_progress_line_is_the_clis_turn_line():
+    """The editor shows what the CLI prints for a turn: what it was compared with, the best so far,
+    and for a wrong kernel the reason and no time."""
+    from sage_npu.agent.episode import Attempt
+    from sage_npu.agent.worker import AttemptProgress
+    from sage_npu.server.features.suggestion_notices import progress_message
+
+    wrong = Attempt(2, "model", "rewrote the kernel", "mismatch", None, False, round=2, base_turn=1, vs_us=5.0,
+                    vs_turn=1, best_us=5.0, best_turn=1, reason="wrong at index 3: got 1, expected 2")
+    line = progress_message(AttemptProgress(wrong))
+    assert "wrong at index 3: got 1, expected 2" in line and "best 5.000 us (turn 1)" in line
+    assert " us  " not in line and "  " not in line
+    kept = Attempt(3, "double_buffer", "double buffering", "correct", 2.5, True, round=3, base_turn=1, vs_us=5.0,
+                   vs_turn=1, best_us=2.5, best_turn=3)
+    assert "2.500 us new best: 2.00x faster than 5.000 us (turn 1)" in progress_message(AttemptProgress(kept))

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from sage_npu.agent.episode import SUGGESTING, EpisodeStatus
+from sage_npu.agent.progress import turn_line
 from sage_npu.agent.worker import OptimizeResult, Progress, TokensProgress
 from sage_npu.npu_eval.report import labelled
 from sage_npu.server.features.decisions import read_disk
@@ -118,9 +119,9 @@ def progress_message(p: Progress) -> str:
     """One line for the client's progress display."""
     if isinstance(p, TokensProgress):
         return f"the model is answering ({p.chars} characters)"
-    a = p.attempt
-    est = f"{a.estimated_us:.2f} us" if a.estimated_us is not None else a.status
-    return f"turn {a.turn}: {a.transform} -> {est}"
+    # The CLI's turn line (what it was compared with, why a failed candidate failed, the best so
+    # far; a wrong kernel gets no time), with its column padding collapsed for a one-line display.
+    return " ".join(turn_line(p.attempt).split())
 
 
 def episode_message(kernel: str, result: OptimizeResult, sug: Suggestion | None) -> str:
