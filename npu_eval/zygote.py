@@ -7,7 +7,9 @@ fork keeps torch's import paid once.
 Protocol with the parent (npu_eval/plan_client.py): one JSON request per line on stdin
 (`{"plan": PlanRequest}`), one `PlanAnswer` per line on the original stdout.
 
-Each plan runs in one forked *runner*, PID 1 of a new PID namespace where the platform allows
+Each plan runs in one forked *runner*, forked ahead (a spare waiting for the next request, so
+the fork and the task-independent namespaces are not paid in the plan's time), PID 1 of a new
+PID namespace where the platform allows
 (the zygote kills it at the end, and every process it started dies with it; without one, its
 session and the run's marker are swept). In its own session and network namespace, it reads
 the two files while still root, enters the confinement of npu_eval/confine.py (private mounts
@@ -70,15 +72,34 @@ def main() -> int:
     z = Zygote(memory_bytes=int(os.environ.get("SAGE_PLAN_MEMORY_BYTES", 8 << 30)),
                seccomp=confine.seccomp_program(), namespaces=namespaces_unavailable() is None)
     proto.write(json.dumps({"ready": True}) + "\n")
-    for line in sys.stdin:
-        if line.strip():
-            ans = run_plan(z, PlanRequest.model_validate(json.loads(line)["plan"]), proto.fileno())
-            proto.write(ans.model_dump_json(exclude_none=True) + "\n")
+    spare = _spawn(z, proto.fileno())
+    try:
+        for line in sys.stdin:
+            if line.strip():
+                ans = run_plan(z, spare, PlanRequest.model_validate(json.loads(line)["plan"]))
+                proto.write(ans.model_dump_json(exclude_none=True) + "\n")
+                spare = _spawn(z, proto.fileno())  # the next runner, while the parent goes on
+    finally:
+        _dismiss(spare)
     return 0
 
 
-def run_plan(z: Zygote, req: PlanRequest, proto_fd: int) -> PlanAnswer:
-    """Fork a runner for `req`, collect its answer, end every process of the run."""
+@dataclass(frozen=True)
+class Spare:
+    """A runner forked before its plan arrives, waiting for the request on a pipe. Forking a
+    process that holds torch and entering the namespaces that do not depend on the task cost
+    about 60 ms; a spare pays them while the zygote is idle instead of in the plan's time."""
+
+    pid: int
+    requests: int  # write end: the one request line
+    answers: int   # read end: notes, then the answer
+    token: str     # the run's marker, for the sweep
+    since: int     # boot ticks before the fork, for the sweep
+    pidns: bool    # the runner is PID 1 of its own PID namespace
+
+
+def _spawn(z: Zygote, proto_fd: int) -> Spare:
+    req_r, req_w = os.pipe()
     r, w = os.pipe()
     token = f"{os.getpid()}-{secrets.token_hex(12)}"
     since = boot_ticks() - 1
@@ -86,24 +107,59 @@ def run_plan(z: Zygote, req: PlanRequest, proto_fd: int) -> PlanAnswer:
         runner = os.fork()
         if runner == 0:  # pragma: no cover - the child's side; it never leaves this block
             try:
-                os.close(r)
-                os.close(proto_fd)  # the user's code must not reach the protocol stream
-                _runner(z, req, w, token, pidns)
+                for fd in (r, req_w, proto_fd):  # the user's code must not reach the protocol stream
+                    os.close(fd)
+                _prepare(z, w, token)
+                req = _read_request(req_r)
+                if req is None:  # dismissed, or the zygote is gone
+                    os._exit(0)
+                _runner(z, req, w, pidns)
             except BaseException:
                 traceback.print_exc()
             finally:
                 os._exit(70)
     os.close(w)
+    os.close(req_r)
+    return Spare(runner, req_w, r, token, since, pidns)
+
+
+def _read_request(fd: int) -> PlanRequest | None:
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+    os.close(fd)
+    return PlanRequest.model_validate_json(buf)
+
+
+def _dismiss(spare: Spare) -> None:
+    os.close(spare.requests)  # the runner reads end of file and exits
+    os.close(spare.answers)
+    _end(spare.pid)
+
+
+def run_plan(z: Zygote, spare: Spare, req: PlanRequest) -> PlanAnswer:
+    """Hand `req` to the spare runner, collect its answer, end every process of the run."""
     try:
-        notes, text, timed_out = _collect(r, req.timeout_s + GRACE_S)
+        data = (req.model_dump_json() + "\n").encode()
+        while data:
+            data = data[os.write(spare.requests, data):]
+    except OSError:  # the runner died before its plan: _collect finds no answer
+        pass
     finally:
-        os.close(r)
-        _end(runner)
-    if not pidns:
+        os.close(spare.requests)
+    try:
+        notes, text, timed_out = _collect(spare.answers, req.timeout_s + GRACE_S)
+    finally:
+        os.close(spare.answers)
+        _end(spare.pid)
+    if not spare.pidns:
         reason = namespaces_unavailable()
         if reason:
             notes.insert(0, f"no PID, network or mount namespace ({reason})")
-        sweep(token, runner, sandbox_uid(), since)
+        sweep(spare.token, spare.pid, sandbox_uid(), spare.since)
     return _answer(req, notes, text, Path(req.out_dir), timed_out)
 
 
@@ -190,10 +246,8 @@ def _note(w: int, text: str) -> None:
     os.write(w, f"{_NOTE}{text}\n".encode())
 
 
-def _runner(z: Zygote, req: PlanRequest, w: int, token: str, pidns: bool) -> None:
-    """The runner's side: confine, run the user's code under a timer, answer; never returns."""
-    from sage_npu.npu_eval import plan
-
+def _prepare(z: Zygote, w: int, token: str) -> None:
+    """What a runner sets up before its plan arrives: nothing here depends on the task."""
     os.setsid()  # out of the zygote's process group: the parent-death signal ties it to the zygote instead
     confine.libc().lib.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # again after the uid change
     os.environ[MARKER_VAR] = token  # descendants carry it: the sweep's second handle
@@ -203,6 +257,13 @@ def _runner(z: Zygote, req: PlanRequest, w: int, token: str, pidns: bool) -> Non
             confine.libc().unshare(confine.CLONE_NEWNET | confine.CLONE_NEWIPC, "unshare(CLONE_NEWNET)")
         except OSError as e:
             _note(w, f"no network namespace ({e.strerror})")
+
+
+def _runner(z: Zygote, req: PlanRequest, w: int, pidns: bool) -> None:
+    """The runner's side once its plan arrived: confine, run the user's code under a timer,
+    answer; never returns."""
+    from sage_npu.npu_eval import plan
+
     out = Path(req.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     home, tmp = prepare_scratch(out)
