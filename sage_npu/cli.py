@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +35,10 @@ EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
 
 
+# The flags every subcommand takes (name, whether a value follows): accepted before or after it.
+GLOBAL_FLAGS = {"--db": True, "--chip": True, "--backend": True, "--config": True, "--json": False}
+
+
 def _global_flags() -> argparse.ArgumentParser:
     g = argparse.ArgumentParser(add_help=False)
     g.add_argument("--db", type=Path, help="experience memory folder")
@@ -43,7 +49,8 @@ def _global_flags() -> argparse.ArgumentParser:
     return g
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
+    """The root parser; `commands`, when given, receives the subcommands' names."""
     parser = argparse.ArgumentParser(prog="sage-npu", description="Evaluate and optimize Ascend C kernels.")
     sub = parser.add_subparsers(dest="command", required=True)
     g = _global_flags()
@@ -77,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
     srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     srv.set_defaults(func=cmd_serve)
+    if commands is not None:
+        commands.update(sub.choices)
     return parser
 
 
@@ -360,9 +369,36 @@ def format_report(report: Report) -> str:
     return "\n".join(lines)
 
 
+def hoist_global_flags(argv: list[str], commands: set[str]) -> list[str]:
+    """`sage-npu --json --chip 910B4 eval X` as `sage-npu eval --json --chip 910B4 X`: the global
+    flags every subcommand takes are accepted before the subcommand too. Anything else before
+    it is left where it is, for argparse to refuse."""
+    moved: list[str] = []
+    stray: list[str] = []  # not a global flag: left before the subcommand, where argparse names it
+    i = 0
+    while i < len(argv) and argv[i] not in commands:
+        name = argv[i].split("=", 1)[0]
+        width = 2 if GLOBAL_FLAGS.get(name) and "=" not in argv[i] else 1
+        (moved if name in GLOBAL_FLAGS else stray).extend(argv[i:i + width])
+        i += width
+    if i >= len(argv):
+        return argv
+    return [*stray, argv[i], *moved, *argv[i + 1:]]
+
+
+def _terminated(signum, frame) -> None:
+    # SIGTERM (a closed terminal, `timeout`, a supervisor) ends like Ctrl+C: the temporary
+    # folders' context managers and the workers' shutdown run on the way out.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     try:
-        args = build_parser().parse_args(argv)
+        commands: set[str] = set()
+        parser = build_parser(commands)
+        args = parser.parse_args(hoist_global_flags(list(sys.argv[1:] if argv is None else argv), commands))
         from sage_npu.settings import SettingsError
 
         try:

@@ -169,3 +169,40 @@ def test_the_cli_starts_without_the_agent_memory_server_or_numpy():
             "'sage_npu.agent.optimize', 'sage_npu.memory.store', 'sage_npu.server.server', 'sage_npu.settings'))))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert p.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("argv", [["--json", "eval", str(ADD), "--trials", "1"],
+                                  ["--chip=910B4", "--json", "eval", str(ADD), "--trials", "1"],
+                                  ["eval", "--json", str(ADD), "--trials", "1"]])
+def test_global_flags_go_before_or_after_the_subcommand(argv, capsys):
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "correct"
+
+
+def test_an_unknown_flag_before_the_subcommand_is_named(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--db", "/tmp/x", "--bogus", "eval", str(ADD)])
+    assert e.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_sigterm_mid_evaluation_removes_the_runs_folders(tmp_path):
+    """A terminated CLI (a closed terminal, `timeout`) leaves no temporary folder behind."""
+    import signal
+    import time
+
+    task = Path(__file__).resolve().parent / "hostile" / "endless_loop"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    p = subprocess.Popen([sys.executable, "-c", "import sys; from sage_npu.cli import main; sys.exit(main())",
+                          "eval", str(task), "--trials", "1"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(tmp.glob("sage-eval-*")):
+        time.sleep(0.05)
+    assert any(tmp.glob("sage-eval-*")), "the evaluation never started"
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert not list(tmp.glob("sage-*")), list(tmp.iterdir())
