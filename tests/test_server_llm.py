@@ -74,6 +74,6 @@ async def test_the_model_episode_runs_in_the_agent_process_with_progress(client:
     messages = [getattr(r, "message", None) or (r.get("message") if isinstance(r, dict) else None)
                 for reports in client.progress_reports.values() for r in reports]
     assert any(m and m.startswith("the model is answering") for m in messages), messages
-    assert any(m and m.startswith("turn 1: model -> ") for m in messages), messages
+    assert any(m and m.startswith("turn 1 model correct ") and "new best" in m for m in messages), messages
     note = client.suggestions[-1]
     assert "BUFFER_NUM = 2" in note.diff and note.speedup > 1

@@ -416,7 +416,7 @@ async def test_cancelling_the_progress_stops_the_episode_early(client: LanguageC
     token = None
     for _ in range(1200):
         token = next((t for t, reports in client.progress_reports.items()
-                      if any(str(getattr(r, "message", "")).startswith("turn 1:") for r in reports)
+                      if any(str(getattr(r, "message", "")).startswith("turn 1 ") for r in reports)
                       and any(str(getattr(r, "message", "")).startswith("optimizing") for r in reports)), None)
         if token is not None:
             break
