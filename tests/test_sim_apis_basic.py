@@ -8,44 +8,12 @@ asc-devkit doc page). Provoked faults are checked for code and line."""
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from sage_npu.npu_eval.build import compile_flags
-from sage_npu.npu_eval.chips import chip_profile
+from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
-DRIVER = r"""// Drives the basic APIs of test_sim_apis_basic.py outside a launch and dumps raw outputs
-// (<out>/<name>.bin). Fault cases print "EXPECT<TAB>code<TAB>line" before the call meant to
-// provoke one; every finding is printed at the end as "FAULT<TAB>code<TAB>line<TAB>message".
-#include "kernel_operator.h"
-
-#include <cstdio>
-#include <string>
-#include <vector>
-
-using namespace AscendC;
-
-static std::string g_out;
-static void write_raw(const std::string& name, const void* p, size_t bytes) {
-    FILE* f = std::fopen((g_out + "/" + name + ".bin").c_str(), "wb");
-    if (!f) std::exit(2);
-    if (bytes) std::fwrite(p, 1, bytes, f);
-    std::fclose(f);
-}
-template <typename T>
-static void dump(const std::string& name, const LocalTensor<T>& t, uint32_t n) {
-    write_raw(name, t.data(), size_t(n) * sizeof(T));
-}
-template <typename T, class F>
-static void fill(const LocalTensor<T>& t, uint32_t n, F f) {
-    for (uint32_t i = 0; i < n; ++i) t.data()[i] = T(f(i));
-    sage::sim::ub_mark(t.range(n));
-}
-static void expect(const char* code, int line) { std::printf("EXPECT\t%s\t%d\n", code, line); }
-
+DRIVER = PRELUDE + r"""
 // The three scenarios of the copy_ub2ub sample's doc page, on other sizes, plus a bit mask,
 // repeatTime 0 and a repeat stride past its range.
 static void copies() {
@@ -99,53 +67,12 @@ static void cache_hints() {
     write_raw("cache_modes", modes, sizeof modes);
 }
 
-int main(int argc, char** argv) {
-    std::vector<uint8_t> ub(sage::sim::rt().ub_bytes), init(sage::sim::rt().ub_bytes);
-    auto& blk = sage::sim::blk();
-    blk.ub = ub.data();
-    blk.ub_init = init.data();
-    if (argc != 2) return 2;
-    g_out = argv[1];
-    try {
-        copies();
-        cache_hints();
-    } catch (const sage::sim::KernelAbort& e) {
-        std::printf("ABORT\t%s\n", e.code);
-    }
-    for (auto& f : sage::sim::rt().faults)
-        std::printf("FAULT\t%s\t%d\t%s\n", f.code.c_str(), f.line, f.message.c_str());
-    return 0;
-}
-"""
-
-
-class Run:
-    def __init__(self, folder: Path, stdout: str, source: Path):
-        self.folder, self.stdout, self.source = folder, stdout, source
-
-    def __call__(self, name: str, dtype) -> np.ndarray:
-        return np.fromfile(self.folder / f"{name}.bin", dtype=dtype)
-
-    def rows(self, tag: str) -> list[list[str]]:
-        return [line.split("\t") for line in self.stdout.splitlines() if line.startswith(tag + "\t")]
+""" + main_calling("copies();", "cache_hints();")
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("apis_basic")
-    source = root / "driver.cpp"
-    source.write_text(DRIVER)
-    binary = root / "driver"
-    flags = compile_flags(chip_profile("910B2"), "-O1", {})
-    build = subprocess.run(["g++", *flags, str(source), "-o", str(binary)], capture_output=True, text=True,
-                           timeout=300)
-    assert build.returncode == 0, build.stderr
-    out = root / "out"
-    out.mkdir()
-    done = subprocess.run([str(binary), str(out)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "ABORT" not in done.stdout, done.stdout
-    return Run(out, done.stdout, source)
+def run(tmp_path_factory) -> Run:
+    return build_and_run(tmp_path_factory.mktemp("apis_basic"), DRIVER)
 
 
 def strided_copy(src, dst, size, reps, per, blk_d, blk_s, rep_d, rep_s, active=lambda r, k: True):

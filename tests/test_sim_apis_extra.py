@@ -19,44 +19,17 @@ import pytest
 from sage_npu.npu_eval import compile_errors
 from sage_npu.npu_eval.build import compile_flags
 from sage_npu.npu_eval.chips import chip_profile
+from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
 F16, F32 = np.float16, np.float32
 
-DRIVER = r"""// Drives the CANN 9 additions and the gather/sort/transpose families outside a launch and
-// dumps raw outputs (<out>/<name>.bin) for test_sim_apis_extra.py. Fault cases print
-// "EXPECT<TAB>code<TAB>line" before the call meant to provoke one; every finding is printed
-// at the end as "FAULT<TAB>code<TAB>line<TAB>message".
-#include "kernel_operator.h"
-
-#include <cstdio>
-#include <string>
-#include <vector>
-
-using namespace AscendC;
-
-static std::string g_out;
-static void write_raw(const std::string& name, const void* p, size_t bytes) {
-    FILE* f = std::fopen((g_out + "/" + name + ".bin").c_str(), "wb");
-    if (!f) std::exit(2);
-    if (bytes) std::fwrite(p, 1, bytes, f);
-    std::fclose(f);
-}
-template <typename T>
-static void dump(const std::string& name, const LocalTensor<T>& t, uint32_t n) {
-    write_raw(name, t.data(), size_t(n) * sizeof(T));
-}
+DRIVER = PRELUDE + r"""
 static uint32_t g_seed = 777;
 static uint32_t rnd_u32() {
     g_seed = g_seed * 1664525u + 1013904223u;
     return g_seed;
 }
 static float rnd() { return float(int32_t(rnd_u32() >> 8) - (1 << 23)) / float(1 << 23); }
-template <typename T, class F>
-static void fill(const LocalTensor<T>& t, uint32_t n, F f) {
-    for (uint32_t i = 0; i < n; ++i) t.data()[i] = T(f(i));
-    sage::sim::ub_mark(t.range(n));
-}
-static void expect(const char* code, int line) { std::printf("EXPECT\t%s\t%d\n", code, line); }
 static uint64_t g_count;
 static void dump_count(const std::string& name, uint64_t n) { write_raw(name, &n, 8); }
 
@@ -324,61 +297,14 @@ static void allocator() {
     write_raw("builtins", ids, sizeof ids);
 }
 
-int main(int argc, char** argv) {
-    std::vector<uint8_t> ub(sage::sim::rt().ub_bytes), init(sage::sim::rt().ub_bytes);
-    auto& blk = sage::sim::blk();
-    blk.ub = ub.data();
-    blk.ub_init = init.data();
-    if (argc != 2) return 2;
-    g_out = argv[1];
-    try {
-        gather_mask_builtin();
-        gather_mask_user();
-        gathers();
-        sorts<float>("sort_f32");
-        sorts<half>("sort_f16");
-        transposes();
-        globals();
-        barriers();
-        asserts();
-        allocator();
-    } catch (const sage::sim::KernelAbort& e) {
-        std::printf("ABORT\t%s\n", e.code);
-    }
-    for (auto& f : sage::sim::rt().faults)
-        std::printf("FAULT\t%s\t%d\t%s\n", f.code.c_str(), f.line, f.message.c_str());
-    return 0;
-}
-"""
-
-
-class Run:
-    def __init__(self, folder: Path, stdout: str, source: Path):
-        self.folder, self.stdout, self.source = folder, stdout, source
-
-    def __call__(self, name: str, dtype) -> np.ndarray:
-        return np.fromfile(self.folder / f"{name}.bin", dtype=dtype)
-
-    def rows(self, tag: str) -> list[list[str]]:
-        return [line.split("\t") for line in self.stdout.splitlines() if line.startswith(tag + "\t")]
+""" + main_calling("gather_mask_builtin();", "gather_mask_user();", "gathers();", 'sorts<float>("sort_f32");',
+                    'sorts<half>("sort_f16");', "transposes();", "globals();", "barriers();", "asserts();",
+                    "allocator();")
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("apis_extra")
-    source = root / "driver.cpp"
-    source.write_text(DRIVER)
-    binary = root / "driver"
-    flags = compile_flags(chip_profile("910B2"), "-O1", {})
-    build = subprocess.run(["g++", *flags, str(source), "-o", str(binary)], capture_output=True, text=True,
-                           timeout=300)
-    assert build.returncode == 0, build.stderr
-    out = root / "out"
-    out.mkdir()
-    done = subprocess.run([str(binary), str(out)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "ABORT" not in done.stdout, done.stdout
-    return Run(out, done.stdout, source)
+def run(tmp_path_factory) -> Run:
+    return build_and_run(tmp_path_factory.mktemp("apis_extra"), DRIVER)
 
 
 def same(got, want, what=""):
