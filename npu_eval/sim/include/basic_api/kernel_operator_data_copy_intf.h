@@ -306,7 +306,6 @@ __aicore__ inline void copy_repeats(const LocalTensor<T>& dst, const LocalTensor
     masked_trace(dst, ed, "Copy", m, loc, src.range(es));
 }
 
-template <typename T>
 __aicore__ inline void copy_params_check(const CopyRepeatParams& p, sage::sim::SrcLoc loc) {
     if (p.dstRepeatSize > kCopyMaxRepeatSize || p.srcRepeatSize > kCopyMaxRepeatSize) {
         sage::sim::fail("ub-out-of-bounds", loc,
@@ -335,6 +334,21 @@ __aicore__ inline void copy_counter(const LocalTensor<T>& dst, const LocalTensor
     }
 }
 
+// Both mask forms: Counter mode takes `counted` elements per repeat; Normal mode the repeats
+// `normal()` makes from the mask (the forms differ only there).
+template <typename T, class Normal>
+__aicore__ inline void copy_forms(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t counted,
+                                  uint8_t repeatTime, const CopyRepeatParams& p, sage::sim::SrcLoc loc, Normal normal) {
+    using namespace sage::sim;
+    touch(loc);
+    copy_params_check(p, loc);
+    if (vregs().counter) {
+        copy_counter(dst, src, counted, repeatTime, p, loc);
+        return;
+    }
+    copy_repeats(dst, src, normal(), lay<T>(p.dstStride, p.dstRepeatSize), lay<T>(p.srcStride, p.srcRepeatSize), loc);
+}
+
 }  // namespace detail
 
 #define SAGE_COPY_OK (::sage::sim::one_of<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>())
@@ -346,15 +360,9 @@ __aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src
     SAGE_DTYPE_GATE("Copy", T, SAGE_COPY_OK, SAGE_COPY_TYPES)
     if constexpr (SAGE_COPY_OK) {
         using namespace sage::sim;
-        touch(loc);
-        detail::copy_params_check<T>(repeatParams, loc);
-        if (vregs().counter) {
-            detail::copy_counter(dst, src, isSetMask ? mask[0] : vregs().mask_lo, repeatTime, repeatParams, loc);
-            return;
-        }
-        Repeats m = repeats_from_array(elems_per_repeat<T>(), isSetMask, mask, repeatTime);
-        detail::copy_repeats(dst, src, m, lay<T>(repeatParams.dstStride, repeatParams.dstRepeatSize),
-                             lay<T>(repeatParams.srcStride, repeatParams.srcRepeatSize), loc);
+        detail::copy_forms(dst, src, isSetMask ? mask[0] : vregs().mask_lo, repeatTime, repeatParams, loc, [&] {
+            return repeats_from_array(elems_per_repeat<T>(), isSetMask, mask, repeatTime);
+        });
     }
 }
 
@@ -364,15 +372,9 @@ __aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src
     SAGE_DTYPE_GATE("Copy", T, SAGE_COPY_OK, SAGE_COPY_TYPES)
     if constexpr (SAGE_COPY_OK) {
         using namespace sage::sim;
-        touch(loc);
-        detail::copy_params_check<T>(repeatParams, loc);
-        if (vregs().counter) {
-            detail::copy_counter(dst, src, isSetMask ? mask : vregs().mask_lo, repeatTime, repeatParams, loc);
-            return;
-        }
-        Repeats m = repeats_from_len(elems_per_repeat<T>(), isSetMask, mask, repeatTime);
-        detail::copy_repeats(dst, src, m, lay<T>(repeatParams.dstStride, repeatParams.dstRepeatSize),
-                             lay<T>(repeatParams.srcStride, repeatParams.srcRepeatSize), loc);
+        detail::copy_forms(dst, src, isSetMask ? mask : vregs().mask_lo, repeatTime, repeatParams, loc, [&] {
+            return repeats_from_len(elems_per_repeat<T>(), isSetMask, mask, repeatTime);
+        });
     }
 }
 
