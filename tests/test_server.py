@@ -89,15 +89,21 @@ async def test_save_of_a_correct_kernel_shows_a_summary_lens(client: LanguageCli
     assert [d for d in client.diagnostics.get(uri, []) if d.severity == types.DiagnosticSeverity.Error] == []
 
 
-@pytest.mark.asyncio
-async def test_fault_is_shown_on_its_line_and_cleared_after_the_fix(client: LanguageClient, tmp_path):
-    task = copy_task(tmp_path)
-    kernel = task / "add_custom.cpp"
+async def open_deadlocking_kernel(client: LanguageClient, tmp_path) -> tuple[Path, str, str, str, list]:
+    """The add example without one FreeTensor (the next AllocTensor deadlocks), opened and saved
+    until its evaluated diagnostics arrive: (kernel, good text, bad text, uri, diagnostics)."""
+    kernel = copy_task(tmp_path) / "add_custom.cpp"
     good = kernel.read_text()
-    bad = good.replace("inQueueX.FreeTensor(xLocal);", "")  # the next AllocTensor deadlocks
+    bad = good.replace("inQueueX.FreeTensor(xLocal);", "")
     kernel.write_text(bad)
     uri = await open_doc(client, kernel)
     diags = await save_and_wait(client, uri, lambda ds: any(d.code == "queue-deadlock" for d in ds))
+    return kernel, good, bad, uri, diags
+
+
+@pytest.mark.asyncio
+async def test_fault_is_shown_on_its_line_and_cleared_after_the_fix(client: LanguageClient, tmp_path):
+    kernel, good, bad, uri, diags = await open_deadlocking_kernel(client, tmp_path)
     d = next(d for d in diags if d.code == "queue-deadlock")
     alloc_line = next(i for i, ln in enumerate(bad.splitlines()) if "inQueueX.AllocTensor" in ln)
     assert d.range.start.line == alloc_line and d.source == "sage"
@@ -214,13 +220,7 @@ async def test_open_evaluates_and_a_confirmed_static_finding_is_shown_once(clien
 
 @pytest.mark.asyncio
 async def test_an_edit_withdraws_the_evaluated_diagnostics_on_its_lines(client: LanguageClient, tmp_path):
-    task = copy_task(tmp_path)
-    kernel = task / "add_custom.cpp"
-    good = kernel.read_text()
-    bad = good.replace("inQueueX.FreeTensor(xLocal);", "")  # the next AllocTensor deadlocks
-    kernel.write_text(bad)
-    uri = await open_doc(client, kernel)
-    diags = await save_and_wait(client, uri, lambda ds: any(d.code == "queue-deadlock" for d in ds))
+    _, _, _, uri, diags = await open_deadlocking_kernel(client, tmp_path)
     d = next(d for d in diags if d.code == "queue-deadlock")
     others = [o for o in diags if o.source == "sage" and o.range.start.line > d.range.end.line]
     # One line inserted above the fault's line: the fault moves down with its line.
