@@ -81,11 +81,27 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_hashes: dict[str, tuple[tuple[int, int, int], str]] = {}  # path -> (size, mtime, inode), content hash
+_RACY_S = 2.0  # a file changed this recently may change again within its mtime's tick: hash it each time
+
+
 def _file_hash(path: str) -> str | None:
+    """The content hash of a file a build read; remembered while its size, modification time and
+    inode stay (a cache lookup checks a few hundred headers: stat, not read)."""
     try:
-        return _sha(Path(path).read_bytes())
+        st = os.stat(path)
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        known = _hashes.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        digest = _sha(Path(path).read_bytes())
     except OSError:
         return None
+    if time.time() - st.st_mtime > _RACY_S:
+        if len(_hashes) > 20000:
+            _hashes.clear()
+        _hashes[path] = (stamp, digest)
+    return digest
 
 
 def _parse_depfile(text: str) -> list[str]:
@@ -209,8 +225,8 @@ def _cache_entries(root: Path) -> list[CacheEntry]:
         for child in children:
             try:
                 st = child.stat()
-                if child.name.endswith(".json"):
-                    continue  # indexes are tiny; a lookup skips variants whose binary is gone
+                if child.name.endswith((".json", ".lock")):
+                    continue  # indexes are tiny (a lookup skips variants whose binary is gone); locks too
                 if ".tmp" in child.name and st.st_mtime > stale:
                     continue  # being written now; one a killed process left goes once stale
                 size = _tree_bytes(child) if child.is_dir() else st.st_size
@@ -225,9 +241,10 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
     """Compile and link the harness (cached). With `prebuilt`, the precompiled emulator header
     and runtime object of these flags (npu_eval/prebuilt.py) stand in for the emulator's code."""
     start = time.monotonic()
-    extra = [*prebuilt.flags, "\0prebuilt", prebuilt.key] if prebuilt else []
-    key = _sha("\0".join([harness_text, compiler_identity(cxx), *flags, *extra]).encode())
-    hit = cache.lookup(key)
+    plain = _sha("\0".join([harness_text, compiler_identity(cxx), *flags]).encode())
+    key = _sha("\0".join([plain, *prebuilt.flags, "\0prebuilt", prebuilt.key]).encode()) if prebuilt else plain
+    # A binary built before the prebuilt set existed behaves the same: no need to build it again.
+    hit = cache.lookup(key) or (cache.lookup(plain) if prebuilt else None)
     if hit:
         return BuildResult(True, hit, True, time.monotonic() - start)
     with tempfile.TemporaryDirectory(prefix=scratch_dirs.prefix("build")) as tmp:

@@ -53,6 +53,7 @@ class Stages:
     """Where an evaluation spent its time, for benchmarks and the server's progress."""
 
     plan_s: float = 0.0
+    plan_cached: bool = False
     build_s: float = 0.0
     build_cached: bool = False
     run_s: float = 0.0
@@ -89,6 +90,7 @@ class Evaluator:
         # The static findings of the last sources seen, by (source hash, chip): re-evaluating an
         # unchanged kernel (a host.py save, a new seed) skips the parse (about 10 ms).
         self._findings: dict[tuple[str, str], list[Finding]] = {}
+        self._removals: list[threading.Thread] = []
 
     def cancel(self) -> None:
         """Stop the evaluation in progress at its next stage boundary (between trials at the
@@ -103,6 +105,19 @@ class Evaluator:
         if self._worker:
             self._worker.close()
             self._worker = None
+        for t in self._removals:
+            t.join()
+        self._removals.clear()
+
+    def _remove_later(self, scratch: Path) -> None:
+        """Delete an evaluation's folder in the background: removing its few dozen fresh folders
+        takes about 0.1 s on some disks, which the verdict need not wait for. close() waits; a
+        process killed first leaves it to the stale sweep."""
+        self._removals = [t for t in self._removals if t.is_alive()]
+        t = threading.Thread(target=shutil.rmtree, args=(scratch,), kwargs={"ignore_errors": True},
+                             name="sage-scratch-rm", daemon=True)
+        t.start()
+        self._removals.append(t)
 
     def __enter__(self) -> Evaluator:
         return self
@@ -136,7 +151,7 @@ class Evaluator:
         try:
             ev = self._pipeline(task, scratch, trace_out)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            self._remove_later(scratch)
         return Evaluation(self._with_static_findings(ev.report, task), ev.trace, ev.stages)
 
     def _static_findings(self, source: bytes, chip: str) -> list[Finding]:
@@ -185,7 +200,7 @@ class Evaluator:
         planned = plan_stage(self._plan_worker(), task, s, scratch / "plan")
         if isinstance(planned, StageFailure):
             return failed(planned)
-        plan, stages.plan_s = planned.plan, planned.seconds
+        plan, stages.plan_s, stages.plan_cached = planned.plan, planned.seconds, planned.cached
         chip = chip_profile(plan.first.chip or s.chip)
         chip_name = chip.name
         lacking = api_check(task, chip)

@@ -10,15 +10,21 @@ the kernel's own include folder, and every define the emulator headers mention; 
 never mention (a kernel's BUFFER_NUM, DTYPE_X) cannot change them and shares the set. When the
 compiler ignores the precompiled header (another compiler, a define it did not see), it reads
 the headers as text: slower, never different.
+
+A build never waits for a missing set: it compiles without one (as fast as before the set
+existed) while a detached, low-priority process makes the set for the next build. The process
+outlives a one-shot `sage-npu eval`, and a lock file keeps two processes from making one set.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from functools import lru_cache
@@ -84,19 +90,74 @@ def prebuilt_key(cxx: str, flags: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def prebuilt(cache_root: Path, cxx: str, flags: list[str], timeout_s: float) -> Prebuilt | None:
-    """The set for `flags`, built now if the cache lacks it (a few seconds, once); None when it
-    cannot be built here (the build then goes without it)."""
+def prebuilt(cache_root: Path, cxx: str, flags: list[str], timeout_s: float, wait: bool = False) -> Prebuilt | None:
+    """The set for `flags` if the cache has it. Otherwise None, and the set is made for the next
+    build: in a detached process (`wait=False`), or here, now, a few seconds once (`wait=True`;
+    None when it cannot be built here)."""
     key = prebuilt_key(cxx, flags)
     target = cache_root / "pch" / key
     found = _ready(key, target)
-    if found:
+    if found or not wait:
+        if not found:
+            _start_detached(cache_root, cxx, flags, timeout_s, key)
         return found
     with _building:
         found = _ready(key, target)
         if found:
             return found
-        return _build(key, target, cxx, shared_flags(flags), timeout_s)
+        with _lock(target, block=True) as held:
+            found = _ready(key, target)
+            return found or (_build(key, target, cxx, shared_flags(flags), timeout_s) if held else None)
+
+
+_started: set[str] = set()  # sets this process has asked a detached builder for
+
+
+def _start_detached(cache_root: Path, cxx: str, flags: list[str], timeout_s: float, key: str) -> None:
+    if key in _started:
+        return
+    _started.add(key)
+    cmd = [sys.executable, "-m", "sage_npu.npu_eval.prebuilt", str(cache_root), cxx, str(timeout_s), *flags]
+    try:
+        # Its own session: a one-shot CLI may exit (or be interrupted) while the set is made.
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)
+    except OSError:
+        _started.discard(key)
+
+
+class _lock:
+    """An exclusive lock file beside the set, so one process makes it; `held` is False when
+    another process holds it and `block` is False."""
+
+    def __init__(self, target: Path, block: bool) -> None:
+        self.path, self.block, self.fd = target.with_name(target.name + ".lock"), block, -1
+
+    def __enter__(self) -> bool:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | (0 if self.block else fcntl.LOCK_NB))
+            return True
+        except OSError:
+            return False
+
+    def __exit__(self, *exc) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # releases the lock; the file stays (removing it would race a waiter)
+
+
+def _detached_main(argv: list[str]) -> int:
+    """`python -m sage_npu.npu_eval.prebuilt CACHE CXX TIMEOUT FLAGS...`: make one set, at low
+    priority so the build that asked for it keeps its core; nothing if another process is on it."""
+    cache_root, cxx, timeout_s, flags = Path(argv[0]), argv[1], float(argv[2]), argv[3:]
+    os.nice(10)
+    key = prebuilt_key(cxx, flags)
+    target = cache_root / "pch" / key
+    with _lock(target, block=False) as held:
+        if held and not _ready(key, target):
+            _build(key, target, cxx, shared_flags(flags), timeout_s)
+    return 0
 
 
 @lru_cache(maxsize=1)
@@ -145,3 +206,7 @@ def _build(key: str, target: Path, cxx: str, flags: list[str], timeout_s: float)
         return None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(_detached_main(sys.argv[1:]))

@@ -33,9 +33,11 @@ class EvalSettings(BaseModel):
                            "the bundled examples run as fast as at -O1)")
     prebuilt: bool = Field(default=True, description="compile the emulator header and runtime once per flag set and "
                            "reuse them (kernel builds then compile only the kernel's own code)")
+    plan_cache: bool = Field(default=True, description="reuse the plan (host.py's launches, reference.py's arrays) "
+                             "while the task's Python files and data are unchanged; kernel edits keep it")
     cache_dir: Path | None = Field(default=None, description="build cache; default under the user cache dir")
-    build_cache_mb: int = Field(default=2048, ge=64, description="size bound of the build cache (binaries and "
-                                "precompiled headers); the least recently used go first")
+    build_cache_mb: int = Field(default=2048, ge=64, description="size bound of the build cache (binaries, "
+                                "precompiled headers, kept plans); the least recently used go first")
     profile_dir: Path | None = Field(default=None, description="calibrated chip cost profiles; default under the user "
                                      "config dir")
 

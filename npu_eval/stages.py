@@ -26,6 +26,7 @@ from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.host_rules import check_host_file
 from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.launch_plan import LaunchPlan, PlanFailure, PlanRequest, TrialPlan
+from sage_npu.npu_eval.plan_cache import PlanCache, plan_key
 from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
 from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Status, diagnostic, diagnostic_order
 from sage_npu.npu_eval.run import Fault, TrialRun
@@ -48,6 +49,7 @@ class StageFailure:
 class Planned:
     plan: LaunchPlan
     seconds: float
+    cached: bool = False  # reused from the plan cache: host.py and reference.py did not run
 
 
 def check_task(task: Task, settings: EvalSettings) -> list[Entry] | StageFailure:
@@ -96,8 +98,15 @@ def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
 
 
 def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: Path) -> Planned | StageFailure:
-    """host.py and reference.py, run in the plan worker: every trial's launch and arrays."""
+    """host.py and reference.py, run in the plan worker: every trial's launch and arrays; or the
+    plan kept from an earlier run of the same files (npu_eval/plan_cache.py)."""
     t0 = time.monotonic()
+    cache = PlanCache(settings.cache_dir or default_cache_dir()) if settings.plan_cache else None
+    key = plan_key(task, settings.seed, settings.trials) if cache else None
+    if cache and key:
+        kept = cache.lookup(key)
+        if kept is not None:
+            return Planned(kept, time.monotonic() - t0, cached=True)
     request = PlanRequest(task_root=str(task.root), reference=str(task.reference), host=str(task.host),
                           out_dir=str(out_dir), seed=settings.seed, trials=settings.trials,
                           timeout_s=settings.plan_timeout_s)
@@ -108,6 +117,8 @@ def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: 
     if isinstance(answer, PlanFailure):
         file = answer.file or str(task.host if answer.code == "host-error" else task.reference)
         return StageFailure("harness_error", [diagnostic(file, answer.line, "error", answer.code, answer.message)])
+    if cache and key:
+        cache.store(key, answer, out_dir)
     return Planned(answer, time.monotonic() - t0)
 
 

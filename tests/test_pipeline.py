@@ -449,14 +449,14 @@ def test_an_estimate_below_the_output_bytes_is_rejected(evaluator, tmp_path):
 
 # ---- the pipeline's seams: the typed plan, the Evaluation, the backend ----
 
-def test_evaluation_carries_trial_zero_trace_and_stage_times(evaluator):
-    ev = evaluator.evaluate(ADD)
+def test_evaluation_carries_trial_zero_trace_and_stage_times(evaluator, tmp_path):
+    ev = evaluator.evaluate(make_task(tmp_path))  # a new folder: its plan is computed, not kept
     assert ev.report.status == "correct"
     assert ev.trace is not None and ev.trace.block_dim >= 1 and ev.trace.trace.blocks
     assert ev.stages.plan_s > 0 and ev.stages.run_s > 0
 
 
-def test_a_malformed_plan_worker_answer_is_a_clear_harness_error(evaluator, monkeypatch):
+def test_a_malformed_plan_worker_answer_is_a_clear_harness_error(evaluator, monkeypatch, tmp_path):
     from sage_npu.npu_eval.plan_client import PlanWorker
 
     # A plan whose tensor argument lacks its byte size and whose trial has no block_dim.
@@ -464,7 +464,7 @@ def test_a_malformed_plan_worker_answer_is_a_clear_harness_error(evaluator, monk
           '"trials": [{"args": [{"kind": "tensor", "role": "in", "path": "x", "dtype": "float16", ' \
           '"shape": [8]}], "outputs": [], "launch_file": "host.py", "launch_line": 3}]}}'
     monkeypatch.setattr(PlanWorker, "_exchange", lambda self, request, timeout: bad)
-    r = evaluator.evaluate(ADD).report
+    r = evaluator.evaluate(make_task(tmp_path)).report  # a new folder: no kept plan to reuse
     assert r.status == "harness_error"
     msg = diag(r, "host-error").message
     assert "malformed answer" in msg and "block_dim" in msg and "bug in sage-npu" in msg

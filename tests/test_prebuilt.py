@@ -5,6 +5,7 @@ the same report as one built without them."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def test_kernel_only_defines_and_folders_do_not_split_the_set():
 
 def test_gxx_uses_the_precompiled_header(tmp_path):
     flags = compile_flags(chip_profile("910B2"), "-O0", {}) + ["-iquote", str(ADD)]
-    parts = prebuilt(tmp_path / "cache", "g++", flags, 300)
+    parts = prebuilt(tmp_path / "cache", "g++", flags, 300, wait=True)
     assert parts is not None and parts.runtime.is_file()
     src = tmp_path / "h.cpp"
     src.write_text(f'#include "sage_sim/harness.h"\n#include "{ADD / "add_custom.cpp"}"\n')
@@ -40,12 +41,32 @@ def test_gxx_uses_the_precompiled_header(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "! " + str(parts.include_dir / "sage_sim" / "harness.h.gch") in proc.stderr, proc.stderr[:2000]
     assert prebuilt(tmp_path / "cache", "g++", flags, 300) == parts  # built once, then reused
+    assert list((tmp_path / "cache" / "pch").glob("*/runtime.o")) == [parts.runtime]
 
 
 @pytest.mark.parametrize("use", [True, False])
 def test_the_report_is_the_same_with_or_without_the_prebuilt_parts(tmp_path, use):
-    settings = EvalSettings(trials=2, cache_dir=tmp_path / "cache", prebuilt=use)
+    cache = tmp_path / "cache"
+    if use:
+        prebuilt(cache, "g++", compile_flags(chip_profile("910B2"), "-O0", {}), 300, wait=True)
+    sets = sorted(cache.glob("pch/*/runtime.o"))
+    settings = EvalSettings(trials=2, cache_dir=cache, prebuilt=use)
     with Evaluator(settings) as ev:
-        report = ev.evaluate(ADD).report
-    assert report.status == "correct"
-    assert any((tmp_path / "cache" / "pch").glob("*/runtime.o")) == use
+        evaluation = ev.evaluate(ADD)
+    assert evaluation.report.status == "correct"
+    assert not evaluation.stages.build_cached
+    assert sorted(cache.glob("pch/*/runtime.o")) == sets, "the evaluation used the set made before, no other"
+    assert bool(sets) == use
+
+
+def test_a_missing_set_is_made_in_the_background_and_the_build_does_not_wait(tmp_path):
+    cache = tmp_path / "cache"
+    with Evaluator(EvalSettings(trials=1, cache_dir=cache)) as ev:
+        first = ev.evaluate(ADD)
+        assert first.report.status == "correct" and not first.stages.build_cached
+        deadline = time.monotonic() + 120
+        while not any(cache.glob("pch/*/runtime.o")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert any(cache.glob("pch/*/runtime.o")), "the detached process made the set"
+        again = ev.evaluate(ADD)  # built before the set existed: still a hit, no second build
+        assert again.report.status == "correct" and again.stages.build_cached

@@ -119,7 +119,7 @@ def test_editor_setting_messages_say_what_is_wrong():
                      'defaults',
         "trials": 'sage.eval.trials must be an integer, got "five"; keeping 5',
         "nested": 'sage.eval.trials must be an integer, got {"x": 1}; keeping 5',
-        "debounce": 'sage.server.debounceS must be a number, got "soon"; keeping 0.3',
+        "debounce": 'sage.server.debounceS must be a number, got "soon"; keeping 0.1',
         "part": 'sage.eval must be an object of settings, got "five"',
         "leaf": "sage.eval.colour: unknown setting",
         "enum": "sage.eval.backend must be 'sim' or 'ascend', got \"gpu\"; keeping \"sim\"",
@@ -131,7 +131,7 @@ def test_editor_setting_messages_say_what_is_wrong():
     for name, want in cases.items():
         merged, problems = settings.with_editor_values(raw[name])
         assert problems == [want], name
-        assert merged.eval.trials == 5 and merged.server.debounce_s == 0.3
+        assert merged.eval.trials == 5 and merged.server.debounce_s == 0.1
 
 
 def test_the_server_imports_neither_memory_nor_the_root_package():

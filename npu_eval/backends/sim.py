@@ -5,7 +5,6 @@ one folder per trial; measure = the cost model on trial 0's trace."""
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
 
 from sage_npu.npu_eval import harness
@@ -50,7 +49,8 @@ class SimBackend:
 
     def prepare(self, task: Task, chip: ChipProfile) -> None:
         """The prebuilt emulator parts for the flags this task will most likely build with (the
-        chip asked for, no plan defines), made in a thread while the plan runs."""
+        chip asked for, no plan defines): if missing, a detached process starts making them while
+        the plan runs."""
         if not self.settings.prebuilt:
             return
         try:
@@ -58,8 +58,7 @@ class SimBackend:
         except OSError:
             return
         s = self.settings
-        threading.Thread(target=prebuilt, args=(self.cache_dir, s.cxx, flags, s.compile_timeout_s),
-                         name="sage-prebuild", daemon=True).start()
+        prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s)  # starts making it if missing
 
     def build(self, task: Task, entry: Entry, plan: LaunchPlan, chip: ChipProfile) -> Binary | BuildFailed:
         s, first, kernel_call = self.settings, plan.first, plan.signature.kernel
