@@ -41,7 +41,8 @@ ADD = REPO / "examples" / "tasks" / "add_custom"
 NAIVE = REPO / "examples" / "tasks" / "vadd_naive"
 CODE_SERVER_VERSION = "4.139.1"  # VS Code 1.139; .ci/vscode-e2e installs the same
 REMOVED = "inQueueX.FreeTensor(xLocal);"  # without it the next inQueueX.AllocTensor deadlocks
-WAIT_MS = 90_000  # one evaluation's verdict, the workbench's start (a loaded 2-core machine)
+WAIT_MS = 120_000  # one evaluation's verdict, the workbench's start (a loaded 2-core machine)
+FIRST_VERDICT_MS = 300_000  # the first one also builds the emulator's precompiled header when the cache is cold
 OPTIMIZE_MS = 240_000  # a whole episode of 4 turns (about 20 s here)
 INSTALL_HINT = "run `bash .ci/vscode-e2e` (as .ci/run does)"
 
@@ -244,14 +245,14 @@ class Steps:
 
 # ---- the workbench, as a person uses it ----
 
-def _expect_verdict(page, kernel: str, result: str) -> None:
+def _expect_verdict(page, kernel: str, result: str, timeout: float = WAIT_MS) -> None:
     """Waits for the status bar item to show `result` (a regex) as `kernel`'s own (its tooltip names it)."""
     from playwright.sync_api import expect
 
     # Playwright hands the pattern to the page as /.../: its slashes are escaped.
     pattern = rf"^SAGE sim 910B4: {result}.*/{re.escape(kernel)}: ".replace("/", r"\/")
     item = page.locator(".part.statusbar").get_by_role("button", name=re.compile(pattern))
-    expect(item).to_be_visible()
+    expect(item).to_be_visible(timeout=timeout)
 
 
 def _open_file(page, relative: str) -> None:
@@ -305,7 +306,7 @@ def test_save_cycle_shows_verdict_fault_lens_and_status_in_vscode(page, workbenc
     with steps.step("opened-verdict-on-open"):
         _open_file(page, "add_custom/add_custom.cpp")
         # Nothing saved yet: the verdict comes on open, in the status bar and the kernel's lens.
-        _expect_verdict(page, "add_custom.cpp", r"correct 2/2, est\. [\d.]+ us")
+        _expect_verdict(page, "add_custom.cpp", r"correct 2/2, est\. [\d.]+ us", timeout=FIRST_VERDICT_MS)
         _go_to_line(page, _line_of(original, 'extern "C"'))  # VS Code draws only the lenses in view
         lens = page.locator(".monaco-editor .codelens-decoration", has_text="SAGE: correct 2/2")
         expect(lens.first).to_be_visible()
@@ -340,6 +341,14 @@ def test_optimize_shows_progress_and_diff_then_accept_saves_the_rewrite(page, wo
     with steps.step("opened"):
         _open_file(page, "vadd_naive/vadd_naive.cpp")
         _expect_verdict(page, "vadd_naive.cpp", r"correct \d+/\d+")  # its own verdict on open, not add_custom's
+        # The palette offers the kernel commands in this remote window (their `when` accepts vscode-remote).
+        page.keyboard.press("F1")
+        page.locator(".quick-input-widget input").fill(">SAGE: ")
+        rows = page.locator(".quick-input-list .monaco-list-row")
+        for title in ("SAGE: Evaluate Kernel", "SAGE: Optimize Kernel"):
+            expect(rows.filter(has_text=title).first).to_be_visible()
+        page.keyboard.press("Escape")
+        page.locator(".quick-input-widget").wait_for(state="hidden")
     with steps.step("progress"):
         page.locator(".monaco-editor .view-lines").first.click()
         page.keyboard.press("Control+.")
