@@ -188,6 +188,7 @@ def workbench(tmp_path_factory, vsix) -> Iterator[Workbench]:
             time.sleep(0.2)  # polling a log file: there is no page to wait on yet
         print(f"\ncode-server with the .vsix up in {time.monotonic() - start:.1f} s")
         yield Workbench(f"http://127.0.0.1:{port}/?folder={workspace}", log, user_data, workspace)
+        print(f"\nVS Code end to end: {time.monotonic() - start:.0f} s from code-server's install of the .vsix")
     finally:
         # Its own process group: code-server, its extension host and the language server under it.
         with contextlib.suppress(ProcessLookupError):
