@@ -25,7 +25,7 @@ import { ServerProgress } from './progress';
 import { SuggestionReview } from './review';
 import { explicitValue, Launch, launchCommand, RESTART_SETTINGS, serverSettings, settingsCommand } from './settings';
 import { isFailure, isReportSummary, ReportSummary, serverDownView, ServerState, statusText, statusTooltip } from './status';
-import { isDecisionNotice, isEpisodeNotice, isSuggestionNotice, pickForFile, remember, SuggestionNotice } from './suggestions';
+import { isDecisionNotice, isEpisodeNotice, isSuggestionNotice, ownForFile, remember, SuggestionNotice } from './suggestions';
 import { VirtualDocuments } from './virtualDocuments';
 
 // Kernels (.asc, or .cpp/.h that the server recognises as Ascend C by their content) and the
@@ -116,7 +116,7 @@ function updateStatus(): void {
         statusItem.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
         return;
     }
-    const report = pickForFile(reports, activeFile());
+    const report = ownForFile(reports, activeFile());
     statusItem.text = statusText(configured, report, busy);
     statusItem.tooltip = statusTooltip(report);
     statusItem.command = 'sage.showOutput';

@@ -94,6 +94,15 @@ export function pickForFile<T extends PerTask>(items: readonly T[], file: string
     return own ?? items[items.length - 1];
 }
 
+/**
+ * The item of the task `file` belongs to; the most recent only when no file is active. The
+ * status bar's verdict: a kernel not evaluated yet (its verdict on open still running) must not
+ * show another task's result as its own.
+ */
+export function ownForFile<T extends PerTask>(items: readonly T[], file: string | undefined): T | undefined {
+    return file === undefined ? items[items.length - 1] : items.find((x) => sameFolder(x.task, path.dirname(file)));
+}
+
 /** The status bar item of undecided suggestions: it stays until each is accepted or rejected. */
 export interface PendingView {
     text: string;

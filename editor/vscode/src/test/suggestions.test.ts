@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
     decisionMessage, DecisionNotice, EpisodeNotice, episodeSeverity, forget, isDecisionNotice, isEpisodeNotice,
-    isSuggestionNotice, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice,
+    isSuggestionNotice, ownForFile, pendingView, pickForFile, remember, replacements, SuggestedFile, SuggestionNotice,
 } from '../suggestions';
 
 function suggestion(task: string, title = 'SAGE rewrite: est. 1.80x (CPU model), correct on 5 trials'): SuggestionNotice {
@@ -23,6 +23,14 @@ test('one per task, most recent last; the active file picks its task, else the l
     assert.equal(pickForFile(items, undefined), newer);
     assert.deepEqual(forget(items, '/w/add').map((s) => s.task), ['/w/mul']);
     assert.equal(pickForFile([], '/w/add/k.cpp'), undefined);
+});
+
+test("the status bar's verdict is the active file's task's own: none while it is not evaluated yet", () => {
+    const items = [suggestion('/w/add'), suggestion('/w/mul')];
+    assert.equal(ownForFile(items, '/w/add/k.cpp')?.task, '/w/add');
+    assert.equal(ownForFile(items, '/w/naive/k.cpp'), undefined);
+    assert.equal(ownForFile(items, undefined)?.task, '/w/mul');
+    assert.equal(ownForFile([], undefined), undefined);
 });
 
 test('notifications of another shape are refused', () => {
