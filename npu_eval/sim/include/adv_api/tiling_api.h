@@ -12,5 +12,23 @@
 // activation
 
 // math
+#include "math/acosh_tiling.h"
+#include "math/asinh_tiling.h"
+#include "math/atanh_tiling.h"
+#include "math/axpy_tiling.h"
+#include "math/ceil_tiling.h"
+#include "math/clamp_tiling.h"
+#include "math/cosh_tiling.h"
+#include "math/erf_tiling.h"
+#include "math/exp_tiling.h"
+#include "math/floor_tiling.h"
+#include "math/frac_tiling.h"
+#include "math/log_tiling.h"
+#include "math/round_tiling.h"
+#include "math/sign_tiling.h"
+#include "math/sinh_tiling.h"
+#include "math/tanh_tiling.h"
+#include "math/trunc_tiling.h"
+#include "math/xor_tiling.h"
 
 // normalization
