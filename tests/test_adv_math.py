@@ -108,6 +108,46 @@ static void mixed() {
     dump("xor_i16", xo, N);
 }
 
+// Power's three forms, Fmod and CumSum on both axes.
+static void binaries() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto b = a.Alloc<float>(320);
+    auto e = a.Alloc<float>(320);
+    auto d = a.Alloc<float>(320);
+    auto tmp = a.Alloc<uint8_t>(16 * 1024);
+    fill(b, N, [](uint32_t i) {
+        const float v[] = {-2.0f, -2.0f, -2.0f, -8.0f, 0.0f, 1.0f, NAN, -2.0f};
+        return i < 8 ? v[i] : float(int(i) - 150) * 0.05f;
+    });
+    fill(e, N, [](uint32_t i) {
+        const float v[] = {3.0f, 5e-9f, 0.5f, 0.33333334f, 0.0f, NAN, 0.0f, 2.0f};
+        return i < 8 ? v[i] : float(i % 7) - 3.0f;
+    });
+    Power(d, b, e, tmp, N);
+    dump("pow_tt", d, N);
+    Power(d, b, 3.0f, tmp, N);
+    dump("pow_ts", d, N);
+    Power(d, 2.0f, e, N);
+    dump("pow_st", d, N);
+    fill(b, N, [](uint32_t i) { return i == 0 ? 7.0f : float(int(i) - 150) * 0.37f; });
+    fill(e, N, [](uint32_t i) { return i == 0 ? 0.1f : (i % 2 ? 0.75f : -1.5f); });
+    Fmod(d, b, e, tmp, N);
+    dump("fmod_f", d, N);
+    auto hs = a.Alloc<half>(32 * 48);
+    auto hd = a.Alloc<half>(32 * 48);
+    auto hl = a.Alloc<half>(48);
+    fill(hs, 32 * 48, [](uint32_t i) { return float(i % 11) * 0.1f + 0.05f; });
+    static constexpr CumSumConfig first = {false, false, true, CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
+    CumSum<half, first>(hd, hl, hs, tmp, CumSumInfo{32, 48});
+    dump("cumsum_first_h", hd, 32 * 48);
+    dump("cumsum_last_row_h", hl, 48);
+    auto fs = a.Alloc<float>(20 * 24);
+    auto fd = a.Alloc<float>(20 * 24);
+    fill(fs, 20 * 24, [](uint32_t i) { return float(i % 13) * 0.25f - 1.0f; });
+    CumSum(fd, fd, fs, tmp, CumSumInfo{20, 24});  // the default config: the last axis
+    dump("cumsum_last_f", fd, 20 * 24);
+}
+
 // A sharedTmpBuffer one byte short of the documented minimum, and a framework-allocated
 // temporary with too little UB left.
 static void faults() {
@@ -169,9 +209,25 @@ static void tmp_sizes() {
     SAGE_TMP(Tanh) SAGE_TMP(Sinh) SAGE_TMP(Cosh) SAGE_TMP(Atanh) SAGE_TMP(Asinh) SAGE_TMP(Acosh)
     SAGE_TMP(Erf) SAGE_TMP(Floor) SAGE_TMP(Ceil) SAGE_TMP(Trunc) SAGE_TMP(Round) SAGE_TMP(Frac)
     SAGE_TMP(Sign) SAGE_TMP(Exp) SAGE_TMP(Log) SAGE_TMP(Log2) SAGE_TMP(Log10) SAGE_TMP(Clamp)
-    SAGE_TMP(Axpy) SAGE_TMP(Xor)
+    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod)
+    for (int64_t n : {1LL, 300LL, 4096LL})
+        for (uint32_t ts : {2u, 4u})
+            for (int form = 0; form < 3; ++form) {
+                uint32_t maxV = 0, minV = 0;
+                const TensorShape t({n}), s({1});
+                GetPowerMaxMinTmpSize(form == 2 ? s : t, form == 1 ? s : t, false, ts, false, maxV, minV);
+                std::printf("POW\t%d\t%lld\t%u\t%u\t%u\n", form, (long long)n, ts, maxV, minV);
+            }
+    for (int64_t rows : {5LL, 17LL, 32LL})
+        for (uint32_t ts : {2u, 4u})
+            for (int last = 0; last < 2; ++last) {
+                uint32_t maxV = 0, minV = 0;
+                GetCumSumMaxMinTmpSize(TensorShape({rows, 64}), ts, last == 1, false, maxV, minV);
+                std::printf("CUMSUM\t%lld\t%u\t%d\t%u\t%u\n", (long long)rows, ts, last, maxV, minV);
+            }
 }
-""" + main_calling("unary_float();", "unary_half();", "mixed();", "faults();", "costs();", "tmp_sizes();")
+""" + main_calling("unary_float();", "unary_half();", "mixed();", "binaries();", "faults();", "costs();",
+                   "tmp_sizes();")
 
 
 @pytest.fixture(scope="module")
@@ -423,6 +479,7 @@ FORMULAS = {
     "Clamp": lambda n, ts: (max(n, 256 // ts), 256 // ts),
     "Axpy": lambda n, ts: (0, 0) if ts == 4 else (4 * max(n * ts, 256), 1024),
     "Xor": lambda n, ts: (max(n * ts, 256), 256),
+    "Fmod": linear(1, 8),  # Trunc's nodes, plus three float tensors (6 half nodes) for half
 }
 
 
@@ -439,3 +496,102 @@ def test_a_larger_temporary_buffer_issues_fewer_instructions(run):
     # Tanh on float: Mins Maxs Muls Exp Adds Adds Div per chunk; 256 bytes hold 64 floats, so 8 chunks.
     assert steps == ["Mins", "Maxs", "Muls", "Exp", "Adds", "Adds", "Div"]
     assert counts == {"small": 8 * 7, "large": 7}
+
+
+# ---- Power, Fmod, CumSum
+
+def pow_doc(b, e):  # Power.md: e^(exp ln|base|); 1 for exp 0 or base 1; sign or NaN for a negative base
+    if e == 0 or b == 1:
+        return F(1)
+    r = exp32(F(e * log32(F(abs(b)))))
+    if not b < 0:
+        return r
+    ae = F(abs(e))
+    re = F(np.rint(ae))
+    if abs(F(ae - re)) >= F(1e-8):
+        return F(np.nan)
+    odd = F(re - F(np.floor(F(re * F(0.5))) * F(2)))
+    return F(r * F(np.rint(F(odd * F(-2) + F(1)))))
+
+
+def pow_inputs():
+    i = np.arange(N)
+    b = np.array([F(v) for v in (i - 150)], dtype=np.float32) * F(0.05)
+    e = np.array([F(v % 7) - F(3) for v in i], dtype=np.float32)
+    b[:8] = [-2.0, -2.0, -2.0, -8.0, 0.0, 1.0, np.nan, -2.0]
+    e[:8] = [3.0, 5e-9, 0.5, 0.33333334, 0.0, np.nan, 0.0, 2.0]
+    return b, e
+
+
+def test_power_forms_follow_the_documented_algorithm(run):
+    b, e = pow_inputs()
+    with np.errstate(all="ignore"):
+        for name, pairs in (("pow_tt", zip(b, e, strict=True)), ("pow_ts", ((x, F(3)) for x in b)),
+                            ("pow_st", ((F(2), y) for y in e))):
+            want = np.array([pow_doc(F(x), F(y)) for x, y in pairs], dtype=np.float32)
+            np.testing.assert_allclose(run(name, np.float32), want, rtol=2e-6, equal_nan=True, err_msg=name)
+
+
+def test_power_of_a_negative_base_by_a_near_integer_exponent(run):
+    # Power.md: an exponent within 1e-8 of an integer counts as one: (-2)^(5e-9) is 1 on the device,
+    # NaN in float64; (-2)^3 = -8 and (-2)^0.5 is NaN in both; 1^NaN and NaN^0 are 1.
+    got = run("pow_tt", np.float32)
+    with np.errstate(invalid="ignore"):
+        assert got[1] == 1.0 and np.isnan(np.power(np.float64(-2), 5e-9))
+    assert got[0] == -8.0 and np.isnan(got[2]) and got[5] == 1.0 and got[6] == 1.0
+
+
+def test_fmod_is_a_minus_trunc_of_the_float_quotient(run):
+    # Fmod.md on Atlas A2: a - trunc(a / b) * b in float. 7 / 0.1f rounds to 70.0, so the device gives
+    # 0 where the float64 remainder of the same operands is 0.0999999.
+    i = np.arange(N)
+    a = np.array([F(v) for v in (i - 150)], dtype=np.float32) * F(0.37)
+    b = np.where(i % 2 == 1, F(0.75), F(-1.5)).astype(np.float32)
+    a[0], b[0] = 7.0, F(0.1)
+    want = np.array([F(x - F(F(np.trunc(F(x / y))) * y)) for x, y in zip(a, b, strict=True)], dtype=np.float32)
+    got = run("fmod_f", np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == 0.0 and abs(math.fmod(7.0, float(F(0.1))) - 0.1) < 1e-6
+
+
+def test_cumsum_first_axis_accumulates_half_in_float(run):
+    # CumSum.md: down the rows; half is cast to float, summed, and each sum rounded once to half.
+    src = np.array([F(F(i % 11) * F(0.1)) + F(0.05) for i in range(32 * 48)], dtype=np.float32)
+    src = src.astype(np.float16).reshape(32, 48)
+    want = np.cumsum(src.astype(np.float32), axis=0, dtype=np.float32).astype(np.float16)
+    got = run("cumsum_first_h", np.float16).reshape(32, 48)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(run("cumsum_last_row_h", np.float16), want[-1])
+    naive = src[0].copy()
+    for r in range(1, 32):
+        naive = (naive + src[r]).astype(np.float16)
+    assert np.any(naive != want[-1])  # summing in half would round every step
+
+
+def test_cumsum_last_axis_in_float(run):
+    src = np.array([F(i % 13) * F(0.25) - F(1) for i in range(20 * 24)], dtype=np.float32).reshape(20, 24)
+    np.testing.assert_array_equal(run("cumsum_last_f", np.float32).reshape(20, 24),
+                                  np.cumsum(src, axis=1, dtype=np.float32))
+
+
+# Atlas A2's live tensors per element: (tensor^tensor, typeSize) -> count. A shape of one element
+# counts as a scalar, so n = 1 is a scalar form whatever the call.
+POW_PROCS = {(True, 2): 14, (True, 4): 4, (False, 2): 14, (False, 4): 5}
+
+
+def test_power_and_cumsum_tmp_sizes_match_the_documented_formula(run):
+    for _, form, n, ts, mx, mn in run.rows("POW"):
+        n, ts = int(n), int(ts)
+        proc = POW_PROCS[(form == "0" and n != 1, ts)]
+        want = ((max(n * 4, 256) * proc + 256, 256 * proc + 256) if ts == 4 else
+                (max(n * 2, 128) * proc + 256, 256 * proc // 2 + 256))
+        assert (int(mx), int(mn)) == want, (form, n, ts)
+    for _, rows, ts, last, mx, mn in run.rows("CUMSUM"):
+        rows, ts = int(rows), int(ts)
+        if last == "0":
+            want = (rows * 64 * 4,) * 2 if ts == 2 else (0, 0)
+        else:
+            aligned = -(-rows // 16) * 16
+            want = ((64 * aligned * 2 if ts == 2 else 0) + aligned * 64 * ts * 2,
+                    (64 * 16 * 2 if ts == 2 else 0) + 16 * 64 * ts * 2)
+        assert (int(mx), int(mn)) == want, (rows, ts, last)

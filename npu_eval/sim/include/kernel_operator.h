@@ -55,3 +55,6 @@
 #include "adv_api/math/tanh.h"
 #include "adv_api/math/trunc.h"
 #include "adv_api/math/xor.h"
+#include "adv_api/math/power.h"
+#include "adv_api/math/fmod.h"
+#include "adv_api/math/cumsum.h"

@@ -30,5 +30,8 @@
 #include "math/tanh_tiling.h"
 #include "math/trunc_tiling.h"
 #include "math/xor_tiling.h"
+#include "math/power_tiling.h"
+#include "math/fmod_tiling.h"
+#include "math/cumsum_tiling.h"
 
 // normalization
