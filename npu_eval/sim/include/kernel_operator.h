@@ -58,3 +58,6 @@
 #include "adv_api/math/power.h"
 #include "adv_api/math/fmod.h"
 #include "adv_api/math/cumsum.h"
+#include "adv_api/math/sin.h"
+#include "adv_api/math/cos.h"
+#include "adv_api/math/tan.h"

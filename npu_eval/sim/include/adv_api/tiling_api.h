@@ -33,5 +33,8 @@
 #include "math/power_tiling.h"
 #include "math/fmod_tiling.h"
 #include "math/cumsum_tiling.h"
+#include "math/sin_tiling.h"
+#include "math/cos_tiling.h"
+#include "math/tan_tiling.h"
 
 // normalization

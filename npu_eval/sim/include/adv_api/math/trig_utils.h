@@ -1,0 +1,78 @@
+// Sin, Cos and Tan's documented algorithm (Atlas A2), one float vector op at a time: reduce x by
+// k pi, with pi split into parts so that k * part stays exact, then a polynomial. The rounding of
+// k differs: Sin rounds half away from zero (CAST_ROUND), Cos and Tan to even (CAST_RINT).
+// (asc-devkit keeps each API's helpers in include/adv_api/math/<api>_utils.h; the three share
+// these.)
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+namespace AscendC {
+namespace detail {
+
+constexpr float kInvPi = 0.3183098733425140380859375f;
+constexpr float kPi0 = 3.140625f;
+constexpr float kPi1 = 0.0009670257568359375f;
+constexpr float kPi2 = 6.2771141529083251953125e-7f;
+constexpr float kPi3 = 1.21644916362129151821136474609375e-10f;
+constexpr float kHalfPi = 1.57079637050628662109375f;
+constexpr float kHalfPiLow = -0.00000004371139000189375f;
+
+// (-1)^k as floor(k / 2) * 4 - 2k + 1, and x0 P(x0^2) with sin's coefficients.
+inline float sin_poly(float x0, float k) {
+    const float sign = std::floor(k * 0.5f) * 4.0f + k * -2.0f + 1.0f;
+    const float x2 = x0 * x0;
+    float p = x2 * 2.604926501e-6f + -0.0001980894471f;
+    p = p * x2 + 0.008333049340f;
+    p = p * x2 + -0.1666665792f;
+    p = p * x2 + 1.0f;
+    return p * x0 * sign;
+}
+
+inline float sin_doc(float x) {
+    const float k = std::round(x * kInvPi);
+    float x0 = x - k * kPi0;
+    x0 = x0 - k * kPi1;
+    x0 = x0 - k * kPi2;
+    x0 = x0 - k * kPi3;
+    return sin_poly(x0, k);
+}
+
+inline float cos_doc(float x) {
+    const float k = std::nearbyint(x * kInvPi + 0.5f);
+    float x0 = x - k * kPi0;
+    x0 = x0 - k * kPi1;
+    x0 = x0 + kHalfPi;
+    x0 = x0 - k * kPi2;
+    x0 = x0 - k * kPi3;
+    x0 = x0 - k * -1.0290623200529979163359041220560e-13f;
+    x0 = x0 + kHalfPiLow;
+    return std::max(std::min(sin_poly(x0, k), 1.0f), -1.0f);
+}
+
+inline float tan_doc(float x) {
+    const float k = std::nearbyint(x * kInvPi);
+    constexpr float kPi4 = -1.0291767438275201129727065563201904296875e-13f;
+    float x0 = x - k * kPi0;
+    x0 = x0 - k * kPi1;
+    float up = x0 + kHalfPi, down = x0 + -kHalfPi;
+    const float t2 = k * kPi2;
+    x0 = x0 - t2, up = up - t2, down = down - t2;
+    up = up + kHalfPiLow, down = down + -kHalfPiLow;
+    const float t3 = k * kPi3;
+    x0 = x0 - t3, up = up - t3, down = down - t3;
+    const float t4 = k * kPi4;
+    x0 = x0 - t4, up = up - t4, down = down - t4;
+    const float x2 = x0 * x0;
+    float num = x2 * 0.0698520831551998762793f + -6.8711573651634203789f;
+    num = num * x2 + 61.20362572811089435388f;
+    num = num * x0;
+    float den = x2 + -24.8048928861126769186219f;
+    den = den * up;
+    den = den * down;
+    return num / den;
+}
+
+}  // namespace detail
+}  // namespace AscendC
