@@ -78,6 +78,7 @@ static void unary_float() {
     one<float>(a, "sin_f", trig, [](LT d, LT s, LB t) { Sin(d, s, t, N); });
     one<float>(a, "cos_f", trig, [](LT d, LT s, LB t) { Cos(d, s, t, N); });
     one<float>(a, "tan_f", trig, [](LT d, LT s, LB t) { Tan(d, s, t, N); });
+    one<float>(a, "atan_f", wide, [](LT d, LT s, LB t) { Atan(d, s, t, N); });
 }
 
 static void unary_half() {
@@ -214,7 +215,7 @@ static void tmp_sizes() {
     SAGE_TMP(Tanh) SAGE_TMP(Sinh) SAGE_TMP(Cosh) SAGE_TMP(Atanh) SAGE_TMP(Asinh) SAGE_TMP(Acosh)
     SAGE_TMP(Erf) SAGE_TMP(Floor) SAGE_TMP(Ceil) SAGE_TMP(Trunc) SAGE_TMP(Round) SAGE_TMP(Frac)
     SAGE_TMP(Sign) SAGE_TMP(Exp) SAGE_TMP(Log) SAGE_TMP(Log2) SAGE_TMP(Log10) SAGE_TMP(Clamp)
-    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan)
+    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan) SAGE_TMP(Atan)
     for (int64_t n : {1LL, 300LL, 4096LL})
         for (uint32_t ts : {2u, 4u})
             for (int form = 0; form < 3; ++form) {
@@ -485,7 +486,7 @@ FORMULAS = {
     "Axpy": lambda n, ts: (0, 0) if ts == 4 else (4 * max(n * ts, 256), 1024),
     "Xor": lambda n, ts: (max(n * ts, 256), 256),
     "Fmod": linear(1, 8),  # Trunc's nodes, plus three float tensors (6 half nodes) for half
-    "Sin": linear(3, 8), "Cos": linear(3, 8), "Tan": linear(4, 10),
+    "Sin": linear(3, 8), "Cos": linear(3, 8), "Tan": linear(4, 10), "Atan": linear(5, 12),
 }
 
 
@@ -685,3 +686,36 @@ def test_half_sin_goes_through_float(run):
         xh = trig().astype(np.float16)  # 1e6 overflows half to inf: sin(inf) is NaN
         want = doc(sin_doc, xh.astype(np.float32)).astype(np.float16)
     np.testing.assert_array_equal(run("sin_h", np.float16), want)
+
+
+def atan_taylor(x, level):
+    factors = [F(v) for v in (1, -0.3333333333333333, 0.2, -0.14285714285714285, 0.1111111111111111,
+                              -0.09090909090909091, 0.07692307692307693)]
+    sq = F(x * x)
+    d = F(F(x * x) * factors[level])
+    for i in range(level - 1, 0, -1):
+        d = F(F(d + factors[i]) * sq)
+    return F(F(d + factors[0]) * x)
+
+
+def atan_doc(x):  # Atan.md: the least of four Taylor forms on |x| clipped to 1e4, times the sign
+    pi4, pi8, t8 = F(0.78539816339744830961566084581988), F(0.39269908169872415480783042290994), F(0.4142135623730950)
+
+    def shift(v):
+        return F(abs(F(F(v + F(-t8)) / F(F(v * t8) + F(1)))))
+    c = F(max(min(x, F(10000)), F(-10000)))
+    a = F(abs(c))
+    r = atan_taylor(a, 4)
+    r = min(r, F(atan_taylor(shift(a), 4) + pi8))
+    t = F(abs(F(F(a + F(-1)) / F(a + F(1)))))
+    r = min(r, F(atan_taylor(t, 4) + pi4))
+    r = min(r, F(F(atan_taylor(shift(t), 6) + pi8) + pi4))
+    sx = F(c * F(2.0**62))
+    return F(r * F(sx / F(abs(sx) + F(2.0**-62))))
+
+
+def test_atan_follows_the_documented_taylor_forms(run):
+    x = wide()
+    got = run("atan_f", np.float32)
+    np.testing.assert_allclose(got, doc(atan_doc, x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, np.arctan(x.astype(np.float64)), rtol=1e-4, atol=1e-5)

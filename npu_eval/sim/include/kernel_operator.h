@@ -61,3 +61,4 @@
 #include "adv_api/math/sin.h"
 #include "adv_api/math/cos.h"
 #include "adv_api/math/tan.h"
+#include "adv_api/math/atan.h"

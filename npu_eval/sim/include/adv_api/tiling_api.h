@@ -36,5 +36,6 @@
 #include "math/sin_tiling.h"
 #include "math/cos_tiling.h"
 #include "math/tan_tiling.h"
+#include "math/atan_tiling.h"
 
 // normalization

@@ -76,3 +76,45 @@ inline float tan_doc(float x) {
 
 }  // namespace detail
 }  // namespace AscendC
+
+namespace AscendC {
+namespace detail {
+
+// Atan's Taylor form of the given level: x (1 - x^2/3 + x^4/5 - ...), by Horner's rule in x^2.
+inline float atan_taylor(float x, int level) {
+    static constexpr float kFactors[7] = {1.0f, -0.3333333333333333f, 0.2f, -0.14285714285714285f,
+                                          0.1111111111111111f, -0.09090909090909091f, 0.07692307692307693f};
+    const float sq = x * x;
+    float d = x * x;
+    d = d * kFactors[level];
+    for (int i = level - 1; i > 0; --i) {
+        d = d + kFactors[i];
+        d = d * sq;
+    }
+    d = d + kFactors[0];
+    return d * x;
+}
+
+// |(x - t) / (x t + 1)|: the argument shifted by atan(t).
+inline float atan_shift(float x, float t) {
+    const float den = x * t + 1.0f;
+    return std::fabs((x + (0.0f - t)) / den);
+}
+
+inline float atan_doc(float x) {
+    constexpr float kPiBy4 = 0.78539816339744830961566084581988f;
+    constexpr float kPiBy8 = 0.39269908169872415480783042290994f;
+    constexpr float kTanPiBy8 = 0.4142135623730950f;
+    const float c = std::max(std::min(x, 10000.0f), -10000.0f);
+    const float a = std::fabs(c);
+    float r = atan_taylor(a, 4);
+    r = std::min(r, atan_taylor(atan_shift(a, kTanPiBy8), 4) + kPiBy8);
+    const float t = std::fabs((a + -1.0f) / (a + 1.0f));
+    r = std::min(r, atan_taylor(t, 4) + kPiBy4);
+    r = std::min(r, (atan_taylor(atan_shift(t, kTanPiBy8), 6) + kPiBy8) + kPiBy4);
+    const float sx = c * 4611686018427387904.0f;  // the sign as x*2^62 / (|x*2^62| + 2^-62)
+    return r * (sx / (std::fabs(sx) + 2.168404344971009e-19f));
+}
+
+}  // namespace detail
+}  // namespace AscendC
