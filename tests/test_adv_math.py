@@ -79,6 +79,7 @@ static void unary_float() {
     one<float>(a, "cos_f", trig, [](LT d, LT s, LB t) { Cos(d, s, t, N); });
     one<float>(a, "tan_f", trig, [](LT d, LT s, LB t) { Tan(d, s, t, N); });
     one<float>(a, "atan_f", wide, [](LT d, LT s, LB t) { Atan(d, s, t, N); });
+    one<float>(a, "erfc_f", wide, [](LT d, LT s, LB t) { Erfc(d, s, t, N); });
 }
 
 static void unary_half() {
@@ -215,7 +216,7 @@ static void tmp_sizes() {
     SAGE_TMP(Tanh) SAGE_TMP(Sinh) SAGE_TMP(Cosh) SAGE_TMP(Atanh) SAGE_TMP(Asinh) SAGE_TMP(Acosh)
     SAGE_TMP(Erf) SAGE_TMP(Floor) SAGE_TMP(Ceil) SAGE_TMP(Trunc) SAGE_TMP(Round) SAGE_TMP(Frac)
     SAGE_TMP(Sign) SAGE_TMP(Exp) SAGE_TMP(Log) SAGE_TMP(Log2) SAGE_TMP(Log10) SAGE_TMP(Clamp)
-    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan) SAGE_TMP(Atan)
+    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan) SAGE_TMP(Atan) SAGE_TMP(Erfc)
     for (int64_t n : {1LL, 300LL, 4096LL})
         for (uint32_t ts : {2u, 4u})
             for (int form = 0; form < 3; ++form) {
@@ -486,7 +487,7 @@ FORMULAS = {
     "Axpy": lambda n, ts: (0, 0) if ts == 4 else (4 * max(n * ts, 256), 1024),
     "Xor": lambda n, ts: (max(n * ts, 256), 256),
     "Fmod": linear(1, 8),  # Trunc's nodes, plus three float tensors (6 half nodes) for half
-    "Sin": linear(3, 8), "Cos": linear(3, 8), "Tan": linear(4, 10), "Atan": linear(5, 12),
+    "Sin": linear(3, 8), "Cos": linear(3, 8), "Tan": linear(4, 10), "Atan": linear(5, 12), "Erfc": linear(7, 16),
 }
 
 
@@ -719,3 +720,29 @@ def test_atan_follows_the_documented_taylor_forms(run):
     got = run("atan_f", np.float32)
     np.testing.assert_allclose(got, doc(atan_doc, x), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(got, np.arctan(x.astype(np.float64)), rtol=1e-4, atol=1e-5)
+
+
+def erfc_doc(x):  # Erfc.md: e^(-a^2) R(a) / S(a), a = |x| clipped to 10, mirrored by the sign x / (|x| + 2^-62)
+    c = F(max(min(x, F(10)), F(-10)))
+    a = F(F(abs(c)) + F(2.0**-62))
+    s = F(c / a)
+    rs = [F(v) for v in (0.1735313680e-7, -0.9856738394e-6, 0.2517003236e-4, -0.3848015171e-3, 0.5681528564e0,
+                         0.5245623129e1, 0.2107740710e2, 0.4212761755e2, 0.4380524149e2)]
+    ss = [F(v) for v in (0.9349684299e1, 0.3756930664e2, 0.8058268949e2, 0.9155653738e2, 0.4380524152e2)]
+    r = F(F(a * rs[0]) + rs[1])
+    for k in rs[2:]:
+        r = F(F(a * r) + k)
+    q = F(a + ss[0])
+    for k in ss[1:]:
+        q = F(F(a * q) + k)
+    v = F(exp32(F(F(a * a) * F(-1))) * F(r / q))
+    return F(F(v * s) + F(F(s * F(-1)) + F(1)))
+
+
+def test_erfc_follows_the_documented_rational_form(run):
+    x = wide()
+    got = run("erfc_f", np.float32)
+    np.testing.assert_allclose(got, doc(erfc_doc, x), rtol=2e-6, atol=1e-30)
+    moderate = np.abs(x) < 3
+    erfc = np.vectorize(math.erfc)
+    np.testing.assert_allclose(got[moderate], erfc(x[moderate].astype(np.float64)), rtol=1e-4, atol=1e-6)

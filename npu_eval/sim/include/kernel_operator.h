@@ -62,3 +62,4 @@
 #include "adv_api/math/cos.h"
 #include "adv_api/math/tan.h"
 #include "adv_api/math/atan.h"
+#include "adv_api/math/erfc.h"

@@ -37,5 +37,6 @@
 #include "math/cos_tiling.h"
 #include "math/tan_tiling.h"
 #include "math/atan_tiling.h"
+#include "math/erfc_tiling.h"
 
 // normalization
