@@ -80,6 +80,8 @@ static void unary_float() {
     one<float>(a, "tan_f", trig, [](LT d, LT s, LB t) { Tan(d, s, t, N); });
     one<float>(a, "atan_f", wide, [](LT d, LT s, LB t) { Atan(d, s, t, N); });
     one<float>(a, "erfc_f", wide, [](LT d, LT s, LB t) { Erfc(d, s, t, N); });
+    one<float>(a, "asin_f", unit, [](LT d, LT s, LB t) { Asin(d, s, t, N); });
+    one<float>(a, "acos_f", unit, [](LT d, LT s, LB t) { Acos(d, s, t, N); });
 }
 
 static void unary_half() {
@@ -216,7 +218,8 @@ static void tmp_sizes() {
     SAGE_TMP(Tanh) SAGE_TMP(Sinh) SAGE_TMP(Cosh) SAGE_TMP(Atanh) SAGE_TMP(Asinh) SAGE_TMP(Acosh)
     SAGE_TMP(Erf) SAGE_TMP(Floor) SAGE_TMP(Ceil) SAGE_TMP(Trunc) SAGE_TMP(Round) SAGE_TMP(Frac)
     SAGE_TMP(Sign) SAGE_TMP(Exp) SAGE_TMP(Log) SAGE_TMP(Log2) SAGE_TMP(Log10) SAGE_TMP(Clamp)
-    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan) SAGE_TMP(Atan) SAGE_TMP(Erfc)
+    SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan) SAGE_TMP(Atan)
+    SAGE_TMP(Erfc) SAGE_TMP(Asin) SAGE_TMP(Acos)
     for (int64_t n : {1LL, 300LL, 4096LL})
         for (uint32_t ts : {2u, 4u})
             for (int form = 0; form < 3; ++form) {
@@ -488,6 +491,7 @@ FORMULAS = {
     "Xor": lambda n, ts: (max(n * ts, 256), 256),
     "Fmod": linear(1, 8),  # Trunc's nodes, plus three float tensors (6 half nodes) for half
     "Sin": linear(3, 8), "Cos": linear(3, 8), "Tan": linear(4, 10), "Atan": linear(5, 12), "Erfc": linear(7, 16),
+    "Asin": linear(2, 6), "Acos": linear(2, 6),
 }
 
 
@@ -746,3 +750,38 @@ def test_erfc_follows_the_documented_rational_form(run):
     moderate = np.abs(x) < 3
     erfc = np.vectorize(math.erfc)
     np.testing.assert_allclose(got[moderate], erfc(x[moderate].astype(np.float64)), rtol=1e-4, atol=1e-6)
+
+
+ASIN_COEF = [F(v) for v in (1.0, 0.16666666666666666666666666666667, 0.075, 0.04464285714285714285714285714286,
+                            0.03038194444444444444444444444444, 0.02237215909090909090909090909091,
+                            0.01735276442307692307692307692308, 0.01396484375)]
+HALF_PI_F = F(1.5707963267948966192313216916398)
+
+
+def asin_series(sq):
+    d = F(sq * ASIN_COEF[7])
+    for c in reversed(ASIN_COEF[1:7]):
+        d = F(F(d + c) * sq)
+    return F(d + ASIN_COEF[0])
+
+
+def asin_doc(x):  # Asin.md: the series at x below sqrt(1/2), pi/2 minus the series at sqrt(1 - x^2) above
+    b = F(0.70710678118654752440084436210485)
+    root = sqrt32(F(F(F(x * x) * F(-1)) + F(1)))
+    large = F(F(F(asin_series(F(root * root)) * root) * F(-1)) + HALF_PI_F)
+    sq = F(x * x)
+    a = sqrt32(sq)
+    small = F(asin_series(sq) * a)
+    pick = F(-math.floor(F(min(a, b) + F(-b))))
+    r = F(F(small * pick) + F(large * F(F(pick * F(-1)) + F(1))))
+    sx = F(x * F(2.0**62))
+    return F(r * F(sx / F(abs(sx) + F(2.0**-62))))
+
+
+def test_asin_acos_follow_the_documented_branches(run):
+    x = unit()
+    asin = run("asin_f", np.float32)
+    np.testing.assert_allclose(asin, doc(asin_doc, x), rtol=1e-6, atol=1e-7)
+    acos_want = doc(lambda v: F(F(asin_doc(v) + F(-HALF_PI_F)) * F(-1)), x)
+    np.testing.assert_allclose(run("acos_f", np.float32), acos_want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(asin, np.arcsin(x.astype(np.float64)), rtol=1e-4, atol=1e-5)

@@ -63,3 +63,5 @@
 #include "adv_api/math/tan.h"
 #include "adv_api/math/atan.h"
 #include "adv_api/math/erfc.h"
+#include "adv_api/math/asin.h"
+#include "adv_api/math/acos.h"

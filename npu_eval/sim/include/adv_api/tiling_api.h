@@ -38,5 +38,7 @@
 #include "math/tan_tiling.h"
 #include "math/atan_tiling.h"
 #include "math/erfc_tiling.h"
+#include "math/asin_tiling.h"
+#include "math/acos_tiling.h"
 
 // normalization

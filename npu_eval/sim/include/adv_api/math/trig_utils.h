@@ -118,3 +118,37 @@ inline float atan_doc(float x) {
 
 }  // namespace detail
 }  // namespace AscendC
+
+namespace AscendC {
+namespace detail {
+
+constexpr float kAsinHalfPi = 1.5707963267948966192313216916398f;
+
+// Asin's Taylor series x (1 + c1 x^2 + ... + c7 x^14), by Horner's rule in x^2; `sq` is x^2.
+inline float asin_series(float sq) {
+    static constexpr float kCoef[8] = {1.0f, 0.16666666666666666666666666666667f, 0.075f,
+                                       0.04464285714285714285714285714286f, 0.03038194444444444444444444444444f,
+                                       0.02237215909090909090909090909091f, 0.01735276442307692307692307692308f,
+                                       0.01396484375f};
+    float d = sq * kCoef[7];
+    for (int i = 6; i > 0; --i) d = (d + kCoef[i]) * sq;
+    return d + kCoef[0];
+}
+
+// Asin.md: below |x| = sqrt(1/2) the series at x; above, pi/2 minus the series at sqrt(1 - x^2);
+// the branch is chosen by -floor(min(|x|, b) - b), and the sign is x*2^62 / (|x*2^62| + 2^-62).
+inline float asin_doc(float x) {
+    constexpr float kBoundary = 0.70710678118654752440084436210485f;
+    const float root = std::sqrt((x * x) * -1.0f + 1.0f);
+    const float large = (asin_series(root * root) * root) * -1.0f + kAsinHalfPi;
+    const float sq = x * x;
+    const float a = std::sqrt(sq);
+    const float small = asin_series(sq) * a;
+    const float pick = -std::floor(std::min(a, kBoundary) + -kBoundary);
+    const float r = small * pick + large * (pick * -1.0f + 1.0f);
+    const float sx = x * 4611686018427387904.0f;
+    return r * (sx / (std::fabs(sx) + 2.168404344971009e-19f));
+}
+
+}  // namespace detail
+}  // namespace AscendC
