@@ -7,6 +7,7 @@ Read from asc-devkit 82b89a15f26329511fc7fbc807d5132a1f9b4ba7.
 
 TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'Abs': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/基础算术/Abs.md',), (310, 910), ()),
+    'Acos': (('docs/zh/api/SIMD-API/高阶API/数学计算/Acos接口/Acos.md',), (310, 910), ()),
     'Acosh': (('docs/zh/api/SIMD-API/高阶API/数学计算/Acosh接口/Acosh.md',), (310, 910), ()),
     'Add': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/基础算术/Add.md',), (310, 910), ()),
     'AddRelu': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/复合计算/AddRelu.md',), (310, 910), ()),
@@ -15,6 +16,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'AllocEventID': (('docs/zh/api/SIMD-API/基础API/资源管理/TPipe/AllocEventID.md',), (310, 910), ()),
     'AllocTensor': (('docs/zh/api/SIMD-API/基础API/资源管理/TQue/AllocTensor.md', 'docs/zh/api/SIMD-API/基础API/资源管理/TQueBind/AllocTensor-64.md', 'docs/zh/api/SIMD-API/基础API/资源管理/TSCM/AllocTensor-60.md'), (310, 910), ()),
     'And': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/逻辑计算/And.md',), (310, 910), ()),
+    'Asin': (('docs/zh/api/SIMD-API/高阶API/数学计算/Asin接口/Asin.md',), (310, 910), ()),
     'Asinh': (('docs/zh/api/SIMD-API/高阶API/数学计算/Asinh接口/Asinh.md',), (310, 910), ()),
     'Atan': (('docs/zh/api/SIMD-API/高阶API/数学计算/Atan接口/Atan.md',), (310, 910), ()),
     'Atanh': (('docs/zh/api/SIMD-API/高阶API/数学计算/Atanh接口/Atanh.md',), (310, 910), ()),
@@ -50,6 +52,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'Duplicate': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据填充/Duplicate.md',), (310, 910), ()),
     'EnQue': (('docs/zh/api/SIMD-API/基础API/资源管理/TQue/EnQue.md', 'docs/zh/api/SIMD-API/基础API/资源管理/TQueBind/EnQue-66.md', 'docs/zh/api/SIMD-API/基础API/资源管理/TSCM/EnQue-62.md'), (310, 910), ()),
     'Erf': (('docs/zh/api/SIMD-API/高阶API/数学计算/Erf接口/Erf.md',), (310, 910), ()),
+    'Erfc': (('docs/zh/api/SIMD-API/高阶API/数学计算/Erfc接口/Erfc.md',), (310, 910), ()),
     'Exp': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/基础算术/Exp.md', 'docs/zh/api/SIMD-API/高阶API/数学计算/Exp接口/Exp-81.md'), (310, 910), ()),
     'Extract': (('docs/zh/api/SIMD-API/高阶API/排序操作/Extract.md',), (310, 910), ()),
     'FetchEventID': (('docs/zh/api/SIMD-API/基础API/资源管理/TPipe/FetchEventID.md',), (310, 910), ()),
