@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from sage_npu.npu_eval.program import ProgramReport
 
 MANIFEST = "scripts/presmoke/reports/case_runner_manifest.json"
+ADVANCED = "04_advanced_api"  # the advanced (high-level) API's samples: in the sweep with --advanced
 ARCH = "dav-2201"  # the 910B family
 # A sample that uses the cube unit (matrix kernels, mixed AIC/AIV kernels) is out of this sweep.
 CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul\b|\bFixpipe\b|KERNEL_TYPE_MIX|KERNEL_TYPE_AIC|__cube__|__mix__|"
@@ -113,18 +114,19 @@ def framework_text(root: Path, c: PlanCase) -> str:
     return " ; ".join(parts)
 
 
-def select(root: Path, plan: list[PlanCase]) -> tuple[list[PlanCase], dict[str, int]]:
+def select(root: Path, plan: list[PlanCase], advanced: bool = False) -> tuple[list[PlanCase], dict[str, int]]:
     """The cases of this sweep: the scenario lists dav-2201, the sample uses only vector cores
     (no cube API or mixed kernel in the sources of the binaries it runs), it sits outside
-    04_advanced_api, and its commands (and the sample scripts they run) need no CANN framework
-    step. Returns the selection and why the rest were left out."""
+    04_advanced_api unless `advanced` (the advanced API's samples, which need the host tiling
+    library), and its commands (and the sample scripts they run) need no CANN framework step.
+    Returns the selection and why the rest were left out."""
     chosen: list[PlanCase] = []
     left: dict[str, int] = {}
     for c in plan:
         why = None
         if ARCH not in c.supported_archs:
             why = f"not {ARCH}"
-        elif "04_advanced_api" in c.case:
+        elif ADVANCED in c.case and not advanced:
             why = "advanced API"
         elif c.skip or not c.target_runnable:
             why = "skipped by the plan"
@@ -414,10 +416,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     ap.add_argument("--json", type=Path, help="also write the outcomes here")
     ap.add_argument("--keep", type=Path, help="run in this folder and keep it (default: a temporary one)")
+    ap.add_argument("--advanced", action="store_true",
+                    help=f"also select the advanced API's samples ({ADVANCED}), under the same rules")
     a = ap.parse_args(argv)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sage-npu" / "asc-devkit"
     root, commit = checkout(a.asc_devkit.resolve(), a.rev, cache)
-    chosen, left = select(root, load_plan(root, a.cases))
+    chosen, left = select(root, load_plan(root, a.cases), advanced=a.advanced)
+    if a.advanced:
+        print(f"--advanced: {sum(ADVANCED in c.case for c in chosen)} of the {len(chosen)} selected cases are "
+              f"{ADVANCED} samples")
     if a.case:
         chosen = [c for c in chosen if any(s in c.case for s in a.case)]
     work = a.keep or Path(tempfile.mkdtemp(prefix="sage-sweep-"))

@@ -150,6 +150,14 @@ def test_the_selection_rule_counts_what_it_leaves_out(fake_checkout):
                     "no sample folder": 1, "CANN framework step": 2}
 
 
+def test_advanced_adds_the_advanced_api_samples_under_the_same_rules(fake_checkout):
+    root, plan = fake_checkout
+    chosen, left = sweep.select(root, plan, advanced=True)
+    assert [c.case for c in chosen] == ["00_intro/vec", "00_intro/vec__scenario_2", "00_intro/two/vector",
+                                        "04_advanced_api/softmax"]
+    assert "advanced API" not in left and left["cube or mixed"] == 2
+
+
 def test_a_commit_without_a_test_plan_asks_for_a_case_list(tmp_path):
     with pytest.raises(SystemExit, match="--cases"):
         sweep.load_plan(tmp_path)

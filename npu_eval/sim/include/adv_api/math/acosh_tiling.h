@@ -1,0 +1,32 @@
+// Host tiling for Acosh (asc-devkit include/adv_api/math/acosh_tiling.h). Also included by
+// acosh.h: the kernel checks its sharedTmpBuffer against the same function.
+// Documented in asc-devkit docs/zh/api/SIMD-API/高阶API/数学计算/Acosh接口/GetAcoshMaxMinTmpSize.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "math_tiling_util.h"
+
+namespace AscendC {
+
+// The temporary space Acosh needs for n elements of typeSize bytes: max(calcPro * n, 256) * typeSize at most, calcPro * 256 at least, calcPro
+// = 1 for float and 2 for half (the float intermediates each chunk keeps).
+inline void GetAcoshMaxMinTmpSize(const TensorShape& srcShape, const uint32_t typeSize, const bool isReuseSource,
+                      uint32_t& maxValue, uint32_t& minValue)
+{
+    (void)isReuseSource;
+    const int64_t n = srcShape.GetShapeSize();
+    if (n <= 0) return;  // the real function asserts: the shape must hold at least one element
+    const uint32_t calcPro = typeSize == sizeof(float) ? 1u : 2u;
+    minValue = calcPro * detail::kMathRepeatBytes;
+    maxValue = std::max<uint32_t>(calcPro * uint32_t(n), detail::kMathRepeatBytes) * typeSize;
+}
+
+inline void GetAcoshTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf)
+{
+    extraBuf = 0;
+    maxLiveNodeCount = typeSize == sizeof(float) ? 1u : 2u;
+}
+
+}  // namespace AscendC

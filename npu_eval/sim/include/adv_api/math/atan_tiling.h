@@ -1,0 +1,32 @@
+// Host tiling for Atan (asc-devkit include/adv_api/math/atan_tiling.h). Also included by
+// atan.h: the kernel checks its sharedTmpBuffer against the same function.
+// Documented in asc-devkit docs/zh/api/SIMD-API/高阶API/数学计算/Atan接口/GetAtanMaxMinTmpSize.md.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "math_tiling_util.h"
+
+namespace AscendC {
+
+// The temporary space Atan needs for n elements of typeSize bytes: calcPro * max(n * typeSize, 256) at most, calcPro * 256 at least, calcPro
+// = 5 for float and 12 for half (the float intermediates each chunk keeps).
+inline void GetAtanMaxMinTmpSize(const TensorShape& srcShape, const uint32_t typeSize, const bool isReuseSource,
+                      uint32_t& maxValue, uint32_t& minValue)
+{
+    (void)isReuseSource;
+    const int64_t n = srcShape.GetShapeSize();
+    if (n <= 0) return;  // the real function asserts: the shape must hold at least one element
+    const uint32_t calcPro = typeSize == sizeof(float) ? 5u : 12u;
+    minValue = calcPro * detail::kMathRepeatBytes;
+    maxValue = calcPro * std::max<uint32_t>(uint32_t(n) * typeSize, detail::kMathRepeatBytes);
+}
+
+inline void GetAtanTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf)
+{
+    extraBuf = 0;
+    maxLiveNodeCount = typeSize == sizeof(float) ? 5u : 12u;
+}
+
+}  // namespace AscendC

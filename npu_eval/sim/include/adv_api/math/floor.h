@@ -1,0 +1,61 @@
+// Floor (adv_api/math, asc-devkit include/adv_api/math/floor.h): floor(x): Cast with CAST_FLOOR (half through float).
+// Rounded once to T at the end, as the final Cast does. half and float; the temporary buffer
+// (sharedTmpBuffer, or the free UB in the forms without one) must hold GetFloorMaxMinTmpSize's
+// minimum. Documented in asc-devkit docs/zh/api/SIMD-API/高阶API/数学计算/Floor接口/Floor.md.
+#pragma once
+
+#include <cmath>
+
+#include "../../sage_sim/adv_math.h"
+#include "floor_tiling.h"
+
+namespace AscendC {
+namespace detail {
+
+template <typename T>
+inline void floor_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
+                     uint32_t count, sage::sim::SrcLoc loc)
+{
+    using namespace sage::sim::advmath;
+    SAGE_DTYPE_GATE("Floor", T, (sage::sim::one_of<T, half, float>()), "half, float")
+    static constexpr Step kFloat[] = {{"Cast"}};
+    static constexpr Step kHalf[] = {{"Cast", true}, {"Cast"}, {"Cast", true}};
+    const Steps steps = sizeof(T) == sizeof(float) ? Steps(kFloat) : Steps(kHalf);
+    uint32_t maxTmp = 0, minTmp = 0;
+    GetFloorMaxMinTmpSize(TensorShape({int64_t(count)}), sizeof(T), false, maxTmp, minTmp);
+    const Plan plan{"Floor", "GetFloorMaxMinTmpSize", minTmp, uint32_t(sizeof(T) * (sizeof(T) == sizeof(float) ? 0u : 2u)), steps};
+    unary(plan, dst, src, tmp, count, loc, [](float x) -> float {
+            return std::floor(x);
+        });
+}
+
+}  // namespace detail
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Floor(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                           const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, SAGE_LOC)
+{
+    detail::floor_run(dstTensor, srcTensor, &sharedTmpBuffer, calCount, loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Floor(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                           const LocalTensor<uint8_t>& sharedTmpBuffer, SAGE_LOC)
+{
+    detail::floor_run(dstTensor, srcTensor, &sharedTmpBuffer, srcTensor.GetSize(), loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Floor(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,
+                           SAGE_LOC)
+{
+    detail::floor_run(dstTensor, srcTensor, nullptr, calCount, loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Floor(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, SAGE_LOC)
+{
+    detail::floor_run(dstTensor, srcTensor, nullptr, srcTensor.GetSize(), loc);
+}
+
+}  // namespace AscendC

@@ -1,0 +1,61 @@
+// Trunc (adv_api/math, asc-devkit include/adv_api/math/trunc.h): trunc(x), toward zero: Cast with CAST_TRUNC (half through float).
+// Rounded once to T at the end, as the final Cast does. half and float; the temporary buffer
+// (sharedTmpBuffer, or the free UB in the forms without one) must hold GetTruncMaxMinTmpSize's
+// minimum. Documented in asc-devkit docs/zh/api/SIMD-API/高阶API/数学计算/Trunc接口/Trunc.md.
+#pragma once
+
+#include <cmath>
+
+#include "../../sage_sim/adv_math.h"
+#include "trunc_tiling.h"
+
+namespace AscendC {
+namespace detail {
+
+template <typename T>
+inline void trunc_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
+                     uint32_t count, sage::sim::SrcLoc loc)
+{
+    using namespace sage::sim::advmath;
+    SAGE_DTYPE_GATE("Trunc", T, (sage::sim::one_of<T, half, float>()), "half, float")
+    static constexpr Step kFloat[] = {{"Cast"}};
+    static constexpr Step kHalf[] = {{"Cast", true}, {"Cast"}, {"Cast", true}};
+    const Steps steps = sizeof(T) == sizeof(float) ? Steps(kFloat) : Steps(kHalf);
+    uint32_t maxTmp = 0, minTmp = 0;
+    GetTruncMaxMinTmpSize(TensorShape({int64_t(count)}), sizeof(T), false, maxTmp, minTmp);
+    const Plan plan{"Trunc", "GetTruncMaxMinTmpSize", minTmp, uint32_t(sizeof(T) * (sizeof(T) == sizeof(float) ? 1u : 2u)), steps};
+    unary(plan, dst, src, tmp, count, loc, [](float x) -> float {
+            return std::trunc(x);
+        });
+}
+
+}  // namespace detail
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Trunc(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                           const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, SAGE_LOC)
+{
+    detail::trunc_run(dstTensor, srcTensor, &sharedTmpBuffer, calCount, loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Trunc(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                           const LocalTensor<uint8_t>& sharedTmpBuffer, SAGE_LOC)
+{
+    detail::trunc_run(dstTensor, srcTensor, &sharedTmpBuffer, srcTensor.GetSize(), loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Trunc(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,
+                           SAGE_LOC)
+{
+    detail::trunc_run(dstTensor, srcTensor, nullptr, calCount, loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Trunc(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, SAGE_LOC)
+{
+    detail::trunc_run(dstTensor, srcTensor, nullptr, srcTensor.GetSize(), loc);
+}
+
+}  // namespace AscendC

@@ -1,0 +1,44 @@
+// The advanced API's host tiling library, as asc-devkit's include/adv_api/tiling_api.h: one
+// `<family>/<api>_tiling.h` per API (GetXxxMaxMinTmpSize, GetXxxTmpBufferFactorSize,
+// XxxTilingFunc), plus the platform library. Host code includes it as "tiling/tiling_api.h"
+// (../tiling/tiling_api.h forwards here). Each API's tiling header is also included by its kernel
+// header, whose temporary-buffer check calls the same function: host and kernel cannot disagree.
+// One include line per API, kept in family order.
+#pragma once
+
+#include "utils/types.h"
+#include "../tiling/platform/platform_ascendc.h"
+
+// activation
+
+// math
+#include "math/acosh_tiling.h"
+#include "math/asinh_tiling.h"
+#include "math/atanh_tiling.h"
+#include "math/axpy_tiling.h"
+#include "math/ceil_tiling.h"
+#include "math/clamp_tiling.h"
+#include "math/cosh_tiling.h"
+#include "math/erf_tiling.h"
+#include "math/exp_tiling.h"
+#include "math/floor_tiling.h"
+#include "math/frac_tiling.h"
+#include "math/log_tiling.h"
+#include "math/round_tiling.h"
+#include "math/sign_tiling.h"
+#include "math/sinh_tiling.h"
+#include "math/tanh_tiling.h"
+#include "math/trunc_tiling.h"
+#include "math/xor_tiling.h"
+#include "math/power_tiling.h"
+#include "math/fmod_tiling.h"
+#include "math/cumsum_tiling.h"
+#include "math/sin_tiling.h"
+#include "math/cos_tiling.h"
+#include "math/tan_tiling.h"
+#include "math/atan_tiling.h"
+#include "math/erfc_tiling.h"
+#include "math/asin_tiling.h"
+#include "math/acos_tiling.h"
+
+// normalization
