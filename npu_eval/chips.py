@@ -18,6 +18,16 @@ class ChipProfile(BaseModel):
     ub_bytes: int  # usable by TPipe::InitBuffer: past it is an ub-overflow error
     ub_reserved_bytes: int = 0  # the top of ub_bytes that is risky: reaching into it is a warning
     npu_arch: int  # __NPU_ARCH__, which the device compiler defines for AI Core code (see _NPU_ARCH_SOURCE)
+    # What the host tiling library's platform_ascendc::PlatformAscendC reports (tiling/platform/platform_ascendc.h)
+    soc_version: str  # its SocVersion enumerator: ASCEND910B (Atlas A2) or ASCEND310P
+    standalone_vector_cores: int = 0  # GetCoreNumVector: the 310P's separate Vector Cores; 0 on Atlas A2
+    l1_bytes: int
+    l0a_bytes: int
+    l0b_bytes: int
+    l0c_bytes: int
+    l2_bytes: int
+    hbm_bytes: int
+    lib_api_workspace_bytes: int  # GetLibApiWorkSpaceSize: the system workspace the advanced API reserves
     sources: dict[str, str] = {}
 
     def compile_defines(self) -> dict[str, str]:
@@ -29,7 +39,24 @@ class ChipProfile(BaseModel):
             # Kernels choose code per architecture with `#if __NPU_ARCH__ == 2201`; undefined, such
             # branches vanish silently and the kernel computes something else.
             "__NPU_ARCH__": str(self.npu_arch),
+            # The host tiling library (PlatformAscendC) answers from these; the C++ side defines nothing twice.
+            "SAGE_CHIP_SOC_VERSION": self.soc_version,
+            "SAGE_CHIP_VECTOR_CORES": str(self.vector_cores),
+            "SAGE_CHIP_CUBE_CORES": str(self.cube_cores),
+            "SAGE_CHIP_STANDALONE_VECTOR_CORES": str(self.standalone_vector_cores),
+            "SAGE_CHIP_L1_BYTES": str(self.l1_bytes),
+            "SAGE_CHIP_L0A_BYTES": str(self.l0a_bytes),
+            "SAGE_CHIP_L0B_BYTES": str(self.l0b_bytes),
+            "SAGE_CHIP_L0C_BYTES": str(self.l0c_bytes),
+            "SAGE_CHIP_L2_BYTES": str(self.l2_bytes),
+            "SAGE_CHIP_HBM_BYTES": str(self.hbm_bytes),
+            "SAGE_CHIP_HBM_BYTES_PER_CYCLE": str(self.hbm_bytes_per_cycle()),
+            "SAGE_CHIP_LIB_API_WORKSPACE_BYTES": str(self.lib_api_workspace_bytes),
         }
+
+    def hbm_bytes_per_cycle(self) -> int:
+        """GetCoreMemBw(HBM): the chip's HBM bandwidth in bytes per AI Core clock cycle."""
+        return int(self.hbm_gbps / self.clock_ghz)
 
 
 _A2_SOURCE = "Ascend 910B public specs"
@@ -41,28 +68,42 @@ _UB_910B = ("UB 192 KB per vector core (Ascend C documentation). The top 8 KB ar
 _NPU_ARCH_SOURCE = ("asc-devkit docs/zh/guide/编程指南/语言扩展层/SIMD-BuiltIn关键字.md, __NPU_ARCH__: Atlas A2 "
                     "training/inference series (910B) 2201, Atlas inference series (310P) 2002")
 
-_A2_SOURCES = {"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B, "npu_arch": _NPU_ARCH_SOURCE}
+_A2_MEMORY = ("asc-devkit docs/zh/guide/编程指南/高级编程/硬件实现/架构规格/NPU架构版本2201.md: L1 512 KB, L0A 64 KB, "
+              "L0B 64 KB, L0C 128 KB; L2 and HBM sizes from the 910B public specs")
+_WORKSPACE = ("16 MB on Atlas A2: the system workspace asc-devkit's advanced-API samples reserve "
+              "(WORKSPACE_SIZE = 16 * 1024 * 1024) and GetLibApiWorkSpaceSize reports")
+
+_A2_SOURCES = {"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B, "npu_arch": _NPU_ARCH_SOURCE,
+               "memory": _A2_MEMORY, "lib_api_workspace": _WORKSPACE}
+
+
+def _a2(name: str, vector_cores: int, clock_ghz: float, hbm_gbps: float) -> ChipProfile:
+    """A 910B (Atlas A2) part: what differs between them is the core count, clock and HBM bandwidth."""
+    return ChipProfile(name=name, family=910, vector_cores=vector_cores, cube_cores=vector_cores // 2,
+                       clock_ghz=clock_ghz, hbm_gbps=hbm_gbps, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
+                       npu_arch=2201, soc_version="ASCEND910B", l1_bytes=512 * 1024, l0a_bytes=64 * 1024,
+                       l0b_bytes=64 * 1024, l0c_bytes=128 * 1024, l2_bytes=192 * 1024**2, hbm_bytes=64 * 1024**3,
+                       lib_api_workspace_bytes=16 * 1024 * 1024, sources=_A2_SOURCES)
+
 
 CHIPS: dict[str, ChipProfile] = {
     p.name: p
     for p in [
-        ChipProfile(name="910B1", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.85,
-                    hbm_gbps=1600, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
-                    npu_arch=2201, sources=_A2_SOURCES),
-        ChipProfile(name="910B2", family=910, vector_cores=48, cube_cores=24, clock_ghz=1.8,
-                    hbm_gbps=1600, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
-                    npu_arch=2201, sources=_A2_SOURCES),
-        ChipProfile(name="910B3", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.8,
-                    hbm_gbps=1600, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
-                    npu_arch=2201, sources=_A2_SOURCES),
-        ChipProfile(name="910B4", family=910, vector_cores=40, cube_cores=20, clock_ghz=1.5,
-                    hbm_gbps=800, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
-                    npu_arch=2201, sources=_A2_SOURCES),
+        _a2("910B1", vector_cores=48, clock_ghz=1.85, hbm_gbps=1600),
+        _a2("910B2", vector_cores=48, clock_ghz=1.8, hbm_gbps=1600),
+        _a2("910B3", vector_cores=40, clock_ghz=1.8, hbm_gbps=1600),
+        _a2("910B4", vector_cores=40, clock_ghz=1.5, hbm_gbps=800),
         ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
-                    hbm_gbps=200, ub_bytes=248 * 1024, npu_arch=2002,
+                    hbm_gbps=200, ub_bytes=248 * 1024, npu_arch=2002, soc_version="ASCEND310P",
+                    standalone_vector_cores=7, l1_bytes=1024 * 1024, l0a_bytes=64 * 1024, l0b_bytes=64 * 1024,
+                    l0c_bytes=256 * 1024, l2_bytes=96 * 1024**2, hbm_bytes=96 * 1024**3,
+                    lib_api_workspace_bytes=2 * 1024 * 1024,
                     sources={"cores/clock": "Atlas 300I Duo (310P3) public specs",
                              "ub": "256 KB per AI core, 248 KB usable (Ascend C documentation)",
-                             "hbm": "LPDDR4X ~204.8 GB/s, public specs", "npu_arch": _NPU_ARCH_SOURCE}),
+                             "hbm": "LPDDR4X ~204.8 GB/s, public specs", "npu_arch": _NPU_ARCH_SOURCE,
+                             "memory": "Atlas 300I Duo (310P3) public specs: 8 AI Cores and 7 Vector Cores, "
+                                       "L1 1 MB, L0C 256 KB, 96 MB L2, 96 GB LPDDR4X per card",
+                             "lib_api_workspace": "2 MB on the 310P (CANN's platform library)"}),
     ]
 }
 
