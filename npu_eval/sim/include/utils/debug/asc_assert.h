@@ -72,3 +72,7 @@ inline void kernel_assert(SrcLoc loc, const char* text, bool cond, const char* f
 // Kernel headers redefine assert the same way on the device (with ASCENDC_DUMP on, the default).
 #undef assert
 #define assert(...) ascendc_assert(__VA_ARGS__)
+// CANN's kernel_macros.h: ASSERT is assert under CPU debug (the emulator is always CPU debug).
+#ifndef ASSERT
+#define ASSERT(x) ascendc_assert(x)
+#endif
