@@ -91,6 +91,54 @@ static void softmaxes() {
     }
 }
 
+// LogSoftMax over [3, 64] float (an empty tiling: recomputed); SoftmaxFlashV2 with update over
+// [4, 32] float, the running max and sum of an earlier block given, and its host sizes.
+static void flash_and_log() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto x = input<float>(a, "ls_x", 3 * 64, 0.9f, 2);
+    x.SetValue(5, -120.0f);  // exp(-120 - max) underflows to 0 in float: log10(0) = -inf
+    dump("ls_x", x, 3 * 64);
+    auto y = al<float>(a, 3 * 64), sum = al<float>(a, 3 * 8), mx = al<float>(a, 3 * 8);
+    auto tmp = scratch(a, GetLogSoftMaxMinTmpSize(TensorShape({3, 64}), 4, false));
+    LogSoftMaxTiling lt{};
+    LogSoftMax<float>(y, sum, mx, x, tmp, lt, {3, 64, 3, 64});
+    dump("ls_y", y, 3 * 64);
+
+    auto fx = input<float>(a, "f2_x", 4 * 32, 0.2f, 4);
+    auto inSum = input<float>(a, "f2_insum", 4 * 8, 0.0f);
+    auto inMax = input<float>(a, "f2_inmax", 4 * 8, 0.0f);
+    for (uint32_t r = 0; r < 4; ++r)
+        for (uint32_t j = 0; j < 8; ++j) inSum.SetValue(r * 8 + j, 3.0f + r), inMax.SetValue(r * 8 + j, 4.0f * r - 4);
+    dump("f2_insum", inSum, 32), dump("f2_inmax", inMax, 32);
+    auto fy = al<float>(a, 4 * 32), fs = al<float>(a, 32), fm = al<float>(a, 32), fe = al<float>(a, 32);
+    auto rmax = al<float>(a, 32);
+    SoftMaxTiling t;
+    const uint32_t need = GetSoftMaxFlashV2MinTmpSize(TensorShape({4, 32}), 4, 4, true);
+    SoftMaxFlashV2TilingFunc(TensorShape({4, 32}), 4, 4, 4 * need, t, true);
+    auto ftmp = scratch(a, 4 * need);
+    SoftmaxFlashV2<float, true>(fy, rmax, fs, fm, fx, fe, inSum, inMax, ftmp, t, {4, 32, 4, 32});
+    dump("f2_y", fy, 128), dump("f2_sum", fs, 32), dump("f2_max", fm, 32), dump("f2_expmax", fe, 32);
+    dump("f2_rmax", rmax, 32);
+    auto small = ftmp[0];
+    small.SetSize(need);  // the tiling planned 4 rows
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        SoftmaxFlashV2<float, true>(fy, fs, fm, fx, fe, inSum, inMax, small, t, {4, 32, 4, 32});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    std::vector<uint32_t> sizes;
+    for (auto sh : {std::vector<int64_t>{4, 32}, std::vector<int64_t>{8, 64}, std::vector<int64_t>{16, 1024}}) {
+        for (uint32_t dt1 : {2u, 4u}) {
+            for (bool basic : {false, true}) {
+                sizes.push_back(GetSoftMaxFlashV2MinTmpSize(TensorShape(sh), dt1, 4, true, basic));
+                sizes.push_back(GetSoftMaxFlashV2MaxTmpSize(TensorShape(sh), dt1, 4, true, basic));
+            }
+        }
+        sizes.push_back(GetLogSoftMaxMinTmpSize(TensorShape(sh), 4, false));
+    }
+    write_raw("f2_sizes", sizes.data(), sizes.size() * 4);
+}
+
 // The element-wise activations on 200 elements (not a whole number of repeats).
 static void elementwise() {
     LocalMemAllocator<Hardware::UB> a;
@@ -168,12 +216,12 @@ static void norms() {
     LayerNorm<half>(hy, hm, hv, hx, hg, hb, tmp, half(1e-5f), hlt);
     dump("lnh_y", hy, 4 * 32), dump("lnh_mean", hm, 4), dump("lnh_var", hv, 4);
 
-    RmsNormTiling rt;
+    tiling::RmsNormTiling rt;
     GetRmsNormMaxMinTmpSize(TensorShape({2, 3, 40}), 4, mx, mn);
     bool ok = GetRmsNormTilingInfo(TensorShape({2, 3, 40}), TensorShape({2, 3, 37}), mn, 4, rt);
     RmsNorm<float>(y, x, g, tmp, 1e-5f, rt);
     dump("rms_y", y, 6 * 40);
-    RmsNormTiling hrt;
+    tiling::RmsNormTiling hrt;
     GetRmsNormMaxMinTmpSize(TensorShape({1, 4, 32}), 2, mx, mn);
     ok = ok && GetRmsNormTilingInfo(TensorShape({1, 4, 32}), TensorShape({1, 4, 32}), 2 * mn, 2, hrt);
     RmsNorm<half>(hy, hx, hg, tmp, half(1e-5f), hrt);
@@ -224,7 +272,7 @@ static void host_sizes() {
     }
     write_raw("host_sizes", out.data(), out.size() * 4);
 }
-""" + main_calling("softmaxes();", "elementwise();", "norms();", "host_sizes();")
+""" + main_calling("softmaxes();", "flash_and_log();", "elementwise();", "norms();", "host_sizes();")
 
 
 @pytest.fixture(scope="module")
@@ -303,6 +351,60 @@ def test_softmax_tiling_splits_rows_by_the_work_area(run):
     t = run("sm_tiling", np.uint32)
     # srcM srcK srcSize outMaxM outMaxK outMaxSize splitM splitK splitSize reduceM reduceK reduceSize rangeM tailM ...
     assert list(t[:14]) == [5, 48, 240, 5, 8, 40, 2, 48, 96, 2, 8, 16, 2, 1]
+
+
+def test_logsoftmax_is_log10_of_softmax_and_differs_from_torch_log_softmax(run):
+    x = run("ls_x", F32)
+    p, _, _ = softmax_rows(x, 64, 64)
+    with np.errstate(divide="ignore"):
+        want = (np.log(p) * F32(0.4342944819)).astype(F32)  # LogSoftMax.md: dst = np.log10(exp / sum)
+    y = run("ls_y", F32).reshape(3, 64)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    assert y[0, 5] == -np.inf  # the underflowed probability
+    ref = torch.log_softmax(torch.tensor(x.reshape(3, 64), dtype=torch.float64), dim=-1).numpy()
+    finite = np.isfinite(y)
+    assert np.abs(y[finite] - ref[finite]).max() > 1.0  # base 10, not e
+    np.testing.assert_allclose(y[finite], ref[finite] / math.log(10), rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_flash_v2_update_rescales_the_running_sum(run):
+    x = run("f2_x", F32).reshape(4, 32)
+    in_sum, in_max = run("f2_insum", F32).reshape(4, 8)[:, 0], run("f2_inmax", F32).reshape(4, 8)[:, 0]
+    # SoftmaxFlashV2.md, the update branch of softmax_flash_2
+    row_max = x.max(axis=1)
+    mx = np.maximum(row_max, in_max)
+    e = np.exp((x - mx[:, None]).astype(F32)).astype(F32)
+    exp_max = np.exp((in_max - mx).astype(F32)).astype(F32)
+    s = exp_max * in_sum + np.array([row_sum(r) for r in e], F32)
+    np.testing.assert_allclose(run("f2_y", F32).reshape(4, 32), e, rtol=2e-6)
+    assert np.array_equal(run("f2_max", F32).reshape(4, 8)[:, 2], mx)
+    assert np.array_equal(run("f2_rmax", F32).reshape(4, 8)[:, 7], row_max)
+    np.testing.assert_allclose(run("f2_expmax", F32).reshape(4, 8)[:, 0], exp_max, rtol=2e-6)
+    np.testing.assert_allclose(run("f2_sum", F32).reshape(4, 8)[:, 0], s, rtol=2e-6)
+
+
+def flashv2_row(k: int, dt1: int, basic: bool) -> int:
+    """Floats per row of SoftmaxFlashV2's work area on Atlas A2 (softmax_tiling.cpp), float sums."""
+    epb, unit = 8, (128 if basic and k == 1024 else 64)
+    if basic:
+        return epb + k + unit if dt1 == 2 else epb + unit
+    return 2 * epb + k + 64 if dt1 == 2 else epb + 64
+
+
+def test_softmax_flash_v2_and_logsoftmax_host_sizes(run):
+    want = []
+    for m, k in [(4, 32), (8, 64), (16, 1024)]:
+        for dt1 in (2, 4):
+            for basic in (False, True):
+                b = basic and k % 64 == 0
+                want.append(flashv2_row(k, dt1, b) * (8 if b else 1) * 4)
+                bm = b and m % 8 == 0
+                rows = m
+                while bm and rows * k >= 64 * 256:
+                    rows //= 2
+                want.append(rows * flashv2_row(k, dt1, bm) * 4)
+        want.append(softmax_min(k, 4))
+    assert list(run("f2_sizes", np.uint32)) == want
 
 
 # ---------------------------------------------------------------- element-wise activations
@@ -455,7 +557,7 @@ def test_rmsnorm(run):
 def test_too_small_temporary_buffers_fault_at_the_call(run):
     expected = {(code, int(line)) for _, code, line in run.rows("EXPECT")}
     found = {(row[1], int(row[2])): row[3] for row in run.rows("FAULT")}
-    assert len(expected) == 6 and set(found) == expected, found
+    assert len(expected) == 7 and set(found) == expected, found
     msgs = list(found.values())
     assert any("SoftMax's sharedTmpBuffer holds 448 bytes, but the API needs at least 480" in m for m in msgs), msgs
     assert any("needs at least 960 (the tiling's splitM rows" in m for m in msgs), msgs

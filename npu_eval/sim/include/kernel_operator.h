@@ -39,6 +39,8 @@
 #include "adv_api/pad/broadcast.h"
 #include "adv_api/activation/softmax.h"
 #include "adv_api/activation/simplesoftmax.h"
+#include "adv_api/activation/logsoftmax.h"
+#include "adv_api/activation/softmaxflashv2.h"
 #include "adv_api/activation/gelu.h"
 #include "adv_api/activation/silu.h"
 #include "adv_api/activation/sigmoid.h"

@@ -7,10 +7,12 @@
 #pragma once
 
 #include "utils/types.h"
+#include "../securec.h"
 #include "../tiling/platform/platform_ascendc.h"
 
 // activation
 #include "activation/softmax_tiling.h"
+#include "activation/logsoftmax_tiling.h"
 #include "activation/gelu_tiling.h"
 #include "activation/sigmoid_tiling.h"
 #include "activation/silu_tiling.h"

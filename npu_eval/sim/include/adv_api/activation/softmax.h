@@ -94,6 +94,10 @@ inline void softmax_trace(uint32_t rows, const SmShape& s, uint32_t epb, sage::s
     if (std::is_same<T, half>::value) trace_steps({"Cast"}, "float32", 4, n, loc, w);
 }
 
+// SoftMax's result, or LogSoftMax's: log10 of it, as Ln then Muls by 1 / ln(10) (LogSoftMax.md, 实现原理 8).
+enum class SmOut { Prob, Log10 };
+constexpr float kInvLn10 = 0.4342944819f;
+
 // One row: e[j] = exp(x[j] - max) over all k columns, max and sum over the first oriK.
 inline void softmax_row(float* e, uint32_t k, uint32_t oriK, float* mx, float* sm) {
     *mx = sage::sim::row_max(e, oriK);
@@ -105,7 +109,7 @@ template <typename T, typename U>
 inline void softmax_run(const char* api, const LocalTensor<T>& dst, const LocalTensor<U>* sum,
                         const LocalTensor<U>* max, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
                         const SoftMaxTiling& tiling, const SoftMaxShapeInfo& info, uint32_t cfgOriK,
-                        sage::sim::SrcLoc loc) {
+                        sage::sim::SrcLoc loc, SmOut out = SmOut::Prob) {
     using namespace sage::sim;
     static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
                   "[dtype-unsupported] SoftMax takes half or float");
@@ -124,7 +128,10 @@ inline void softmax_run(const char* api, const LocalTensor<T>& dst, const LocalT
         for (uint32_t j = 0; j < s.k; ++j) e[j] = float(src.data()[uint64_t(r) * s.k + j]);
         float mx, sm;
         softmax_row(e.data(), s.k, s.oriK, &mx, &sm);
-        for (uint32_t j = 0; j < s.k; ++j) dst.data()[uint64_t(r) * s.k + j] = down<T>(e[j] / sm);
+        for (uint32_t j = 0; j < s.k; ++j) {
+            const float p = e[j] / sm;
+            dst.data()[uint64_t(r) * s.k + j] = down<T>(out == SmOut::Prob ? p : std::log(p) * kInvLn10);
+        }
         for (uint32_t j = 0; j < epb; ++j) {
             if (sum) sum->data()[uint64_t(r) * epb + j] = down<U>(sm);
             if (max) max->data()[uint64_t(r) * epb + j] = down<U>(mx);
@@ -135,6 +142,9 @@ inline void softmax_run(const char* api, const LocalTensor<T>& dst, const LocalT
     if (max) ub_mark(max->range(nr));
     for (uint32_t r = 0; r < s.m; r += tile) {
         softmax_trace<T>(std::min(tile, s.m - r), s, epb, dst.range(n), src.range(n), loc);
+        if (out == SmOut::Log10) {
+            trace_steps({"Ln", "Muls"}, "float32", 4, uint64_t(std::min(tile, s.m - r)) * s.k, loc, dst.range(n));
+        }
     }
 }
 

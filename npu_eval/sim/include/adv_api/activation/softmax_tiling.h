@@ -1,6 +1,6 @@
 // SoftMax / SimpleSoftMax / SoftmaxFlash host tiling (asc-devkit adv_api/activation/softmax_tiling.h):
 // GetSoftMaxMax/MinTmpSize, SoftMaxTilingFunc, GetSoftMaxFlashMax/MinTmpSize, SoftMaxFlashTilingFunc,
-// IsBasicBlockInSoftMax. The formulas are in softmax_tilingdata.h, which the kernel-side check
+// GetSoftMaxFlashV2Max/MinTmpSize, SoftMaxFlashV2TilingFunc, IsBasicBlockInSoftMax. The formulas are in softmax_tilingdata.h, which the kernel-side check
 // uses too. The shape is read as [m, k]: k the last axis, m the product of the others.
 #pragma once
 
@@ -61,6 +61,41 @@ inline void SoftMaxFlashTilingFunc(const TensorShape& srcShape, const uint32_t d
     uint32_t m, k;
     softmax_sizes::last_axis(srcShape, &m, &k);
     if (m && dataTypeSize) softmax_sizes::fill(m, k, dataTypeSize, localWorkSpaceSize, softmaxFlashTiling, isUpdate);
+}
+
+inline uint32_t GetSoftMaxFlashV2MinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                            const uint32_t dataTypeSize2, const bool isUpdate,
+                                            const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)isUpdate;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    return m && dataTypeSize1 && dataTypeSize2
+               ? softmax_sizes::flashv2_min_bytes(m, k, dataTypeSize1, dataTypeSize2, isBasicBlock, isFlashOutputBrc)
+               : 0;
+}
+
+inline uint32_t GetSoftMaxFlashV2MaxTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                            const uint32_t dataTypeSize2, const bool isUpdate,
+                                            const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)isUpdate, (void)isFlashOutputBrc;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    return m && dataTypeSize1 && dataTypeSize2
+               ? softmax_sizes::flashv2_max_bytes(m, k, dataTypeSize1, dataTypeSize2, isBasicBlock)
+               : 0;
+}
+
+inline void SoftMaxFlashV2TilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                     const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                     tiling::SoftMaxTiling& softmaxFlashTiling, const bool isUpdate,
+                                     const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)isUpdate;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    if (m && dataTypeSize1 && dataTypeSize2) {
+        softmax_sizes::fill_flashv2(m, k, dataTypeSize1, dataTypeSize2, localWorkSpaceSize, isBasicBlock,
+                                    isFlashOutputBrc, softmaxFlashTiling);
+    }
 }
 
 // A basic block: no tail tile, and a last axis of 64-multiples in [256 bytes, 2048 elements).

@@ -15,7 +15,7 @@
 //   SoftMaxTilingFunc:  splitM = min(localWorkSpaceSize / 4 / (epb + srcK + 64), srcM), rounded
 //   down to a multiple of 8 when it is between 8 and srcM; for a basic block (srcM % 8 == 0 and
 //   srcK % 64 == 0) it is lowered to a divisor of srcM and halved while splitM * srcK >= 16384.
-//   Flash update (SoftmaxFlash/FlashV2 with isUpdate): per row 4 * epb + 2 * srcK floats.
+//   SoftmaxFlash with isUpdate: per row 4 * epb + 2 * srcK floats. SoftmaxFlashV2: see flashv2_*.
 #pragma once
 
 #include <algorithm>
@@ -90,6 +90,60 @@ inline void fill(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, uint32_t w
     t.reduceK = epb;
     t.reduceSize = baseM * epb;
     const uint32_t tail = baseM ? srcM % baseM : 0;
+    t.rangeM = baseM ? srcM / baseM : 0;
+    t.tailM = tail;
+    t.tailSplitSize = tail * srcK;
+    t.tailReduceSize = tail * epb;
+}
+
+// SoftmaxFlashV2 (Atlas A2 branch of softmax_tiling.cpp): floats per row with dt1 = sizeof(T) and
+// dt2 = sizeof(sum/max type), epb = 32 / dt2. A basic block (isBasicBlock, srcK % 64 == 0) keeps
+// no float copy of the input: epb + srcK + 64 for half, epb + 64 for float (64 becomes 128 when
+// srcK is 1024); otherwise 2 * epb + srcK + 64 for half, epb + 64 for float.
+inline bool flashv2_basic(uint32_t srcK, bool isBasicBlock) { return isBasicBlock && srcK % kUnit == 0; }
+inline uint32_t flashv2_row_floats(uint32_t srcK, uint32_t dt1, uint32_t dt2, bool basic) {
+    const uint32_t epb = kBlock / dt2, unit = basic && srcK == 256 * kFloat ? 2 * kUnit : kUnit;
+    if (basic) return dt1 == 2 ? epb + srcK + unit : epb + unit;
+    return dt1 == 2 ? 2 * epb + srcK + kUnit : epb + kUnit;
+}
+// GetSoftMaxFlashV2MinTmpSize: one row (8 rows for a basic block), times min(32 / dt1, srcM) when
+// the outputs are broadcast (isFlashOutputBrc).
+inline uint32_t flashv2_min_bytes(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt2, bool isBasicBlock,
+                                  bool isFlashOutputBrc) {
+    const bool basic = flashv2_basic(srcK, isBasicBlock);
+    uint32_t n = flashv2_row_floats(srcK, dt1, dt2, basic) * (basic ? 8 : 1);
+    if (isFlashOutputBrc) n = (basic ? n / 8 : n) * std::min(kBlock / dt1, srcM);
+    return n * kFloat;
+}
+// GetSoftMaxFlashV2MaxTmpSize: every row (a basic block halves srcM while srcM * srcK >= 16384).
+inline uint32_t flashv2_max_bytes(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt2, bool isBasicBlock) {
+    const bool basic = flashv2_basic(srcK, isBasicBlock) && srcM % 8 == 0;
+    if (basic) {
+        while (srcM * srcK >= kUnit * 256) srcM /= 2;
+    }
+    return srcM * flashv2_row_floats(srcK, dt1, dt2, basic) * kFloat;
+}
+// SoftMaxFlashV2TilingFunc.
+inline void fill_flashv2(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt2, uint32_t workBytes,
+                         bool isBasicBlock, bool isFlashOutputBrc, ::AscendC::tiling::SoftMaxTiling& t) {
+    const bool basic = flashv2_basic(srcK, isBasicBlock) && srcM % 8 == 0;
+    uint32_t baseM = workBytes / kFloat / flashv2_row_floats(srcK, dt1, dt2, basic);
+    if (basic) {
+        baseM = std::min(baseM, srcM);
+        if (baseM > 8) {
+            baseM = baseM / 8 * 8;
+            while (srcM % baseM != 0) baseM -= 8;
+            while (baseM * srcK >= kUnit * 256) baseM /= 2;
+        }
+    }
+    const uint32_t tile = isFlashOutputBrc && dt1 == 2 ? 16 : 8;
+    baseM = std::min(baseM, srcM);
+    if (baseM < srcM && baseM > tile) baseM = baseM / tile * tile;
+    fill(srcM, srcK, dt2, 0, t);
+    const uint32_t epb = kBlock / dt2, tail = baseM ? srcM % baseM : 0;
+    t.splitM = t.reduceM = baseM;
+    t.splitSize = baseM * srcK;
+    t.reduceSize = baseM * epb;
     t.rangeM = baseM ? srcM / baseM : 0;
     t.tailM = tail;
     t.tailSplitSize = tail * srcK;

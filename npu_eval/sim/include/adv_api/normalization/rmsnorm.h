@@ -32,7 +32,7 @@ inline float repeat_reduce_sum(std::vector<float> v) {
 }
 
 template <typename T>
-inline void rmsnorm_check(const RmsNormTiling& t, const LocalTensor<uint8_t>* tmp, sage::sim::SrcLoc loc) {
+inline void rmsnorm_check(const tiling::RmsNormTiling& t, const LocalTensor<uint8_t>* tmp, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     if (t.hLength == 0 || t.mainBsLength == 0 || t.originalHLength == 0 || t.originalHLength > t.hLength) {
         fail("ub-out-of-bounds", loc,
@@ -56,7 +56,7 @@ inline void rmsnorm_check(const RmsNormTiling& t, const LocalTensor<uint8_t>* tm
 
 template <typename T>
 inline void rmsnorm_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& gamma,
-                        const LocalTensor<uint8_t>* tmp, float eps, const RmsNormTiling& t, sage::sim::SrcLoc loc) {
+                        const LocalTensor<uint8_t>* tmp, float eps, const tiling::RmsNormTiling& t, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
                   "[dtype-unsupported] RmsNorm takes half or float");
@@ -92,13 +92,13 @@ inline void rmsnorm_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, co
 template <typename T, bool isBasicBlock = false>
 __aicore__ inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal,
                                const LocalTensor<T>& gammaLocal, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                               const T epsilon, const RmsNormTiling& tiling, SAGE_LOC) {
+                               const T epsilon, const tiling::RmsNormTiling& tiling, SAGE_LOC) {
     detail::rmsnorm_run<T>(dstLocal, srcLocal, gammaLocal, &sharedTmpBuffer, float(epsilon), tiling, loc);
 }
 
 template <typename T, bool isBasicBlock = false>
 __aicore__ inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal,
-                               const LocalTensor<T>& gammaLocal, const T epsilon, const RmsNormTiling& tiling,
+                               const LocalTensor<T>& gammaLocal, const T epsilon, const tiling::RmsNormTiling& tiling,
                                SAGE_LOC) {
     detail::rmsnorm_run<T>(dstLocal, srcLocal, gammaLocal, nullptr, float(epsilon), tiling, loc);
 }

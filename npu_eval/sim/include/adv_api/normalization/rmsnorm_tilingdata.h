@@ -86,7 +86,9 @@ inline bool fill(uint32_t b, uint32_t s, uint32_t h, uint32_t oriH, uint32_t sta
 }  // namespace rmsnorm_sizes
 }  // namespace AscendC
 
-using AscendC::tiling::RmsNormTiling;
+// CANN's generated kernel_tiling.h also exports ::RmsNormTiling; here only optiling's name is
+// added, because a kernel of its own that calls its tiling struct RmsNormTiling (a natural name,
+// and one of the bundled examples) must keep compiling.
 namespace optiling {
 using AscendC::tiling::RmsNormTiling;
 }  // namespace optiling
