@@ -33,6 +33,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'DataCopyPad': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据搬运/DataCopyPad（GMToUB非对齐数据搬运）.md', 'docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据搬运/DataCopyPad（UBToGM非对齐数据搬运）.md', 'docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵计算的搬入/DataCopyPad（GMToL1非对齐数据搬运）.md', 'docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵计算的搬入/DataCopyPad（UBToL1非对齐数据搬运）.md'), (910,), (310,)),
     'DataSyncBarrier': (('docs/zh/api/SIMD-API/基础API/同步控制/核内同步/DataSyncBarrier(ISASI).md',), (910,), (310,)),
     'DeQue': (('docs/zh/api/SIMD-API/基础API/资源管理/TQue/DeQue.md', 'docs/zh/api/SIMD-API/基础API/资源管理/TQueBind/DeQue-67.md', 'docs/zh/api/SIMD-API/基础API/资源管理/TSCM/DeQue-63.md'), (310, 910), ()),
+    'DeepNorm': (('docs/zh/api/SIMD-API/高阶API/归一化操作/DeepNorm.md',), (310, 910), ()),
     'Destroy': (('docs/zh/api/SIMD-API/基础API/资源管理/TPipe/Destroy.md',), (310, 910), ()),
     'DisableDmaAtomic': (('docs/zh/api/SIMD-API/基础API/原子操作/DisableDmaAtomic.md',), (310, 910), ()),
     'Div': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/基础算术/Div.md',), (310, 910), ()),

@@ -244,6 +244,30 @@ static void norms() {
     }
 }
 
+// DeepNorm over [1, 4, 40] float with originalH 37: LayerNorm(alpha * x + gx).
+static void deepnorm() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto x = input<float>(a, "dn_x", 4 * 40, 0.05f, 1);
+    auto gx = input<float>(a, "dn_gx", 4 * 40, 0.07f, 6);
+    auto g = input<float>(a, "dn_g", 40, 0.02f, 7);
+    auto b = input<float>(a, "dn_b", 40, 0.01f, 9);
+    auto y = al<float>(a, 4 * 40), m = al<float>(a, 8), v = al<float>(a, 8);
+    uint32_t mx = 0, mn = 0;
+    GetDeepNormMaxMinTmpSize(TensorShape({1, 4, 40}), 4, false, false, mx, mn);
+    DeepNormTiling t;
+    int32_t ok = GetDeepNormTilingInfo(TensorShape({1, 4, 40}), TensorShape({1, 4, 37}), mn, 4, false, false, t);
+    auto tmp = scratch(a, mn);
+    DeepNorm<float>(y, m, v, x, gx, b, g, tmp, 1.5f, 1e-5f, t);
+    dump("dn_y", y, 160), dump("dn_mean", m, 4), dump("dn_var", v, 4);
+    std::vector<uint32_t> sizes{uint32_t(ok)};
+    for (auto sh : {std::vector<int64_t>{1, 1, 64}, std::vector<int64_t>{2, 5, 48}, std::vector<int64_t>{3, 8, 256}}) {
+        GetDeepNormMaxMinTmpSize(TensorShape(sh), 2, false, false, mx, mn), sizes.push_back(mx), sizes.push_back(mn);
+        sizes.push_back(GetDeepNormMaxMinTmpSize(TensorShape(sh), 4, true, true, mx, mn));
+        sizes.push_back(mx), sizes.push_back(mn);
+    }
+    write_raw("dn_sizes", sizes.data(), sizes.size() * 4);
+}
+
 // The host tiling functions on three shapes each, written out for the Python side.
 static void host_sizes() {
     std::vector<uint32_t> out;
@@ -272,7 +296,8 @@ static void host_sizes() {
     }
     write_raw("host_sizes", out.data(), out.size() * 4);
 }
-""" + main_calling("softmaxes();", "flash_and_log();", "elementwise();", "norms();", "host_sizes();")
+""" + main_calling("softmaxes();", "flash_and_log();", "elementwise();", "norms();", "deepnorm();",
+                             "host_sizes();")
 
 
 @pytest.fixture(scope="module")
@@ -549,6 +574,31 @@ def test_rmsnorm(run):
     hx, hg = run("lnh_x", F16), run("lnh_g", F16)
     np.testing.assert_allclose(run("rmsh_y", F16).astype(F32).reshape(4, 32), rmsnorm_doc(hx, hg, 32, 32, 1e-5),
                                rtol=2e-3, atol=1e-3)
+
+
+def test_deepnorm_is_layernorm_of_alpha_x_plus_gx_over_the_original_columns(run):
+    x, gx, g, b = run("dn_x", F32), run("dn_gx", F32), run("dn_g", F32), run("dn_b", F32)
+    # DeepNorm.md: DeepNorm(x) = LayerNorm(alpha * x + SubLayer(x)); the sums over originalH = 37
+    z = (1.5 * x.astype(np.float64) + gx).reshape(4, 40)
+    mean = z[:, :37].mean(axis=1)
+    var = ((z[:, :37] - mean[:, None]) ** 2).mean(axis=1)
+    y = (z - mean[:, None]) / np.sqrt(var + 1e-5)[:, None] * g + b
+    np.testing.assert_allclose(run("dn_y", F32).reshape(4, 40), y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run("dn_mean", F32), mean, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(run("dn_var", F32), var, rtol=1e-5)  # the "rstd" output holds the variance
+
+
+def test_deepnorm_host_sizes_are_layernorm_s(run):
+    got = list(run("dn_sizes", np.uint32))
+    assert got[0] == 1  # GetDeepNormTilingInfo accepted [1, 4, 40] with originalH 37
+    for i, (b, s, h) in enumerate([(1, 1, 64), (2, 5, 48), (3, 8, 256)]):
+        m = b * s
+        mx, mn, basic_ok, bmx, bmn = got[1 + 5 * i:6 + 5 * i]
+        assert (mx, mn) == (3 * align32(m * h * 4) + 2 * align32(m * 4), 3 * align32(h * 4) + 2 * align32(m * 4))
+        # isBasicBlock needs H % 64 == 0 and B * S % 8 == 0; isReuseSource on float saves one buffer
+        assert basic_ok == int(h % 64 == 0 and m % 8 == 0)
+        if basic_ok:
+            assert (bmx, bmn) == (2 * align32(m * h * 4) + 2 * align32(m * 4), 2 * align32(h * 4) + 2 * align32(m * 4))
 
 
 # ---------------------------------------------------------------- contracts

@@ -47,3 +47,4 @@
 #include "adv_api/activation/swiglu.h"
 #include "adv_api/normalization/layernorm.h"
 #include "adv_api/normalization/rmsnorm.h"
+#include "adv_api/normalization/deepnorm.h"

@@ -26,3 +26,4 @@
 // normalization
 #include "normalization/layernorm_tiling.h"
 #include "normalization/rmsnorm_tiling.h"
+#include "normalization/deepnorm_tiling.h"
