@@ -126,8 +126,21 @@ static void flash_and_log() {
         SoftmaxFlashV2<float, true>(fy, fs, fm, fx, fe, inSum, inMax, small, t, {4, 32, 4, 32});
     } catch (const sage::sim::KernelAbort&) {
     }
+    // SoftmaxGrad over the same [4, 32]: grad = fx, src = fy (SoftmaxFlashV2's output)
+    auto gy = al<float>(a, 4 * 32), gf = al<float>(a, 4 * 8);
+    auto gtmp = scratch(a, GetSoftMaxGradMinTmpSize(TensorShape({4, 32}), 4, false, false));
+    SoftMaxTiling none{};  // derived from the shape and the buffer
+    SoftmaxGrad<float>(gy, fx, fy, gtmp, none, false, {4, 32, 4, 32});
+    SoftmaxGradFront<float>(gf, fx, fy, gtmp, none, {4, 32, 4, 32});
+    dump("grad_y", gy, 128), dump("grad_front", gf, 32);
     std::vector<uint32_t> sizes;
     for (auto sh : {std::vector<int64_t>{4, 32}, std::vector<int64_t>{8, 64}, std::vector<int64_t>{16, 1024}}) {
+        for (uint32_t dt : {2u, 4u}) {
+            for (bool front : {false, true}) {
+                sizes.push_back(GetSoftMaxGradMinTmpSize(TensorShape(sh), dt, front, false));
+                sizes.push_back(GetSoftMaxGradMaxTmpSize(TensorShape(sh), dt, front, false));
+            }
+        }
         for (uint32_t dt1 : {2u, 4u}) {
             for (bool basic : {false, true}) {
                 sizes.push_back(GetSoftMaxFlashV2MinTmpSize(TensorShape(sh), dt1, 4, true, basic));
@@ -416,9 +429,28 @@ def flashv2_row(k: int, dt1: int, basic: bool) -> int:
     return 2 * epb + k + 64 if dt1 == 2 else epb + 64
 
 
-def test_softmax_flash_v2_and_logsoftmax_host_sizes(run):
+def test_softmax_grad(run):
+    grad, y = run("f2_x", F32).reshape(4, 32), run("f2_y", F32).reshape(4, 32)
+    # SoftmaxGrad.md: s = sum(grad * src); isFront returns s, else (grad - s) * src
+    s = np.array([row_sum((g * v).astype(F32)) for g, v in zip(grad, y, strict=True)], F32)
+    np.testing.assert_allclose(run("grad_front", F32).reshape(4, 8), np.repeat(s[:, None], 8, 1), rtol=1e-6)
+    np.testing.assert_allclose(run("grad_y", F32).reshape(4, 32), (grad - s[:, None]) * y, rtol=1e-5, atol=1e-7)
+
+
+def softmax_grad_row(k: int, ts: int, front: bool) -> int:
+    """GetSoftMaxGradMinTmpSize's floats per row on Atlas A2 (softmax_tiling.cpp)."""
+    epb = 32 // ts
+    if ts == 2:
+        return 2 * epb + 3 * k + 64
+    return epb + k + 64 if front else 2 * epb + k + 64
+
+
+def test_softmax_flash_v2_grad_and_logsoftmax_host_sizes(run):
     want = []
     for m, k in [(4, 32), (8, 64), (16, 1024)]:
+        for ts in (2, 4):
+            for front in (False, True):
+                want += [softmax_grad_row(k, ts, front) * 4, m * softmax_grad_row(k, ts, front) * 4]
         for dt1 in (2, 4):
             for basic in (False, True):
                 b = basic and k % 64 == 0

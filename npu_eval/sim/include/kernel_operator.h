@@ -41,6 +41,7 @@
 #include "adv_api/activation/simplesoftmax.h"
 #include "adv_api/activation/logsoftmax.h"
 #include "adv_api/activation/softmaxflashv2.h"
+#include "adv_api/activation/softmaxgrad.h"
 #include "adv_api/activation/gelu.h"
 #include "adv_api/activation/silu.h"
 #include "adv_api/activation/sigmoid.h"

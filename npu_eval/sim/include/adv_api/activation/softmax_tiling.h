@@ -1,6 +1,7 @@
 // SoftMax / SimpleSoftMax / SoftmaxFlash host tiling (asc-devkit adv_api/activation/softmax_tiling.h):
 // GetSoftMaxMax/MinTmpSize, SoftMaxTilingFunc, GetSoftMaxFlashMax/MinTmpSize, SoftMaxFlashTilingFunc,
-// GetSoftMaxFlashV2Max/MinTmpSize, SoftMaxFlashV2TilingFunc, IsBasicBlockInSoftMax. The formulas are in softmax_tilingdata.h, which the kernel-side check
+// GetSoftMaxFlashV2Max/MinTmpSize, SoftMaxFlashV2TilingFunc, GetSoftMaxGradMax/MinTmpSize,
+// SoftMaxGradTilingFunc, IsBasicBlockInSoftMax. The formulas are in softmax_tilingdata.h, which the kernel-side check
 // uses too. The shape is read as [m, k]: k the last axis, m the product of the others.
 #pragma once
 
@@ -95,6 +96,33 @@ inline void SoftMaxFlashV2TilingFunc(const TensorShape& srcShape, const uint32_t
     if (m && dataTypeSize1 && dataTypeSize2) {
         softmax_sizes::fill_flashv2(m, k, dataTypeSize1, dataTypeSize2, localWorkSpaceSize, isBasicBlock,
                                     isFlashOutputBrc, softmaxFlashTiling);
+    }
+}
+
+inline uint32_t GetSoftMaxGradMaxTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                                         const bool isFront, const bool isReuseSource) {
+    (void)isReuseSource;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    return m && dataTypeSize ? m * softmax_sizes::grad_row_floats(k, dataTypeSize, isFront) * 4 : 0;
+}
+
+inline uint32_t GetSoftMaxGradMinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                                         const bool isFront, const bool isReuseSource) {
+    (void)isReuseSource;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    return m && dataTypeSize ? softmax_sizes::grad_row_floats(k, dataTypeSize, isFront) * 4 : 0;
+}
+
+inline void SoftMaxGradTilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize,
+                                  const uint32_t localWorkSpaceSize, tiling::SoftMaxTiling& softmaxGradTiling,
+                                  const bool isFront = false) {
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    if (m && dataTypeSize) {
+        softmax_sizes::fill_rows(m, k, dataTypeSize, localWorkSpaceSize,
+                                 softmax_sizes::grad_row_floats(k, dataTypeSize, isFront), softmaxGradTiling);
     }
 }
 

@@ -64,11 +64,19 @@ inline uint32_t max_bytes(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, b
     return srcM * min_bytes(srcK, dataTypeSize, update);
 }
 
-// SoftMaxTilingFunc's split of [srcM, srcK] into tiles of rows a work area of `workBytes` holds.
-inline void fill(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, uint32_t workBytes,
-                 ::AscendC::tiling::SoftMaxTiling& t, bool update = false) {
+// SoftmaxGrad: per row 2 * epb + 3 * srcK + 64 floats for half; for float epb + srcK + 64 with
+// isFront, else 2 * epb + srcK + 64 (GetSoftMaxGradMin/MaxTmpSize: one row / every row).
+inline uint32_t grad_row_floats(uint32_t srcK, uint32_t dataTypeSize, bool isFront) {
     const uint32_t epb = kBlock / dataTypeSize;
-    const uint32_t per_row = update ? update_row_floats(srcK, dataTypeSize) : row_floats(srcK, dataTypeSize);
+    if (dataTypeSize == 2) return 2 * epb + 3 * srcK + kUnit;
+    return isFront ? epb + srcK + kUnit : 2 * epb + srcK + kUnit;
+}
+
+// The split of [srcM, srcK] into tiles of rows (per_row floats each) a work area of `workBytes`
+// holds, as SoftMaxTilingFunc and its Flash/Grad siblings make it.
+inline void fill_rows(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, uint32_t workBytes, uint32_t per_row,
+                      ::AscendC::tiling::SoftMaxTiling& t) {
+    const uint32_t epb = kBlock / dataTypeSize;
     uint32_t baseM = std::min(workBytes / kFloat / per_row, srcM);
     if (baseM < srcM && baseM > 8) baseM = baseM / 8 * 8;
     if (baseM > 8 && srcM % 8 == 0 && srcK % kUnit == 0) {  // a basic block: whole tiles, <= 255 repeats
@@ -139,7 +147,7 @@ inline void fill_flashv2(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt
     const uint32_t tile = isFlashOutputBrc && dt1 == 2 ? 16 : 8;
     baseM = std::min(baseM, srcM);
     if (baseM < srcM && baseM > tile) baseM = baseM / tile * tile;
-    fill(srcM, srcK, dt2, 0, t);
+    fill_rows(srcM, srcK, dt2, 0, 1, t);
     const uint32_t epb = kBlock / dt2, tail = baseM ? srcM % baseM : 0;
     t.splitM = t.reduceM = baseM;
     t.splitSize = baseM * srcK;
@@ -148,6 +156,12 @@ inline void fill_flashv2(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt
     t.tailM = tail;
     t.tailSplitSize = tail * srcK;
     t.tailReduceSize = tail * epb;
+}
+
+inline void fill(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, uint32_t workBytes,
+                 ::AscendC::tiling::SoftMaxTiling& t, bool update = false) {
+    fill_rows(srcM, srcK, dataTypeSize, workBytes,
+              update ? update_row_floats(srcK, dataTypeSize) : row_floats(srcK, dataTypeSize), t);
 }
 
 }  // namespace softmax_sizes
