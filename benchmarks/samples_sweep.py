@@ -173,7 +173,14 @@ def _cmake_condition(args: list[str], values: dict[str, str]) -> bool:
     if len(args) == 3 and args[1] == "MATCHES":
         return re.search(args[2], get(args[0])) is not None
     if len(args) == 1:
-        return values.get(args[0], args[0]).upper() not in ("", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND")
+        # A defined variable is true unless its value is a false constant; an undefined name is
+        # true only as a true constant (1, ON, YES, TRUE, Y, a non-zero number), as in CMake.
+        word = args[0]
+        if word in values:
+            return values[word].upper() not in ("", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND") and \
+                not values[word].upper().endswith("-NOTFOUND")
+        return word.upper() in ("ON", "YES", "TRUE", "Y") or (word.lstrip("-").replace(".", "", 1).isdigit()
+                                                               and float(word) != 0)
     return False
 
 
@@ -181,7 +188,8 @@ def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str],
                known: dict[str, str] | None = None) -> list[tuple[str, list[str]]]:
     """The calls an `if()` leaves active, with ${VAR}s replaced: variables come from `known`
     (CMake's own, such as CMAKE_CURRENT_SOURCE_DIR), the plan's `cmake -DX=v`, then `set()`
-    (a CACHE set only when not given on the command line)."""
+    (a CACHE set only when not given on the command line) and `option()` (its default, OFF
+    unless given)."""
     values = {"CMAKE_ASC_ARCHITECTURES": ARCH, **(known or {})}
     for cmd in cmake_cmds:
         for m in re.finditer(r"-D(\w+)=(\S+)", cmd):
@@ -206,6 +214,8 @@ def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str],
         elif active:
             if name == "set" and len(args) >= 2 and not ("CACHE" in args and args[0] in given):
                 values[args[0]] = args[1]
+            elif name == "option" and args and args[0] not in given:  # option(NAME "help" [default OFF])
+                values[args[0]] = args[2] if len(args) >= 3 else "OFF"
             out.append((name, args))
     return out
 

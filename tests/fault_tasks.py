@@ -33,6 +33,7 @@ CASES: dict[str, str] = {
     "flag_deadlock": "fma_custom",
     "ub_out_of_bounds_tbuf": "fma_custom",
     "unaligned_ub_address": "diff_custom",
+    "ub_out_of_bounds_tmp": "gelu_adv",
 }
 
 _FILE = re.compile(r"^\+\+\+ b/(?P<name>\S+)")

@@ -78,6 +78,8 @@ FAULT_CASES = [
     Fault("ub_out_of_bounds_tbuf", "runtime_error", 0,
           ["TBuf::Get(256)", "512 bytes", "holds 256 bytes", "InitBuffer at line 22",
            "InitBuffer takes a length in bytes"]),
+    Fault("ub_out_of_bounds_tmp", "runtime_error", 0,
+          ["Gelu's sharedTmpBuffer holds 512 bytes", "at least 768", "GetGeluMinTmpSize"]),
     Fault("queue_deadlock_deque", "runtime_error", 0,
           ["DeQue", "InitBuffer at line 24", "holds no tensor", "AllocTensor at line 41", "never EnQue'd"]),
     Fault("queue_deadlock_alloc", "runtime_error", 0,

@@ -92,6 +92,21 @@ def test_the_build_is_read_from_cmake_with_its_if_branches(scenario_sample, cmak
                              "ARCH_910B": ""}
 
 
+@pytest.mark.parametrize(("cmake", "defines"), [
+    (["cmake .."], {}),
+    (["cmake .. -DUSE_SILU_MODE=ON"], {"USE_SILU_MODE": ""}),
+])
+def test_an_option_is_off_unless_given_and_an_undefined_name_is_false(tmp_path, cmake, defines):
+    # asc-devkit's swish sample: option(USE_SILU_MODE ... OFF) guards a definition
+    write(tmp_path / "main.asc", "")
+    write(tmp_path / "CMakeLists.txt", 'option(USE_SILU_MODE "Silu" OFF)\nadd_executable(demo main.asc)\n'
+                                       "if(USE_SILU_MODE)\n  target_compile_definitions(demo PRIVATE USE_SILU_MODE)\n"
+                                       "endif()\nif(NEVER_SET)\n  target_compile_definitions(demo PRIVATE NO)\n"
+                                       "endif()\n")
+    build = sweep.understand_build(tmp_path, "demo", cmake)
+    assert build is not None and build.defines == defines
+
+
 def test_a_build_the_sweep_cannot_stand_in_for_is_none(tmp_path):
     write(tmp_path / "main.asc", "")
     write(tmp_path / "kernel.aicpu", "")

@@ -42,3 +42,23 @@
 #include "math/acos_tiling.h"
 
 // normalization
+#include "../securec.h"
+#include "../tiling/platform/platform_ascendc.h"
+
+// activation
+#include "activation/softmax_tiling.h"
+#include "activation/logsoftmax_tiling.h"
+#include "activation/gelu_tiling.h"
+#include "activation/sigmoid_tiling.h"
+#include "activation/silu_tiling.h"
+#include "activation/swish_tiling.h"
+#include "activation/swiglu_tiling.h"
+#include "activation/geglu_tiling.h"
+#include "activation/reglu_tiling.h"
+
+// math
+
+// normalization
+#include "normalization/layernorm_tiling.h"
+#include "normalization/rmsnorm_tiling.h"
+#include "normalization/deepnorm_tiling.h"

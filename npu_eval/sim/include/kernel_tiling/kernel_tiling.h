@@ -29,11 +29,17 @@
 // CANN op projects define the tiling in op_host/<op>_tiling.h with BEGIN_TILING_DATA_DEF ...
 // END_TILING_DATA_DEF, and the op build generates the kernel's plain struct of the same fields
 // from it (the kernel file itself never defines it). Here such a definition is that struct, with
-// the host side's set_/get_ accessors. A task whose kernel file only reads GET_TILING_DATA names
-// the header with the build define SAGE_TILING_HEADER, found beside the kernel:
+// the host side's set_/get_ accessors, SaveToBuffer and GetDataSize. A task whose kernel file only
+// reads GET_TILING_DATA names the header with the build define SAGE_TILING_HEADER, found beside the kernel:
 // Launch(defines={"SAGE_TILING_HEADER": '"op_host/my_op_tiling.h"'}, args=[..., Tiling(type="optiling::TilingData", ...)]).
 #ifndef BEGIN_TILING_DATA_DEF
-#define BEGIN_TILING_DATA_DEF(name) struct name {
+// SaveToBuffer copies the filled struct into the host's tiling buffer (at most capacity bytes).
+#define BEGIN_TILING_DATA_DEF(name)                                                       \
+    struct name {                                                                         \
+        inline void SaveToBuffer(void* sage_dst, size_t sage_cap) const {                 \
+            memcpy(sage_dst, this, sage_cap < sizeof(*this) ? sage_cap : sizeof(*this)); \
+        }                                                                                 \
+        inline size_t GetDataSize() const { return sizeof(*this); }
 #define TILING_DATA_FIELD_DEF(type, field)                   \
     type field;                                              \
     inline void set_##field(type sage_v) { field = sage_v; } \

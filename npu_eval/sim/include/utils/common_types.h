@@ -142,6 +142,12 @@ enum class RoundMode : uint8_t {
     CAST_HYBRID,
 };
 
+// The data layout of a tensor (CANN's kernel_struct_data_copy.h; the advanced API's isDataFormatNZ).
+#ifndef ASCC_ENUM_DATAFORMAT
+#define ASCC_ENUM_DATAFORMAT
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
+#endif
+
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 
 // GlobalTensor::SetL2CacheHint's modes (values as the GlobalTensor doc page lists them). The

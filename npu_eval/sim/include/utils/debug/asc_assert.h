@@ -91,3 +91,7 @@ inline void kernel_assert(SrcLoc loc, const char* text, bool cond, const char* f
 #ifndef KERNEL_LOG
 #define KERNEL_LOG(level, fmt, ...) std::printf("[" #level "] " fmt "\n", ##__VA_ARGS__)
 #endif
+// CANN's kernel_macros.h: ASSERT is assert under CPU debug (the emulator is always CPU debug).
+#ifndef ASSERT
+#define ASSERT(x) ascendc_assert(x)
+#endif

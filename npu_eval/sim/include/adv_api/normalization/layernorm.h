@@ -1,0 +1,131 @@
+// LayerNorm (adv_api/normalization/layernorm.h), the [B, S, H] form with mean and variance out:
+//   LayerNorm<T, isReuseSource = false>(output, outputMean, outputVariance, inputX, gamma, beta,
+//                                       [sharedTmpBuffer,] epsilon, LayerNormTiling& tiling)
+//       per row of H: y = (x - mean) / sqrt(variance + epsilon) * gamma + beta. half and float; the
+//       shape is the tiling's (GetLayerNormNDTilingInfo).
+//
+// As the device computes it (docs: LayerNorm.md, 实现原理; the generic ND implementation), in
+// float (half is cast up, and the outputs back): mean = ReduceSum(Muls(x, 1/originalH)),
+// variance = ReduceSum(Muls((x - mean)^2, 1/originalH)), each over all H columns, so padding
+// columns (the doc asks for zeros) still add mean^2 / originalH each to the variance; then
+// Adds(epsilon), Sqrt, Div(1, .), Mul by x - mean, Mul gamma, Add beta. A row sum adds 64-float
+// repeats lane-wise, then the 64 lanes pairwise (WholeReduceSum). Rows come bsCurLength at a time.
+#pragma once
+
+#include <vector>
+
+#include "../../sage_sim/adv.h"
+#include "layernorm_tiling.h"
+
+namespace AscendC {
+namespace detail {
+
+// mean and variance of one row of h floats, as the device reduces them (in place: x becomes x - mean).
+inline void layernorm_moments(float* x, uint32_t h, float inv, float* mean, float* var) {
+    std::vector<float> t(h);
+    for (uint32_t j = 0; j < h; ++j) t[j] = x[j] * inv;
+    *mean = sage::sim::row_sum(t.data(), h);
+    for (uint32_t j = 0; j < h; ++j) {
+        x[j] = x[j] - *mean;
+        t[j] = (x[j] * x[j]) * inv;
+    }
+    *var = sage::sim::row_sum(t.data(), h);
+}
+
+template <typename T>
+inline void layernorm_check(const LayerNormTiling& t, const LocalTensor<uint8_t>* tmp, bool isReuseSource,
+                            sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (t.hLength == 0 || t.oneTmpSize == 0 || t.bsCurLength == 0) {
+        fail("ub-out-of-bounds", loc,
+             "LayerNorm with an empty tiling (hLength %u, oneTmpSize %u): GetLayerNormNDTilingInfo fills it only "
+             "when its stackBufferSize holds at least one row; pass at least GetLayerNormMaxMinTmpSize's minimum",
+             t.hLength, t.oneTmpSize);
+    }
+    if (t.hLength * sizeof(T) % 32 != 0) {
+        fail("ub-out-of-bounds", loc, "LayerNorm with H = %u: the last axis must be 32-byte aligned (pad H to a "
+             "multiple of %u and give the real length as originalHLength)", t.hLength, uint32_t(32 / sizeof(T)));
+    }
+    if (!tmp) return;
+    uint64_t need = layernorm_sizes::min_bytes(t.bLength, t.sLength, t.hLength, sizeof(T), isReuseSource);
+    const char* how = "GetLayerNormMaxMinTmpSize's minimum: 3 * align32(H * 4) + 2 * align32(B * S * 4)";
+    if (layernorm_sizes::planned_bytes(t) > need) {
+        need = layernorm_sizes::planned_bytes(t);
+        how = "the tiling's work area: its mean/variance part and numberOfTmpBuf buffers of oneTmpSize floats, as "
+              "GetLayerNormNDTilingInfo planned for its stackBufferSize";
+    }
+    tmp_check(*tmp, need, "LayerNorm", how, loc);
+}
+
+template <typename T>
+inline void layernorm_trace(uint64_t rows, uint32_t h, sage::sim::UbRange w, sage::sim::UbRange r,
+                            sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    const uint64_t n = rows * h;
+    const bool half_in = std::is_same<T, half>::value;
+    if (half_in) trace_steps({"Cast"}, "float16", 2, n, loc, w, r);
+    trace_steps({"Muls", "ReduceSum", "Sub", "Mul", "Muls", "ReduceSum", "Adds", "Sqrt", "Div", "Mul", "Mul", "Add"},
+                "float32", 4, n, loc, w, r);
+    if (half_in) trace_steps({"Cast", "Cast", "Cast"}, "float32", 4, n, loc, w);
+}
+
+template <typename T, bool isReuseSource>
+inline void layernorm_run(const LocalTensor<T>& out, const LocalTensor<T>& mean, const LocalTensor<T>& var,
+                          const LocalTensor<T>& x, const LocalTensor<T>& gamma, const LocalTensor<T>& beta,
+                          const LocalTensor<uint8_t>* tmp, float eps, const LayerNormTiling& t,
+                          sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                  "[dtype-unsupported] LayerNorm takes half or float");
+    touch(loc);
+    layernorm_check<T>(t, tmp, isReuseSource, loc);
+    const uint32_t h = t.hLength;
+    const uint64_t rows = uint64_t(t.bLength) * t.sLength, n = rows * h;
+    vec_src(x, "LayerNorm", n, loc);
+    vec_src(gamma, "LayerNorm", h, loc);
+    vec_src(beta, "LayerNorm", h, loc);
+    vec_dst(out, "LayerNorm", n, loc);
+    vec_dst(mean, "LayerNorm", rows, loc);
+    vec_dst(var, "LayerNorm", rows, loc);
+    std::vector<float> row(h);
+    for (uint64_t r = 0; r < rows; ++r) {
+        for (uint32_t j = 0; j < h; ++j) row[j] = float(x.data()[r * h + j]);
+        float m, v;
+        layernorm_moments(row.data(), h, t.lastDimValueBack, &m, &v);
+        const float rstd = 1.0f / std::sqrt(v + eps);
+        for (uint32_t j = 0; j < h; ++j) {
+            out.data()[r * h + j] = down<T>(rstd * row[j] * float(gamma.data()[j]) + float(beta.data()[j]));
+        }
+        mean.data()[r] = down<T>(m);
+        var.data()[r] = down<T>(v);
+    }
+    ub_mark(out.range(n));
+    ub_mark(mean.range(rows));
+    ub_mark(var.range(rows));
+    for (uint64_t r = 0; r < rows; r += t.bsCurLength) {
+        layernorm_trace<T>(std::min<uint64_t>(t.bsCurLength, rows - r), h, out.range(n), x.range(n), loc);
+    }
+}
+
+}  // namespace detail
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean,
+                                 const LocalTensor<T>& outputVariance, const LocalTensor<T>& inputX,
+                                 const LocalTensor<T>& gamma, const LocalTensor<T>& beta,
+                                 const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, LayerNormTiling& tiling,
+                                 SAGE_LOC) {
+    detail::layernorm_run<T, isReuseSource>(output, outputMean, outputVariance, inputX, gamma, beta, &sharedTmpBuffer,
+                                            float(epsilon), tiling, loc);
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean,
+                                 const LocalTensor<T>& outputVariance, const LocalTensor<T>& inputX,
+                                 const LocalTensor<T>& gamma, const LocalTensor<T>& beta, const T epsilon,
+                                 LayerNormTiling& tiling, SAGE_LOC) {
+    detail::layernorm_run<T, isReuseSource>(output, outputMean, outputVariance, inputX, gamma, beta, nullptr,
+                                            float(epsilon), tiling, loc);
+}
+
+}  // namespace AscendC
