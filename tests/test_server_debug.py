@@ -5,6 +5,7 @@ command line, the gdb command, the stop and the VS Code launch configuration."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -89,6 +90,7 @@ async def test_debug_block_answers_the_debug_command_line_and_a_launch_configura
     assert (answer["entry"], answer["block"], answer["blockDim"]) == ("add_custom", 2, 8)
     gdb = answer["gdb"]
     assert gdb[0] == GDB and f'break "{kernel}":{entry_body} if ::block_idx == 2' in gdb and "run" in gdb
+    assert shlex.split(answer["terminalLine"]) == gdb
     launch = answer["launch"]
     assert (launch["type"], launch["request"], launch["MIMode"], launch["miDebuggerPath"]) == (
         "cppdbg", "launch", "gdb", GDB)

@@ -87,6 +87,7 @@ class DebugLaunch(_Wire):
     block_dim: int | None = None
     command_line: list[str] = []   # sage-npu eval TASK --debug --block N: builds and starts gdb in a terminal
     gdb: list[str] = []            # gdb on the build just made, stopped at `stop`
+    terminal_line: str | None = None  # `gdb` as one shell line, to type or send to a terminal
     stop: DebugStopWire | None = None
     launch: LaunchConfiguration | None = None
 
@@ -162,7 +163,8 @@ class Debugging(Feature):
                                reason=f"the task does not build for debugging: {why}")
         stop = DebugStopWire(file=target.stop.file, line=target.stop.line, condition=target.stop.condition)
         return DebugLaunch(ready=True, block=block, task=str(task.root), entry=target.entry,
-                           block_dim=target.block_dim, command_line=cli, gdb=target.gdb_argv(gdb), stop=stop,
+                           block_dim=target.block_dim, command_line=cli, gdb=target.gdb_argv(gdb),
+                           terminal_line=command_line(target.gdb_argv(gdb)), stop=stop,
                            launch=launch_configuration(target, gdb))
 
     def _tell(self, answer: DebugLaunch) -> None:
@@ -173,7 +175,7 @@ class Debugging(Feature):
             return
         if answer.ready:
             message = (f"SAGE: block {answer.block} of {answer.entry} is built for gdb (-g -O0). In a terminal: "
-                       f"{command_line(answer.gdb)}  (or, building again: {command_line(answer.command_line)})")
+                       f"{answer.terminal_line}  (or, building again: {command_line(answer.command_line)})")
             kind = types.MessageType.Info
         else:
             message, kind = f"SAGE: block {answer.block} cannot be debugged: {answer.reason}", types.MessageType.Warning
