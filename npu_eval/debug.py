@@ -10,6 +10,10 @@ blocks one after another, so that breakpoint is hit once, with the earlier block
 global memory done. The kernel is included by its own path (a `.asc` file's kernel part under
 `#line` naming it), so breakpoints on the user's lines work and `list` shows the user's code.
 
+`prepare_program` does the same for a whole program (`sage-npu run --debug`): built with `-g
+-O0`, run in the current directory as it would run on its own, stopped at every kernel entry of
+its sources in the block asked for, in each launch.
+
 The debug run itself is not confined (docs/security.md says why): it is the user's own kernel
 run under the user's debugger, which needs ptrace, what the sandbox's filter forbids. Only the
 plan (host.py, reference.py) runs here, confined as in every evaluation; the kernel runs when
@@ -28,9 +32,11 @@ from sage_npu.npu_eval.backends.sim import SimBackend
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.launch_plan import TrialPlan
 from sage_npu.npu_eval.plan_client import PlanWorker
-from sage_npu.npu_eval.report import diagnostic
+from sage_npu.npu_eval.program import build_program
+from sage_npu.npu_eval.report import Diagnostic, diagnostic
 from sage_npu.npu_eval.run import write_manifest
 from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.signature import find_entries
 from sage_npu.npu_eval.stages import StageFailure, api_check, check_task, entry_stage, plan_stage
 from sage_npu.npu_eval.task import Task
 
@@ -64,8 +70,27 @@ class DebugTarget:
 
     def gdb_argv(self, gdb: str = "gdb") -> list[str]:
         """gdb on the program, run to the stop (its prompt then waits for the user)."""
-        return [gdb, "-q", "-x", str(self.script), "-ex", break_command(self.stop), "-ex", "run", "--args",
-                str(self.program), *self.args]
+        return gdb_argv(gdb, self.script, [self.stop], self.program, self.args)
+
+
+@dataclass(frozen=True)
+class ProgramDebug:
+    """A whole program (`sage-npu run --debug`) built for gdb: it runs in the current directory,
+    as the program would on its own, and stops at every kernel entry in the block asked for."""
+
+    program: Path
+    args: list[str]
+    script: Path
+    stops: list[DebugStop]    # one per __global__ entry of the program's sources
+
+    def gdb_argv(self, gdb: str = "gdb") -> list[str]:
+        return gdb_argv(gdb, self.script, self.stops, self.program, self.args)
+
+
+def gdb_argv(gdb: str, script: Path, stops: list[DebugStop], program: Path, args: list[str]) -> list[str]:
+    """gdb with the emulator's script, the stops, and `program args` run to the first stop."""
+    breaks = [x for s in stops for x in ("-ex", break_command(s))]
+    return [gdb, "-q", "-x", str(script), *breaks, "-ex", "run", "--args", str(program), *args]
 
 
 def block_condition(block: int) -> str:
@@ -134,6 +159,25 @@ def prepare(task: Task, settings: EvalSettings, worker: PlanWorker, block: int, 
     (folder / SCRIPT).write_text(GDB_SCRIPT)
     return DebugTarget(task.root, entry.qualified, block, dim, folder, folder / "harness", [str(folder / MANIFEST)],
                        folder / SCRIPT, stop)
+
+
+def prepare_program(sources: list[Path], args: list[str], settings: EvalSettings, defines: dict[str, str],
+                    block: int, folder: Path) -> ProgramDebug | list[Diagnostic]:
+    """Build a whole program for gdb into `folder`, stopping at each kernel entry of its sources
+    in `block`; or the compile errors (or the want of an entry) as diagnostics."""
+    built = build_program(sources, settings, defines, debug=True)
+    if built.binary is None:
+        return built.diagnostics
+    condition = block_condition(block)
+    stops = [DebugStop(str(p.resolve()), e.body_line, condition) for p in sources for e in find_entries(p.read_bytes())]
+    if not stops:
+        return [diagnostic(str(sources[0].resolve()), 1, "error", "task-error",
+                           "no __global__ kernel entry in the program's sources: nothing to stop at")]
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / (sources[0].stem or "program")
+    shutil.copy2(built.binary, program)
+    (folder / SCRIPT).write_text(GDB_SCRIPT)
+    return ProgramDebug(program, args, folder / SCRIPT, stops)
 
 
 def _lay_out(folder: Path, binary: Path, trial: TrialPlan, names: list[str], ub: tuple[int, int]) -> None:

@@ -107,3 +107,49 @@ def test_a_single_source_asc_file_is_debugged_on_its_own_lines(tmp_path):
     out = _batch(target, "print (int)::block_idx", "list")
     assert f"at {asc}:{entry_body}" in out and "$1 = 1" in out, out
     assert "op.Process();" in out, out
+
+
+FILL_PROGRAM = """\
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+template <uint32_t blockLength>
+__global__ __vector__ void fill_custom(__gm__ float* z, float value)
+{
+    AscendC::GlobalTensor<float> zGm;
+    zGm.SetGlobalBuffer(z + blockLength * AscendC::GetBlockIdx(), blockLength);
+    zGm.SetValue(0, value);
+}
+
+int main()
+{
+    float* zDevice = nullptr;
+    aclrtSetDevice(0);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    aclrtMalloc((void**)&zDevice, 8 * 256 * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    fill_custom<256><<<4, nullptr, stream>>>(zDevice, 1.5f);
+    aclrtSynchronizeStream(stream);
+    fill_custom<128><<<8, nullptr, stream>>>(zDevice, 2.5f);
+    aclrtSynchronizeStream(stream);
+    aclrtFree(zDevice);
+    return 0;
+}
+"""
+
+
+def test_run_debug_stops_at_the_kernel_entry_in_the_block_of_every_launch(tmp_path):
+    program = tmp_path / "fill.asc"
+    program.write_text(FILL_PROGRAM)
+    entry_body = _line_of(program, "AscendC::GlobalTensor<float> zGm;")
+    done = subprocess.run([sys.executable, "-m", "sage_npu.cli", "run", str(program), "--debug", "--block", "3"],
+                          input="print (int)::block_idx\ncontinue\nprint value\nprint (int)::block_idx\n",
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert f"gdb stops in block 3 at fill.asc:{entry_body}" in done.stderr
+    # The first launch (4 blocks) stops in block 3, then the second (8 blocks) does, in its own instantiation.
+    assert re.search(rf"fill_custom<256u> \(z=0x[0-9a-f]+, value=1\.5\)\s+at {re.escape(str(program))}:{entry_body}",
+                     out), out
+    assert re.search(r"fill_custom<128u> \(z=0x[0-9a-f]+, value=2\.5\)", out), out
+    assert "$1 = 3" in out and "$2 = 2.5" in out and "$3 = 3" in out, out
