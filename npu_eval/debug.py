@@ -4,11 +4,11 @@ built for the host with `-g -O0` and run as a process), without CANN.
 `prepare` runs an evaluation's stages up to the build (check, plan, API check, entry), builds
 the harness for gdb (`SimBackend(debug=True)`: `-g -O0`, no prebuilt parts) and lays out a
 folder gdb runs from: the harness, trial 0's inputs and manifest, and a gdb script for the
-emulator's types; the target's stop is the entry's first statement when `block_idx` is the
-block asked for. The harness runs the
-blocks one after another, so that breakpoint is hit once, with the earlier blocks' writes to
-global memory done. The kernel is included by its own path (a `.asc` file's kernel part under
-`#line` naming it), so breakpoints on the user's lines work and `list` shows the user's code.
+emulator's types. The target's stop is the entry's first statement when `block_idx` is the
+block asked for; the harness runs the blocks one after another, so it is hit once, with the
+earlier blocks' writes to global memory done. The kernel is included by its own path (a `.asc`
+file's kernel part under `#line` naming it), so breakpoints on the user's lines work and `list`
+shows the user's code.
 
 `prepare_program` does the same for a whole program (`sage-npu run --debug`): built with `-g
 -O0`, run in the current directory as it would run on its own, stopped at every kernel entry of
