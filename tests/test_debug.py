@@ -1,7 +1,8 @@
 """Debugging a block in gdb (npu_eval/debug.py, `sage-npu eval --debug`): gdb, driven in batch
 mode, stops in the kernel at the entry's first statement of the block asked for, with
 block_idx == N there, on the user's own file (a `.asc` file's too), and a breakpoint on a line
-of the user's kernel is hit."""
+of the user's kernel is hit; the VS Code launch configuration does the same under gdb's MI, as
+the C/C++ extension drives it; `sage-npu run --debug` stops in the block of every launch."""
 
 from __future__ import annotations
 
@@ -63,6 +64,30 @@ def test_gdb_stops_at_the_kernel_entry_of_the_block_asked_for(add_task):
     out = _batch(target, f"break add_custom.cpp:{compute}", "continue", "print (int)::block_idx", "frame")
     assert re.search(rf"Breakpoint 2, .*Compute.* at {re.escape(str(kernel))}:{compute}", out), out
     assert "$1 = 3" in out, out
+
+
+def test_the_vs_code_launch_configuration_stops_in_the_block_under_gdb_mi(add_task):
+    """The cppdbg launch configuration the server answers, driven as the C/C++ extension drives gdb
+    (MI: its setupCommands, the program, its arguments and folder, VS Code's conditional breakpoint
+    at the stop, run): it stops at the stop, in the block, with GM_ADDR arguments as addresses."""
+    from sage_npu.server.features.debugging import launch_configuration
+
+    with Evaluator() as ev:
+        target = ev.debug_target(load_task(add_task), 5)
+    assert isinstance(target, DebugTarget), target
+    launch = launch_configuration(target, GDB or "gdb").model_dump(by_alias=True)
+    stop = target.stop
+    commands = [c["text"] for c in launch["setupCommands"]] + [
+        f"-file-exec-and-symbols {launch['program']}", f"-environment-cd {launch['cwd']}",
+        f"-exec-arguments {' '.join(launch['args'])}",
+        f'-break-insert -f -c "{stop.condition}" {stop.file}:{stop.line}', "-exec-run",
+        "-data-evaluate-expression (int)::block_idx", "-gdb-exit"]
+    done = subprocess.run([launch["miDebuggerPath"], "--interpreter=mi2", "-q"], input="\n".join(commands) + "\n",
+                          capture_output=True, text=True, timeout=120)
+    stopped = next((ln for ln in done.stdout.splitlines() if ln.startswith("*stopped")), "")
+    assert 'reason="breakpoint-hit"' in stopped and f'line="{stop.line}"' in stopped, done.stdout[-3000:]
+    assert f'fullname="{stop.file}"' in stopped and re.search(r'name="x",value="0x[0-9a-f]+"', stopped), stopped
+    assert '^done,value="5"' in done.stdout, done.stdout[-3000:]
 
 
 def test_eval_debug_starts_gdb_stopped_in_the_block(add_task):
