@@ -114,9 +114,10 @@ async def test_a_block_that_does_not_run_or_a_bad_argument_is_answered(client: L
         command=DEBUG_BLOCK, arguments=[uri, 8]))
     assert answer["ready"] is False and "no block 8" in answer["reason"] and "host.py" in answer["reason"]
     assert answer["commandLine"][-4:] == ["--block", "8", "--chip", "910B2"]
-    with pytest.raises(JsonRpcInvalidParams):
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=DEBUG_BLOCK, arguments=[uri, "two"]))
+    for bad in ([uri, "two"], [uri, -1], [7, 0], []):
+        with pytest.raises(JsonRpcInvalidParams):
+            await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command=DEBUG_BLOCK, arguments=bad))
     not_a_task = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=DEBUG_BLOCK, arguments=[(task / "notes.txt").as_uri(), 0]))
     assert not_a_task["ready"] is False and not_a_task["reason"] == "not an Ascend C kernel task"

@@ -136,6 +136,8 @@ class Debugging(Feature):
                                command=types.Command(title=title, command=DEBUG_BLOCK, arguments=[uri, block]))]
 
     async def debug_block(self, uri: str, block: int = 0) -> dict:
+        if not isinstance(uri, str):
+            raise JsonRpcInvalidParams(f"{DEBUG_BLOCK}: the first argument must be a document URI, got {uri!r}")
         if not isinstance(block, int) or isinstance(block, bool) or block < 0:
             raise JsonRpcInvalidParams(f"{DEBUG_BLOCK}: block must be a block number (0 or more), got {block!r}")
         task = task_of(self.server, uri)
