@@ -68,8 +68,9 @@ def _cpu_flags() -> list[str]:
     return []
 
 
-def compile_flags(chip: ChipProfile, opt_level: str, defines: dict[str, str]) -> list[str]:
-    flags = ["-std=c++17", opt_level, "-g0", "-fno-strict-aliasing", "-fdiagnostics-color=never",
+def compile_flags(chip: ChipProfile, opt_level: str, defines: dict[str, str], debug: bool = False) -> list[str]:
+    """The build's flags; `debug`: with debugging information (`-g`) for a gdb session, else none."""
+    flags = ["-std=c++17", opt_level, "-g" if debug else "-g0", "-fno-strict-aliasing", "-fdiagnostics-color=never",
              "-fno-diagnostics-show-caret", "-fdiagnostics-column-unit=byte", "-ftemplate-backtrace-limit=4",
              *_cpu_flags(), "-I", str(SIM_INCLUDE)]
     for k, v in {**chip.compile_defines(), **defines}.items():

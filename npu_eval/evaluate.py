@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sage_npu.npu_eval import debug
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.backends import BuildFailed, open_backend, unavailable
@@ -153,6 +154,17 @@ class Evaluator:
         finally:
             self._remove_later(scratch)
         return Evaluation(self._with_static_findings(ev.report, task), ev.trace, ev.stages)
+
+    def debug_target(self, task: Task, block: int, folder: Path | None = None) -> debug.DebugTarget | StageFailure:
+        """`task` planned and built for gdb, stopping at its entry in `block`, laid out in `folder`
+        (default: the task's `.sage/debug`); or the failure of the stage that stopped it."""
+        scratch = scratch_dirs.make("eval", self._scratch_root)
+        scratch.chmod(0o711)  # the confined plan runner (another user when we are root) writes below it
+        try:
+            return debug.prepare(task, self.settings, self._plan_worker(), block,
+                                 folder or task.root / debug.DEBUG_FOLDER, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def _static_findings(self, source: bytes, chip: str) -> list[Finding]:
         key = (hashlib.sha256(source).hexdigest(), chip)

@@ -26,6 +26,10 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    "memory in practice, but nothing guarantees it; a kernel reading bytes nobody wrote is an "
                    "uninitialized-gm-read warning either way)")
     p.add_argument("--zero-device-memory", action="store_true", help=argparse.SUPPRESS)  # the default since 0.2
+    p.add_argument("--debug", action="store_true",
+                   help="build with -g -O0 and start gdb on the program, in the current directory, stopped at each "
+                   "kernel entry in block 0 (or --block) of every launch; not confined (gdb traces it)")
+    p.add_argument("--block", type=int, default=None, metavar="N", help="with --debug: the block to stop in")
 
 
 def add_run_parser(subparsers, parents: argparse.ArgumentParser | list[argparse.ArgumentParser]
@@ -72,6 +76,42 @@ def _settings_from_args(args: argparse.Namespace) -> EvalSettings:
     return EvalSettings(**values)
 
 
+def debug_program(args: argparse.Namespace, prog_args: list[str], settings: EvalSettings,
+                  defines: dict[str, str]) -> int:
+    """`run --debug`: the program built for gdb (npu_eval/debug.py), then this process becomes
+    gdb, stopped at the kernel entries in the block asked for."""
+    import os
+    import shutil
+
+    from sage_npu.npu_eval.debug import DEBUG_FOLDER, command_line, prepare_program
+
+    if not args.debug:
+        print("sage-npu: --block names the block to debug: use it with --debug", file=sys.stderr)
+        return 2
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        print("sage-npu: --debug needs gdb, which is not on PATH (Debian and Ubuntu: apt-get install gdb)",
+              file=sys.stderr)
+        return 2
+    sources = [Path(args.file), *args.extra_sources]
+    for p in sources:
+        if not p.is_file():
+            print(f"sage-npu: {p}: no such file", file=sys.stderr)
+            return 2
+    block = args.block if args.block is not None else 0
+    target = prepare_program(sources, prog_args, settings, defines, block, sources[0].resolve().parent / DEBUG_FOLDER)
+    if isinstance(target, list):
+        for d in target:
+            print(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message} [{d.code}]", file=sys.stderr)
+        return 1
+    argv = target.gdb_argv(gdb)
+    stops = ", ".join(f"{Path(s.file).name}:{s.line}" for s in target.stops)
+    print(f"sage-npu: {args.file} built with -g -O0; gdb stops in block {block} at {stops}\n  {command_line(argv)}",
+          file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os.execv(gdb, argv)  # gdb owns the terminal; never returns
+
+
 def cmd_run(args: argparse.Namespace, settings: EvalSettings | None = None) -> int:
     from sage_npu.npu_eval.program import ProgramError, format_program_report, run_program
 
@@ -84,6 +124,8 @@ def cmd_run(args: argparse.Namespace, settings: EvalSettings | None = None) -> i
     if getattr(args, "strict_device_memory", False):
         defines["SAGE_DEVICE_MEM_FILL"] = "0x5A"
     as_json = bool(getattr(args, "json", False))
+    if getattr(args, "debug", False) or getattr(args, "block", None) is not None:
+        return debug_program(args, prog_args, settings, defines)
     sys.stdout.flush()
     sys.stderr.flush()
     try:

@@ -57,6 +57,7 @@ class Entry:
     extern_c: bool = False
     tiling_type: str | None = None  # from REGISTER_TILING_DEFAULT(T) in the body
     has_gm_tiling: bool = False     # uses GET_TILING_DATA
+    body_line: int = 0              # 1-based line of the body's first statement: where a debugger enters it
     notes: list[str] = field(default_factory=list)
 
 
@@ -124,6 +125,7 @@ def find_entries(src: bytes) -> list[Entry]:
         body_node = fn.child_by_field_name("body")
         body = _text(src, body_node) if body_node is not None else ""
         m = _REGISTER_TILING.search(body)
+        first = next((c for c in body_node.named_children if c.type != "comment"), None) if body_node else None
         entries.append(Entry(
             name=name.split("::")[-1],
             qualified="::".join(namespaces + [name]),
@@ -134,6 +136,7 @@ def find_entries(src: bytes) -> list[Entry]:
             extern_c=extern_c,
             tiling_type=m.group(1) if m else None,
             has_gm_tiling="GET_TILING_DATA" in body,
+            body_line=(first or body_node or name_node).start_point[0] + 1,
         ))
 
     visit(tree.root_node, [], False, None)

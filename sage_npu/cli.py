@@ -29,6 +29,7 @@ from sage_npu.npu_eval.run_cli import add_run_parser, cmd_run
 
 if TYPE_CHECKING:
     from sage_npu.npu_eval.report import Report
+    from sage_npu.npu_eval.task import Task
     from sage_npu.settings import Settings
 
 EXIT_USAGE = 2
@@ -61,6 +62,9 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     ev.add_argument("--trials", type=int, help="correctness trials (default 5)")
     ev.add_argument("--profile", action="store_true", help="print the estimated timeline: pipes, hot lines")
     ev.add_argument("--trace", type=Path, metavar="FILE", help="write a Chrome trace (open it in Perfetto)")
+    ev.add_argument("--debug", action="store_true",
+                    help="build the task with -g -O0 and start gdb stopped at the kernel entry (block 0, or --block)")
+    ev.add_argument("--block", type=int, metavar="N", help="with --debug: the block to stop in (default 0)")
     ev.set_defaults(func=cmd_eval)
     cal = sub.add_parser("calibrate", parents=[g], help="fit the cost model to measured kernel times",
                          description="Fit the cost model's constants for --chip to device times measured with "
@@ -125,6 +129,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         task = load_task(args.path)
     except TaskError as e:  # no such path, no kernel in the folder: the same usage error as every command's
         return _usage_error(str(e))
+    if args.debug or args.block is not None:
+        return debug_in_gdb(args, task, settings)
     report = evaluate(task, settings.eval, trace_out=args.trace)
     if args.json:
         print(report.model_dump_json(indent=2))
@@ -135,6 +141,38 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.trace and report.timing is not None:
             print(f"trace written to {args.trace} (open it at https://ui.perfetto.dev)")
     return eval_exit_code(report)
+
+
+def debug_in_gdb(args: argparse.Namespace, task: Task, settings: Settings) -> int:
+    """`eval --debug`: the task planned and built for gdb (npu_eval/debug.py), then this process
+    becomes gdb, stopped at the kernel entry in the block asked for (the terminal is gdb's)."""
+    import shutil
+
+    from sage_npu.npu_eval.debug import command_line
+    from sage_npu.npu_eval.evaluate import Evaluator
+    from sage_npu.npu_eval.report import Report
+    from sage_npu.npu_eval.stages import StageFailure
+
+    if not args.debug:
+        return _usage_error("--block names the block to debug: use it with --debug")
+    if args.json or args.profile or args.trace:
+        return _usage_error("--debug starts gdb: it cannot be combined with --json, --profile or --trace")
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return _usage_error("--debug needs gdb, which is not on PATH (Debian and Ubuntu: apt-get install gdb)")
+    block = args.block if args.block is not None else 0
+    with Evaluator(settings.eval) as ev:
+        target = ev.debug_target(task, block)
+    if isinstance(target, StageFailure):
+        print(format_report(Report(task=str(task.root), kernel=str(task.kernel), chip=settings.eval.chip,
+                                   status=target.status, diagnostics=target.diagnostics)))
+        print(f"sage-npu: block {block} cannot be debugged until the task builds and plans", file=sys.stderr)
+        return 1
+    argv = target.gdb_argv(gdb)
+    print(f"sage-npu: {target.entry}, block {block} of {target.block_dim}, built with -g -O0 in {target.folder}; "
+          f"gdb stops at {target.stop.file}:{target.stop.line}\n  {command_line(argv)}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os.execv(gdb, argv)  # gdb owns the terminal (Ctrl+C interrupts the kernel, not us); never returns
 
 
 def eval_exit_code(report: Report) -> int:

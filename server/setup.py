@@ -25,6 +25,7 @@ def build_features(server: SageServer) -> list[Feature]:
     from sage_npu.server.features.clangd import ClangdConfig
     from sage_npu.server.features.code_actions import QuickFixes
     from sage_npu.server.features.code_lens import CodeLenses
+    from sage_npu.server.features.debugging import Debugging
     from sage_npu.server.features.evaluation import Evaluation
     from sage_npu.server.features.hover import Hovers
     from sage_npu.server.features.static_checks import StaticChecks
@@ -33,7 +34,7 @@ def build_features(server: SageServer) -> list[Feature]:
 
     reports, rules = ReportStore(), ResidentRules()
     static_checks = StaticChecks(server)
-    return [static_checks, Evaluation(server, reports), CodeLenses(server, reports),
+    return [static_checks, Evaluation(server, reports), CodeLenses(server, reports), Debugging(server, reports),
             QuickFixes(server, static_checks.findings), Hovers(server, rules), ClangdConfig(server),
             Suggestions(server, AgentWorker(), rules)]
 

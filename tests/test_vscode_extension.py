@@ -48,7 +48,8 @@ def test_extension_compiles_and_its_unit_tests_pass(tmp_path):
     assert build.returncode == 0, f"tsc failed:\n{build.stdout}\n{build.stderr}"
     assert (out / "extension.js").exists()
     tests = sorted(str(p) for p in (out / "test").glob("*.test.js"))
-    assert {Path(t).name for t in tests} >= {"suggestions.test.js", "env.test.js", "settings.test.js", "status.test.js"}
+    assert {Path(t).name for t in tests} >= {"suggestions.test.js", "env.test.js", "settings.test.js", "status.test.js",
+                                              "debug.test.js"}
     # TAP explicitly: Node 23+ defaults to its "spec" reporter, whose summary reads "ℹ fail 0".
     run = subprocess.run([node, "--test", "--test-reporter=tap", *tests], cwd=EXT, capture_output=True, text=True,
                          timeout=60)

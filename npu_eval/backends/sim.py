@@ -37,12 +37,15 @@ def dtype_defines(src: bytes, entry: Entry, args: list[LaunchArg]) -> dict[str, 
 
 
 class SimBackend:
-    """One evaluation on the emulator, its trials run under `scratch/run`."""
+    """One evaluation on the emulator, its trials run under `scratch/run`. With `debug`, builds are
+    made for gdb: `-O0 -g`, without the prebuilt emulator parts (they carry no debugging
+    information), so every frame, the emulator's included, has its source lines."""
 
     name = "sim"
 
-    def __init__(self, settings: EvalSettings, scratch: Path) -> None:
+    def __init__(self, settings: EvalSettings, scratch: Path, debug: bool = False) -> None:
         self.settings = settings
+        self.debug = debug
         self.rundir = scratch / "run"
         self.cache_dir = settings.cache_dir or default_cache_dir()
         self._limits = SandboxLimits()
@@ -51,7 +54,7 @@ class SimBackend:
         """The prebuilt emulator parts for the flags this task will most likely build with (the
         chip asked for, no plan defines): if missing, a detached process starts making them while
         the plan runs."""
-        if not self.settings.prebuilt:
+        if not self.settings.prebuilt or self.debug:
             return
         try:
             flags = compile_flags(chip, self.settings.opt_level, coop_define(task.kernel.read_bytes()))
@@ -70,9 +73,10 @@ class SimBackend:
                                                             "error", "host-error", e.message)])
         src = task.kernel.read_bytes()
         defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
-        flags = compile_flags(chip, s.opt_level, defines)
+        flags = compile_flags(chip, "-O0" if self.debug else s.opt_level, defines, debug=self.debug)
         flags += ["-iquote", str(task.root)]   # the kernel's own headers, also from its split kernel part
-        parts = prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s) if s.prebuilt else None
+        use_prebuilt = s.prebuilt and not self.debug
+        parts = prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s) if use_prebuilt else None
         built = build(source, flags, s.cxx, BuildCache(self.cache_dir, s.build_cache_mb << 20), task.user_files(),
                       (str(task.kernel), entry.line), s.compile_timeout_s, parts)
         if not built.ok or built.binary is None:

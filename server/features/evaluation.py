@@ -52,6 +52,22 @@ def summary(task: Task, report: Report) -> dict:
             "errors": sum(d.severity == "error" for d in report.diagnostics)}
 
 
+def task_of(server: SageServer, uri: str) -> Task | None:
+    """The task a document belongs to: an Ascend C kernel's, or host.py's and reference.py's
+    folder's; None for any other document."""
+    path = Path(to_fs_path(uri) or "")
+    try:
+        if path.suffix in KERNEL_SUFFIXES:
+            if not server.is_ascendc(uri):
+                return None
+            return load_task(path)
+        if path.name in ("host.py", "reference.py"):
+            return load_task(path.parent)
+    except TaskError:
+        return None
+    return None
+
+
 @dataclass(frozen=True)
 class Wanted:
     """The newest version of a task asked for: evaluated when due, unless a newer one replaces it."""
@@ -95,19 +111,6 @@ class Evaluation(Feature):
                     self._evaluator.close()
                     self._evaluator = None
 
-    def task_for(self, uri: str) -> Task | None:
-        path = Path(to_fs_path(uri) or "")
-        try:
-            if path.suffix in KERNEL_SUFFIXES:
-                if not self.server.is_ascendc(uri):
-                    return None
-                return load_task(path)
-            if path.name in ("host.py", "reference.py"):
-                return load_task(path.parent)
-        except TaskError:
-            return None
-        return None
-
     def commands(self) -> dict[str, Callable[..., Any]]:
         return {EVALUATE: self.evaluate_command}
 
@@ -117,7 +120,7 @@ class Evaluation(Feature):
 
     def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
         """A verdict on open: a runnable task with no report yet is evaluated (not only on save)."""
-        task = self.task_for(params.text_document.uri)
+        task = task_of(self.server, params.text_document.uri)
         if task is not None and task.runnable and self.reports.for_kernel(task.kernel) is None \
                 and task.root not in self._wanted and self._running != task.root:
             self.request(params.text_document.uri)
@@ -139,7 +142,7 @@ class Evaluation(Feature):
     def request(self, uri: str) -> bool:
         """Evaluate the task of `uri` soon (debounced; replacing a queued version and cancelling a
         running one of the same task); False if it has none."""
-        task = self.task_for(uri)
+        task = task_of(self.server, uri)
         if task is None or self.server.stopping:
             return False
         if self._debouncer is None:

@@ -18,6 +18,7 @@ import {
     State,
     StaticFeature,
 } from 'vscode-languageclient/node';
+import { CPPTOOLS, debugStep } from './debug';
 import { DEFAULT_KEY_ENV, serverEnvironment } from './env';
 import { MemoryOverview, memoryMarkdown } from './memory';
 import { onDidChangePythonInterpreter, pythonExtensionInterpreter } from './python';
@@ -45,16 +46,20 @@ const SERVER = {
     accept: 'sage.acceptSuggestion',
     reject: 'sage.rejectSuggestion',
     showMemory: 'sage.showMemory',
+    debugBlock: 'sage.debugBlock',
 };
 
 /**
- * Tells the server (an experimental client capability) that this client shows `sage/episode` and
- * `sage/decision` itself, so it sends no window/showMessage saying the same.
+ * Tells the server (experimental client capabilities) that this client shows `sage/episode` and
+ * `sage/decision` itself, and starts the debug session of a sage.debugBlock answer itself, so it
+ * sends no window/showMessage saying the same.
  */
 const RENDERS_NOTICES: StaticFeature = {
     fillClientCapabilities: (capabilities) => {
         const earlier: unknown = capabilities.experimental;
-        capabilities.experimental = { ...(typeof earlier === 'object' && earlier !== null ? earlier : {}), sageNotices: true };
+        capabilities.experimental = {
+            ...(typeof earlier === 'object' && earlier !== null ? earlier : {}), sageNotices: true, sageDebugLaunch: true,
+        };
     },
     initialize: () => undefined,
     getState: () => ({ kind: 'static' }),
@@ -226,11 +231,17 @@ async function start(reason: string): Promise<void> {
         initializationOptions: () => serverSettings(explicit),
         middleware: {
             // The lightbulb runs the server's accept/reject commands directly: keep our list in step.
-            executeCommand: (command, args, next) => {
+            // The "Debug block N" lens runs sage.debugBlock: its answer is a debug session to start.
+            executeCommand: async (command, args, next) => {
                 if ((command === SERVER.accept || command === SERVER.reject) && typeof args[0] === 'string') {
                     review.decided(args[0]);
                 }
-                const result: unknown = next(command, args);
+                if (command === SERVER.debugBlock) {
+                    const answer: unknown = await whileBusy('building for gdb', () => Promise.resolve<unknown>(next(command, args)));
+                    await debugWith(answer);
+                    return answer;
+                }
+                const result: unknown = await next(command, args);
                 return result;
             },
         },
@@ -376,6 +387,62 @@ async function optimizeKernel(): Promise<void> {
     // as sage/episode (offered with Show Diff / Accept / Reject when it left a suggestion).
 }
 
+/** Starts what a sage.debugBlock answer asks for: a cppdbg session stopped in the block, else gdb in a terminal. */
+async function debugWith(answer: unknown): Promise<void> {
+    const step = debugStep(answer, vscode.extensions.getExtension(CPPTOOLS) !== undefined);
+    if (step.kind === 'refused') {
+        void vscode.window.showWarningMessage(step.message);
+        return;
+    }
+    if (step.kind === 'terminal') {
+        const terminal = vscode.window.createTerminal({ name: 'SAGE: gdb' });
+        terminal.show();
+        terminal.sendText(step.line);
+        void vscode.window.showInformationMessage(step.note);
+        return;
+    }
+    // cppdbg stops only at breakpoints it knows: the stop is one of VS Code's, removed when the session ends.
+    const at = new vscode.Location(vscode.Uri.file(step.stop.file), new vscode.Position(step.stop.line - 1, 0));
+    const stop = new vscode.SourceBreakpoint(at, true, step.stop.condition);
+    vscode.debug.addBreakpoints([stop]);
+    const name = step.configuration.name;
+    const ended = vscode.debug.onDidTerminateDebugSession((session) => {
+        if (session.configuration.name === name) {
+            vscode.debug.removeBreakpoints([stop]);
+            ended.dispose();
+        }
+    });
+    const started = await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0],
+        step.configuration as vscode.DebugConfiguration);
+    if (!started) {
+        vscode.debug.removeBreakpoints([stop]);
+        ended.dispose();
+        void vscode.window.showWarningMessage('SAGE: the debugger did not start; see the Debug Console.');
+    }
+}
+
+/** "SAGE: Debug Block...": the block to stop in, asked for, then as the lens does. */
+async function debugKernelBlock(): Promise<void> {
+    const document = await activeKernel('debug');
+    if (!document) {
+        return;
+    }
+    const typed = await vscode.window.showInputBox({
+        title: 'SAGE: debug a block of this kernel in gdb',
+        prompt: 'The block to stop in at the kernel entry (its block_idx)',
+        value: '0',
+        validateInput: (value) => (/^\d+$/.test(value.trim()) ? undefined : 'A block number: 0, 1, 2, ...'),
+    });
+    if (typed === undefined) {
+        return;
+    }
+    const answer = await whileBusy('building for gdb',
+        () => runServerCommand(SERVER.debugBlock, protocolUri(document), Number(typed.trim())));
+    if (answer !== undefined) {
+        await debugWith(answer);
+    }
+}
+
 async function showMemory(): Promise<void> {
     const answer = (await runServerCommand(SERVER.showMemory)) as MemoryOverview | undefined;
     if (!answer) {
@@ -449,6 +516,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         statusItem,
         command('sage.evaluateKernel', evaluateKernel),
         command('sage.optimizeKernel', optimizeKernel),
+        command('sage.debugKernelBlock', debugKernelBlock),
         command('sage.acceptLast', withSuggestion((s) => review.accept(s))),
         command('sage.rejectLast', withSuggestion((s) => review.reject(s))),
         command('sage.showSuggestionDiff', withSuggestion((s) => review.showDiff(s))),
