@@ -15,6 +15,19 @@ import pytest
 from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
 DRIVER = PRELUDE + r"""
+#include "tikicpulib.h"  // ICPU_SET_TILING_KEY, the CPU-debug way to set the key
+
+// TILING_KEY_IS and TILING_KEY_LIST read the key a CPU-debug program sets (task mode: the manifest).
+static void tiling_keys() {
+    int32_t seen[4];
+    ICPU_SET_TILING_KEY(6);
+    seen[0] = TILING_KEY_IS(6);
+    seen[1] = TILING_KEY_LIST(1, 2, 3, 4, 5, 6, 7, 8);
+    seen[2] = TILING_KEY_LIST(5, 7);
+    ICPU_SET_TILING_KEY(0);
+    seen[3] = TILING_KEY_IS(6);
+    write_raw("tiling_keys", seen, sizeof seen);
+}
 // The scratch the doc page asks for on A2: (C + 2) or (2C + 1) tiles of 16 x (32 / sizeof(T)).
 template <typename T>
 static uint32_t tmp_bytes(bool to_nhwc, uint32_t c) {
@@ -193,7 +206,8 @@ static void access_and_shapes() {
     }
 }
 
-""" + main_calling("transposes();", "trans5hd();", "int4_casts();", "access_and_shapes();")
+""" + main_calling("transposes();", "trans5hd();", "int4_casts();", "access_and_shapes();",
+                            "tiling_keys();")
 
 
 @pytest.fixture(scope="module")
@@ -302,6 +316,10 @@ def test_element_access_operator(run):
     assert list(run("global_access", np.int32)) == [9, 4]
 
 
+def test_tiling_key_macros_read_the_cpu_debug_key(run):
+    assert list(run("tiling_keys", np.int32)) == [1, 1, 0, 0]
+
+
 def test_shape_info_round_trips(run):
     # DataFormat::NHWC is 4 and ND 0 (asc-devkit kernel_struct_data_copy.h)
     assert list(run("shapes", np.uint32)) == [3, 2, 2, 3, 7, 6, 7, 4, 3, 3, 7, 0, 42]
@@ -317,3 +335,95 @@ def test_faults_at_the_call(run):
     assert "whole 32-byte blocks" in messages
     assert "odd count (31)" in messages
     assert "K_MAX_SHAPE_DIM = 8" in messages
+
+
+# ---------------------------------------------------------------- tiling keys in task mode
+
+KEYED_KERNEL = """\
+#include "kernel_operator.h"
+
+struct KeyTiling {
+    uint32_t length;
+};
+
+// One branch per tiling key, as a framework kernel the op build compiles once per key.
+extern "C" __global__ __aicore__ void keyed(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(KeyTiling);
+    GET_TILING_DATA(t, tiling);
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.length);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.length);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, t.length * sizeof(float));
+    AscendC::LocalTensor<float> v = buf.Get<float>();
+    if (AscendC::GetBlockIdx() != 0) return;
+    AscendC::DataCopy(v, xg, t.length);
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
+    if (TILING_KEY_IS(1)) {
+        AscendC::Muls(v, v, 2.0f, t.length);
+    } else if (TILING_KEY_IS(2)) {
+        AscendC::Muls(v, v, 3.0f, t.length);
+    } else if (TILING_KEY_LIST(5, 6, 7)) {
+        AscendC::Adds(v, v, 1.0f, t.length);
+    }
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(0);
+    AscendC::DataCopy(yg, v, t.length);
+}
+"""
+
+KEYED_REFERENCE = """\
+import torch
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        n = x.numel()
+        return x * 2 if n == 1024 else x * 3 if n == 512 else x + 1
+
+def get_input_groups():
+    return [[torch.randn(1024)], [torch.randn(512)], [torch.randn(256)]]
+"""
+
+KEYED_HOST = """\
+import torch
+from sage_npu.npu_eval import Launch, Tiling
+
+def launch(x):
+    y = torch.empty_like(x)
+    n = x.numel()
+    key = 1 if n == 1024 else 2 if n == 512 else 6
+    return Launch(kernel="keyed", block_dim=2, tiling_key=KEY,
+                  args=[x, y, torch.empty(32, dtype=torch.uint8), Tiling(length=n)], outputs=[y])
+"""
+
+
+def keyed_task(tmp_path, key_expr: str):
+    d = tmp_path / "keyed"
+    d.mkdir()
+    (d / "keyed.cpp").write_text(KEYED_KERNEL)
+    (d / "reference.py").write_text(KEYED_REFERENCE)
+    (d / "host.py").write_text(KEYED_HOST.replace("KEY", key_expr, 1))
+    return d
+
+
+def test_tiling_key_from_host_picks_the_branch_per_trial(evaluator, tmp_path):
+    r = evaluator.evaluate(keyed_task(tmp_path, "key")).report
+    assert r.status == "correct", r.diagnostics
+    assert r.correctness.trials == 3 and r.correctness.passed == 3
+
+
+def test_a_wrong_tiling_key_takes_the_wrong_branch(evaluator, tmp_path):
+    r = evaluator.evaluate(keyed_task(tmp_path, "1")).report  # key 1 for every shape
+    assert r.status == "mismatch", r.diagnostics
+
+
+def test_a_tiling_key_that_is_not_an_int_is_a_host_error_at_its_line(evaluator, tmp_path):
+    d = keyed_task(tmp_path, "-3")
+    r = evaluator.evaluate(d).report
+    found = [x for x in r.diagnostics if x.code == "host-error"]
+    assert found and "tiling_key=-3" in found[0].message, r.diagnostics
+    assert found[0].line == next(i for i, ln in enumerate((d / "host.py").read_text().splitlines(), 1)
+                                 if "Launch(" in ln)
