@@ -193,6 +193,16 @@ static void access_and_shapes() {
                             gs.originalShapeDim, gs.originalShape[2], uint32_t(gs.dataFormat),
                             uint32_t(GetShapeSize(gs))};
     write_raw("shapes", shape_out, sizeof shape_out);
+    uint32_t two_by_three[2] = {2, 3}, three_by_two[2] = {3, 2};
+    DumpTensor(t, 7, 6, ShapeInfo(2, two_by_three));
+    DumpTensor(t, 8, 4, ShapeInfo(2, three_by_two));  // fewer elements than the shape: "-"
+    DumpTensor(g, 9, 3, ShapeInfo(1, two_by_three));  // more elements than the shape: cut
+    auto wide = a.Alloc<float, 64>();
+    fill(wide, 64, [](uint32_t i) { return float(i); });
+    DumpAccChkPoint(wide, 41, 8, 3);  // from element 8 (32 bytes in)
+    DumpAccChkPoint(g, 42, 2, 2);
+    expect("unaligned-copy", __LINE__ + 1);
+    DumpAccChkPoint(wide, 43, 3, 1);
     try {
         expect("ub-out-of-bounds", __LINE__ + 1);
         t(16) = 1.0f;
@@ -314,6 +324,15 @@ def test_element_access_operator(run):
     want[5] = 7.25
     assert np.array_equal(run("local_all", np.float32), want)
     assert list(run("global_access", np.int32)) == [9, 4]
+
+
+def test_dump_tensor_by_shape_info_and_from_an_offset(run):
+    out = run.stdout
+    assert "desc=7" in out and "[[0,1.5,3],\n[104.5,6,7.25]]\n" in out
+    assert "shape is [3, 2], dumpSize is 4, data is not enough.\n[[0,1.5],\n[3,104.5],\n[-,-]]\n" in out
+    assert "shape is [2], dumpSize is 3, dumpSize is greater than shapeSize.\n[4,4]\n" in out
+    assert "desc=41" in out and "[8, 9, 10]" in out  # DumpAccChkPoint: from the offset, labelled
+    assert "desc=42" in out and "[9, 4]" in out
 
 
 def test_tiling_key_macros_read_the_cpu_debug_key(run):
