@@ -172,7 +172,7 @@ static void access_and_shapes() {
     for (uint32_t i = 0; i < 16; ++i) t(i) = float(i) * 1.5f;
     t(3) += 100.0f;
     float got[3] = {t(3), t.GetValue(4), 0};
-    t.SetValue(5, 7.25f);
+    t.SetValue<double>(5, 7.25);  // CANN's SetValue<S>: S converted to the element type
     got[2] = t(5);
     write_raw("local_access", got, sizeof got);
     dump("local_all", t, 16);

@@ -198,9 +198,10 @@ namespace sim {
 
 // The scratch the enhanced Transpose needs on A2/A3 (Transpose doc page, sharedTmpBuffer table):
 // (C + 2) tiles of h0 x w0 for NCHW2NHWC, (2C + 1) for NHWC2NCHW; h0 = 32 for 8-bit types, else
-// 16; w0 = one 32-byte block of elements.
+// 16; w0 = one 32-byte block of elements. The inference series (310P) needs none.
 template <typename T>
 constexpr uint64_t transpose4d_tmp_bytes(AscendC::TransposeType type, uint32_t c) {
+    if (SAGE_CHIP_FAMILY == 310) return 0;
     const uint64_t tile = (sizeof(T) == 1 ? 32 : 16) * (32 / sizeof(T)) * sizeof(T);
     return (type == AscendC::TransposeType::TRANSPOSE_NCHW2NHWC ? c + 2 : 2 * uint64_t(c) + 1) * tile;
 }
@@ -246,7 +247,7 @@ inline bool transpose4d_checks(const AscendC::LocalTensor<T>& dst, const AscendC
         return false;
     }
     const uint64_t need = transpose4d_tmp_bytes<T>(p.transposeType, p.cSize);
-    tmp.check("Transpose (sharedTmpBuffer)", 0, loc);
+    if (need) tmp.check("Transpose (sharedTmpBuffer)", 0, loc);
     if (uint64_t(tmp.size_) < need) {
         fail("ub-out-of-bounds", loc,
              "Transpose's sharedTmpBuffer holds %u bytes but cSize %u needs %llu on %s ((%s) tiles of %u bytes), "

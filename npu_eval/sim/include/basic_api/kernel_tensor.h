@@ -193,13 +193,15 @@ public:
                                sizeof(T), loc, {}, {addr_ + index * uint32_t(sizeof(T)), sizeof(T)});
         return data()[index];
     }
-    __aicore__ inline void SetValue(uint32_t index, T value, SAGE_LOC) const {
+    // The value is converted to the element type, as CANN's SetValue<S> does (SetValue<half>(i, x)).
+    template <typename S>
+    __aicore__ inline void SetValue(uint32_t index, const S value, SAGE_LOC) const {
         sage::sim::touch(loc);
         check_scalar("SetValue", index, loc);
         sage::sim::UbRange w{addr_ + index * uint32_t(sizeof(T)), sizeof(T)};
         sage::sim::trace_instr(sage::sim::Pipe::S, "LocalTensor::SetValue", sage::sim::dtype_name<T>(), 1,
                                sizeof(T), loc, w);
-        data()[index] = value;
+        data()[index] = static_cast<T>(value);
         sage::sim::ub_mark(w);
     }
     // Element access by reference (what kernels index with t(i)): the bounds checks of
