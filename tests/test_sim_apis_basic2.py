@@ -1,7 +1,9 @@
 """Basic APIs the emulator gained for the official samples and for kernels others wrote for 910B:
 the enhanced Transpose (TransposeParamsExt: [N,C,H,W] <-> [N,H,W,C] and the 16 x 16 form),
 TransDataTo5HD's uint64_t address-list form, Cast between half and int4b_t, element access with
-LocalTensor/GlobalTensor::operator() and ShapeInfo (SetShapeInfo/GetShapeInfo, GetShapeSize).
+LocalTensor/GlobalTensor::operator() and SetValue<S>, ShapeInfo (SetShapeInfo/GetShapeInfo,
+GetShapeSize, DumpTensor laid out by it), DumpAccChkPoint, and tiling keys (TILING_KEY_IS and
+TILING_KEY_LIST, from ICPU_SET_TILING_KEY and, end to end in task mode, from Launch(tiling_key=...)).
 
 One C++ driver (DRIVER below) runs every API outside a launch and dumps its outputs; the
 expectations are recomputed with numpy from each API's asc-devkit doc page. Provoked faults are
@@ -9,9 +11,13 @@ checked for code and line."""
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 
+from sage_npu.npu_eval.build import compile_flags
+from sage_npu.npu_eval.chips import chip_profile
 from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
 DRIVER = PRELUDE + r"""
@@ -446,3 +452,17 @@ def test_a_tiling_key_that_is_not_an_int_is_a_host_error_at_its_line(evaluator, 
     assert found and "tiling_key=-3" in found[0].message, r.diagnostics
     assert found[0].line == next(i for i, ln in enumerate((d / "host.py").read_text().splitlines(), 1)
                                  if "Launch(" in ln)
+
+
+def test_cast_from_int4_is_refused_on_310p_by_name(tmp_path):
+    """The Cast doc lists half -> int4b_t for 310P but not int4b_t -> half: a build for 310P says so."""
+    src = tmp_path / "k.cpp"
+    src.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+                   "void f(const LocalTensor<half>& h, const LocalTensor<int4b_t>& q) {\n"
+                   "    Cast(q, h, RoundMode::CAST_NONE, 64);\n"
+                   "    Cast(h, q, RoundMode::CAST_NONE, 64);\n}\n")
+    r = subprocess.run(["g++", *compile_flags(chip_profile("310P3"), "-O0", {}), "-fsyntax-only", str(src)],
+                       capture_output=True, text=True, timeout=300)
+    errors = [ln for ln in r.stderr.splitlines() if "error:" in ln]
+    assert r.returncode != 0 and errors, r.stderr
+    assert all("no int4b_t -> half conversion on 310P" in ln for ln in errors), errors

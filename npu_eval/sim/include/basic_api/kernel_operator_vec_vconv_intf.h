@@ -351,7 +351,7 @@ namespace AscendC {
 // One static_assert per (src, dst) pair so the message names the pair the kernel used.
 #define SAGE_CAST_DSTS(X, US)                                                                                   \
     X(US, half) X(US, bfloat16_t) X(US, float) X(US, int8_t) X(US, uint8_t) X(US, int16_t) X(US, uint16_t)      \
-        X(US, int32_t) X(US, uint32_t) X(US, int64_t)
+        X(US, int32_t) X(US, uint32_t) X(US, int64_t) X(US, int4b_t)
 #define SAGE_CAST_ONE(US, TD)                                                                                   \
     static_assert(!::sage::sim::is_pair<U, T, US, TD>() || (::sage::sim::cast_modes<T, U>() != 0),              \
                   "[dtype-unsupported] Cast has no " #US " -> " #TD " conversion on " SAGE_CHIP_LABEL           \
@@ -367,7 +367,9 @@ namespace AscendC {
     SAGE_CAST_DSTS(SAGE_CAST_ONE, int32_t)                                                                       \
     SAGE_CAST_DSTS(SAGE_CAST_ONE, uint32_t)                                                                      \
     SAGE_CAST_DSTS(SAGE_CAST_ONE, int64_t)                                                                       \
-    static_assert((::sage::sim::is_named_dtype<T>() && ::sage::sim::is_named_dtype<U>()) ||                      \
+    SAGE_CAST_DSTS(SAGE_CAST_ONE, int4b_t)                                                                       \
+    static_assert(((::sage::sim::is_named_dtype<T>() || std::is_same<T, int4b_t>::value) &&                       \
+                   (::sage::sim::is_named_dtype<U>() || std::is_same<U, int4b_t>::value)) ||                     \
                       (::sage::sim::cast_modes<T, U>() != 0),                                                    \
                   "[dtype-unsupported] Cast has no conversion between these element types on " SAGE_CHIP_LABEL);
 
