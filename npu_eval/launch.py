@@ -37,7 +37,9 @@ class Launch:
 
     `args` follow the entry's parameter order: a tensor becomes a GM buffer, a `Tiling` the
     tiling struct, an int or float a scalar. `outputs` are compared, in order, with the
-    reference outputs.
+    reference outputs. `tiling_key` is the key the kernel's `TILING_KEY_IS(k)` branches test
+    (what CANN's host tiling sets with `SetTilingKey`); it may differ between trials, the same
+    build serving them all. None leaves it 0.
     """
 
     kernel: str
@@ -47,6 +49,7 @@ class Launch:
     tolerance: float | None = None
     defines: dict[str, str | int | float] = field(default_factory=dict)
     chip: str | None = None
+    tiling_key: int | None = None
     file: str = ""
     line: int = 0
 

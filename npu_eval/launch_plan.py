@@ -88,6 +88,8 @@ class TrialPlan(_Plan):
     outputs: list[Output]
     tolerance: float | None = Field(None, description="Launch(tolerance=...): overrides the dtype's threshold")
     chip: str | None = Field(None, description="Launch(chip=...): overrides the settings' chip")
+    tiling_key: int | None = Field(None, ge=0, lt=2**64,
+                                   description="Launch(tiling_key=...): what the kernel's TILING_KEY_IS tests")
     launch_file: str = Field(description="where host.py made the Launch")
     launch_line: int
     inputs_summary: list[list[int]] = Field([], description="the shapes of the trial's input tensors")

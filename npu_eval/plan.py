@@ -289,6 +289,9 @@ def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: 
         raise bad("Launch(kernel=...) must name the kernel entry, e.g. kernel=\"add_custom\"")
     if not isinstance(result.block_dim, int) or not 1 <= result.block_dim <= 65535:
         raise bad(f"Launch(block_dim={result.block_dim!r}): give an int between 1 and 65535")
+    key = result.tiling_key
+    if key is not None and (isinstance(key, bool) or not isinstance(key, int) or not 0 <= key < 2**64):
+        raise bad(f"Launch(tiling_key={key!r}): give an int between 0 and 2**64 - 1 (the key TILING_KEY_IS tests)")
     input_tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     model_tensors = list(model.parameters()) + list(model.buffers())
     outputs = list(result.outputs)
@@ -328,7 +331,7 @@ def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: 
 
     defines = {str(k): str(v) for k, v in (result.defines or {}).items()}
     trial = TrialPlan(block_dim=result.block_dim, args=args, outputs=out_args, tolerance=result.tolerance,
-                      chip=result.chip, launch_file=file, launch_line=line,
+                      chip=result.chip, tiling_key=key, launch_file=file, launch_line=line,
                       inputs_summary=[list(x.shape) for x in input_tensors])
     return trial, Signature(kernel=result.kernel.strip(), kinds=kinds, defines=defines)
 

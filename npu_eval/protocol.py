@@ -15,7 +15,7 @@ EXIT_TIMEOUT = 124        # SIGTERM at the time limit: the harness wrote where t
 EXIT_SIGNAL_BASE = 128    # 128 + N: died of signal N (after writing crash.tsv)
 
 # ---- files a run leaves in its output folder ----
-MANIFEST = "manifest.tsv"   # task mode: what the harness loads (block_dim, buffers, scalars, tiling)
+MANIFEST = "manifest.tsv"   # task mode: what the harness loads (block_dim, buffers, scalars, tiling, tiling key)
 TRACE = "trace.tsv"         # one line per API call, see TRACE_COLUMNS
 LOCS = "locs.tsv"           # location id -> source line, see LOCS_COLUMNS
 FAULTS = "faults.tsv"       # findings, see FAULT_COLUMNS

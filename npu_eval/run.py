@@ -62,6 +62,8 @@ def write_manifest(path: Path, trial: TrialPlan, names: list[str], outdir: Path,
     """The harness's input (harness.h, Manifest::load); `names` are the entry's parameter names."""
     rows = [f"block_dim\t{trial.block_dim}", f"trace\t{1 if trace else 0}", f"outdir\t{outdir}",
             f"ub_bytes\t{ub[0]}", f"ub_reserved\t{ub[1]}"]
+    if trial.tiling_key is not None:
+        rows.append(f"tiling_key\t{trial.tiling_key}")
     for i, a in enumerate(trial.args):
         if isinstance(a, TensorArg):
             name = (names[i] if i < len(names) else "") or f"arg{i}"

@@ -32,7 +32,5 @@ inline void SetKernelMode(KernelMode mode) { sage::sim::program().kernel_mode = 
 #define ICPU_RUN_KF(func, blockdim, ...)                                                                   \
     ::sage::sim::kernel_launch(::sage::sim::LaunchSite{__FILE__, __LINE__, 0, #func, #__VA_ARGS__, false}, \
                                func, blockdim)(__VA_ARGS__)
-#define ICPU_SET_TILING_KEY(key) (::sage::sim::program().tiling_key = uint64_t(key))
-#ifndef TILING_KEY_IS
-#define TILING_KEY_IS(key) (::sage::sim::program().tiling_key == uint64_t(key))
-#endif
+// TILING_KEY_IS reads this key (kernel_tiling/kernel_tiling.h).
+#define ICPU_SET_TILING_KEY(key) (::sage::sim::tiling_key() = uint64_t(key))

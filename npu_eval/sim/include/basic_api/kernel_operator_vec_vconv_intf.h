@@ -1,5 +1,6 @@
 // Cast: precision conversion with a RoundMode (kernel_operator_vec_vconv_intf.h), the
-// count form and the two mask/repeat forms; SetDeqScale for int32 -> half; ScalarCast.
+// count form and the two mask/repeat forms (half <-> int4b_t included, two elements a byte);
+// SetDeqScale for int32 -> half; ScalarCast.
 //
 // Rounding follows the Cast documentation bit for bit: CAST_RINT rounds half to even,
 // CAST_ROUND half away from zero, CAST_FLOOR/CEIL/TRUNC toward -inf/+inf/0, CAST_ODD sets
@@ -15,10 +16,12 @@
 #include <limits>
 
 #include "../sage_sim/vec.h"
+#include "kernel_operator_sys_var_intf.h"  // int4b_t
 
 namespace sage {
 namespace sim {
 
+using AscendC::int4b_t;
 using AscendC::RoundMode;
 
 enum : uint32_t {
@@ -53,6 +56,7 @@ constexpr uint32_t cast_modes() {
     if (is_pair<U, T, half, float>()) return kModeNone;
     if (is_pair<U, T, half, int32_t>()) return kModesR;
     if (is_pair<U, T, half, int16_t>()) return kModeRint;
+    if (is_pair<U, T, half, int4b_t>()) return kModeNone;
     if (is_pair<U, T, half, int8_t>() || is_pair<U, T, half, uint8_t>())
         return kModeNone | kModeFloor | kModeCeil | kModeRound | kModeTrunc;
     if (is_pair<U, T, float, half>()) return kModeNone | kModeOdd;
@@ -62,11 +66,14 @@ constexpr uint32_t cast_modes() {
     if (is_pair<U, T, int32_t, float>()) return kModeNone;
     if (is_pair<U, T, int32_t, int16_t>()) return kModeNone;
     if (is_pair<U, T, int32_t, half>()) return kModesAny;  // dequant: the RoundMode is ignored
+    if (is_pair<U, T, float, int64_t>()) return kModesR;
     return 0;
 #else
     if (is_pair<U, T, half, float>()) return kModeNone;
     if (is_pair<U, T, half, int32_t>() || is_pair<U, T, half, int16_t>()) return kModesR;
     if (is_pair<U, T, half, int8_t>() || is_pair<U, T, half, uint8_t>()) return kModeNone | kModesR;
+    if (is_pair<U, T, half, int4b_t>()) return kModeNone | kModesR;
+    if (is_pair<U, T, int4b_t, half>()) return kModeNone;
     if (is_pair<U, T, float, float>()) return kModesR;
     if (is_pair<U, T, float, half>()) return kModeNone | kModeOdd | kModesR;
     if (is_pair<U, T, float, int32_t>() || is_pair<U, T, float, int16_t>() || is_pair<U, T, float, int64_t>())
@@ -240,6 +247,102 @@ inline RoundMode cast_mode_checked(RoundMode m, SrcLoc loc) {
     return RoundMode::CAST_RINT;
 }
 
+// ---------------------------------------------------------------- int4b_t
+
+// int4b_t packs two elements per byte, element 2i in the low nibble; a LocalTensor<int4b_t> comes
+// from ReinterpretCast of an int8_t tensor, so its bounds are counted in bytes here.
+inline int int4_get(const uint8_t* b, uint64_t i) {
+    int v = (b[i >> 1] >> ((i & 1) * 4)) & 0xF;
+    return v >= 8 ? v - 16 : v;
+}
+inline void int4_set(uint8_t* b, uint64_t i, int v) {
+    const int sh = int(i & 1) * 4;
+    b[i >> 1] = uint8_t((b[i >> 1] & ~(0xF << sh)) | ((v & 0xF) << sh));
+}
+// half -> int4b_t rounds like any float -> integer Cast and saturates to [-8, 7]; NaN becomes 0.
+inline int half_to_int4(half h, RoundMode m) {
+    float f = float(h);
+    if (f != f) return 0;
+    double r = round_integral(double(f), m);
+    return r > 7 ? 7 : r < -8 ? -8 : int(r);
+}
+template <typename T, typename U>
+inline void int4_element(uint8_t* d4, half* dh, const uint8_t* s4, const half* sh, uint64_t di, uint64_t si,
+                         RoundMode m) {
+    if constexpr (std::is_same<T, int4b_t>::value) int4_set(d4, di, half_to_int4(sh[si], m));
+    else dh[di] = half(float(int4_get(s4, si)));
+}
+
+// The Cast doc: with int4b_t the count, a continuous mask and Counter mode's count are even, and a
+// bit mask sets both bits of each pair (an element pair shares a byte).
+inline void int4_mask_check(const Repeats& r, SrcLoc loc) {
+    bool odd = r.counter ? (r.count & 1) != 0
+                         : (((r.bits[0] ^ (r.bits[0] >> 1)) | (r.bits[1] ^ (r.bits[1] >> 1))) & 0x5555555555555555ull) != 0;
+    if (odd) {
+        fail("crash", loc,
+             "Cast with int4b_t and a mask that selects one element of a pair (%s), in block %d: two int4b_t share "
+             "a byte, so the count or continuous mask must be even and a bit mask must set bits 2i and 2i+1 alike",
+             r.counter ? "an odd count" : "bit 2i differs from bit 2i+1", blk().idx);
+    }
+}
+
+// Cast between half and int4b_t, the count form.
+template <typename T, typename U>
+inline void cast_int4_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src, RoundMode m,
+                            int64_t count_in, SrcLoc loc) {
+    const uint64_t count = count_arg(count_in, "Cast", loc);
+    if (count & 1) {
+        fail("crash", loc, "Cast with int4b_t and an odd count (%llu), in block %d: two int4b_t share a byte, so the "
+             "count must be even", (unsigned long long)count, blk().idx);
+    }
+    constexpr bool to4 = std::is_same<T, int4b_t>::value;
+    const uint64_t dn = to4 ? count / 2 : count, sn = to4 ? count : count / 2;
+    vec_src(src, "Cast", sn, loc);
+    vec_dst(dst, "Cast", dn, loc);
+    auto* d = reinterpret_cast<uint8_t*>(dst.data());
+    auto* s = reinterpret_cast<const uint8_t*>(src.data());
+    for (uint64_t i = 0; i < count; ++i)
+        int4_element<T, U>(d, reinterpret_cast<half*>(d), s, reinterpret_cast<const half*>(s), i, i, m);
+    ub_mark(dst.range(dn));
+    trace_instr(Pipe::V, "Cast", dtype_name<T>(), uint32_t(count), count * 2, loc, dst.range(dn),
+                src.range(sn));
+    count_form_done();
+}
+
+// The elements (int4b_t: bytes) an operand spans, checked against its buffer.
+template <typename X>
+inline uint64_t int4_side_check(const AscendC::LocalTensor<X>& t, const Repeats& r, Lay l, SrcLoc loc, bool src) {
+    uint64_t ext = masked_extent(r, l);
+    if (std::is_same<X, int4b_t>::value) ext = (ext + 1) / 2;
+    t.check("Cast", ext, loc);
+    if (src) ub_check_init(t.range(ext), "Cast", loc);
+    return ext;
+}
+
+// Cast between half and int4b_t, the mask/repeat forms: a repeat is 128 elements (256 bytes of
+// half); an int4b_t block of 32 bytes holds 64 elements, so the strides count those blocks.
+template <typename T, typename U>
+inline void cast_int4_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src, RoundMode m,
+                             const Repeats& r, const AscendC::UnaryRepeatParams& p, SrcLoc loc) {
+    int4_mask_check(r, loc);
+    constexpr bool to4 = std::is_same<T, int4b_t>::value;
+    const Lay ld{to4 ? 6u : 4u, p.dstBlkStride, p.dstRepStride};
+    const Lay ls{to4 ? 4u : 6u, p.srcBlkStride, p.srcRepStride};
+    const uint64_t es = int4_side_check(src, r, ls, loc, true);
+    const uint64_t ed = int4_side_check(dst, r, ld, loc, false);
+    auto* d = reinterpret_cast<uint8_t*>(dst.data());
+    auto* s = reinterpret_cast<const uint8_t*>(src.data());
+    uint8_t* init = blk().ub_init + dst.addr_;
+    r.each([&](uint32_t rep, uint32_t k) {
+        const uint64_t di = ld.off(rep, k);
+        int4_element<T, U>(d, reinterpret_cast<half*>(d), s, reinterpret_cast<const half*>(s), di, ls.off(rep, k), m);
+        if (to4) init[di >> 1] = 1;
+        else memset(init + di * 2, 1, 2);
+    });
+    trace_instr(Pipe::V, "Cast", dtype_name<T>(), uint32_t(r.active()), uint64_t(r.repeats) * 256, loc,
+                dst.range(ed), src.range(es));
+}
+
 }  // namespace sim
 }  // namespace sage
 
@@ -248,7 +351,7 @@ namespace AscendC {
 // One static_assert per (src, dst) pair so the message names the pair the kernel used.
 #define SAGE_CAST_DSTS(X, US)                                                                                   \
     X(US, half) X(US, bfloat16_t) X(US, float) X(US, int8_t) X(US, uint8_t) X(US, int16_t) X(US, uint16_t)      \
-        X(US, int32_t) X(US, uint32_t) X(US, int64_t)
+        X(US, int32_t) X(US, uint32_t) X(US, int64_t) X(US, int4b_t)
 #define SAGE_CAST_ONE(US, TD)                                                                                   \
     static_assert(!::sage::sim::is_pair<U, T, US, TD>() || (::sage::sim::cast_modes<T, U>() != 0),              \
                   "[dtype-unsupported] Cast has no " #US " -> " #TD " conversion on " SAGE_CHIP_LABEL           \
@@ -264,7 +367,9 @@ namespace AscendC {
     SAGE_CAST_DSTS(SAGE_CAST_ONE, int32_t)                                                                       \
     SAGE_CAST_DSTS(SAGE_CAST_ONE, uint32_t)                                                                      \
     SAGE_CAST_DSTS(SAGE_CAST_ONE, int64_t)                                                                       \
-    static_assert((::sage::sim::is_named_dtype<T>() && ::sage::sim::is_named_dtype<U>()) ||                      \
+    SAGE_CAST_DSTS(SAGE_CAST_ONE, int4b_t)                                                                       \
+    static_assert(((::sage::sim::is_named_dtype<T>() || std::is_same<T, int4b_t>::value) &&                       \
+                   (::sage::sim::is_named_dtype<U>() || std::is_same<U, int4b_t>::value)) ||                     \
                       (::sage::sim::cast_modes<T, U>() != 0),                                                    \
                   "[dtype-unsupported] Cast has no conversion between these element types on " SAGE_CHIP_LABEL);
 
@@ -282,14 +387,18 @@ __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src
         using namespace sage::sim;
         touch(loc);
         RoundMode m = cast_mode_checked<T, U>(roundMode, loc);
-        if constexpr (std::is_same<T, half>::value && std::is_same<U, float>::value && !SAGE_SAT_MODE) {
-            if (m == RoundMode::CAST_NONE || m == RoundMode::CAST_RINT) {
-                // The common case at the speed of the conversion instruction: RNE is half(float).
-                unary_count("Cast", dst, src, count, loc, [](T& d, const U& s) { d = T(s); });
-                return;
+        if constexpr (std::is_same<T, int4b_t>::value || std::is_same<U, int4b_t>::value) {
+            cast_int4_count(dst, src, m, count, loc);
+        } else {
+            if constexpr (std::is_same<T, half>::value && std::is_same<U, float>::value && !SAGE_SAT_MODE) {
+                if (m == RoundMode::CAST_NONE || m == RoundMode::CAST_RINT) {
+                    // The common case at the speed of the conversion instruction: RNE is half(float).
+                    unary_count("Cast", dst, src, count, loc, [](T& d, const U& s) { d = T(s); });
+                    return;
+                }
             }
+            unary_count("Cast", dst, src, count, loc, [m](T& d, const U& s) { d = convert<T, U>(s, m); });
         }
-        unary_count("Cast", dst, src, count, loc, [m](T& d, const U& s) { d = convert<T, U>(s, m); });
     }
 }
 template <typename T, typename U, bool isSetMask = true>
@@ -303,7 +412,11 @@ __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src
         RoundMode m = cast_mode_checked<T, U>(roundMode, loc);
         constexpr uint32_t epr = 256 / (sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
         auto r = repeats_from_array(epr, isSetMask, mask, repeatTime);
-        unary_masked("Cast", dst, src, r, repeatParams, loc, [m](T& d, const U& s) { d = convert<T, U>(s, m); });
+        if constexpr (std::is_same<T, int4b_t>::value || std::is_same<U, int4b_t>::value) {
+            cast_int4_masked(dst, src, m, r, repeatParams, loc);
+        } else {
+            unary_masked("Cast", dst, src, r, repeatParams, loc, [m](T& d, const U& s) { d = convert<T, U>(s, m); });
+        }
     }
 }
 template <typename T, typename U, bool isSetMask = true>
@@ -317,7 +430,11 @@ __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src
         RoundMode m = cast_mode_checked<T, U>(roundMode, loc);
         constexpr uint32_t epr = 256 / (sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
         auto r = repeats_from_len(epr, isSetMask, mask, repeatTime);
-        unary_masked("Cast", dst, src, r, repeatParams, loc, [m](T& d, const U& s) { d = convert<T, U>(s, m); });
+        if constexpr (std::is_same<T, int4b_t>::value || std::is_same<U, int4b_t>::value) {
+            cast_int4_masked(dst, src, m, r, repeatParams, loc);
+        } else {
+            unary_masked("Cast", dst, src, r, repeatParams, loc, [m](T& d, const U& s) { d = convert<T, U>(s, m); });
+        }
     }
 }
 

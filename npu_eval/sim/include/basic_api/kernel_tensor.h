@@ -1,12 +1,79 @@
 // GlobalTensor and LocalTensor. A LocalTensor is a view into the block's Unified Buffer: a
 // byte address, an element count and the buffer slot it came from (with the slot's
 // generation, so a tensor used after FreeTensor is caught). And CANN 9's LocalMemAllocator,
-// which hands out static LocalTensors.
+// which hands out static LocalTensors, and ShapeInfo, the shape a tensor may carry.
 #pragma once
 
 #include "../utils/common_types.h"
 
+// The most dimensions a ShapeInfo holds; a kernel may define it (to 0, to save stack) before
+// including kernel_operator.h, as CANN's headers allow.
+#ifndef K_MAX_SHAPE_DIM
+#define K_MAX_SHAPE_DIM 8
+#endif
+
 namespace AscendC {
+
+#ifndef ASCC_ENUM_DATAFORMAT
+#define ASCC_ENUM_DATAFORMAT
+enum class DataFormat : uint8_t {
+    ND = 0,
+    NZ,
+    NCHW,
+    NC1HWC0,
+    NHWC,
+    NCDHW,
+    NDC1HWC0,
+    FRACTAL_Z_3D,
+};
+#endif  // ASCC_ENUM_DATAFORMAT
+
+// A tensor's shape as the kernel records it (SetShapeInfo/GetShapeInfo): bookkeeping only, no API
+// reads it. More than K_MAX_SHAPE_DIM dimensions is the fault CANN's assertion reports.
+struct ShapeInfo {
+    __aicore__ inline ShapeInfo() {}
+    __aicore__ inline ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[],
+                                const uint8_t inputOriginalShapeDim, const uint32_t inputOriginalShape[],
+                                const DataFormat inputFormat, SAGE_LOC)
+        : shapeDim(inputShapeDim), originalShapeDim(inputOriginalShapeDim), dataFormat(inputFormat) {
+        dims_fit(inputShapeDim, loc);
+        dims_fit(inputOriginalShapeDim, loc);
+        for (int i = 0; i < shapeDim; ++i) shape[i] = inputShape[i];
+        for (int i = 0; i < originalShapeDim; ++i) originalShape[i] = inputOriginalShape[i];
+    }
+    __aicore__ inline ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], const DataFormat inputFormat,
+                                SAGE_LOC)
+        : shapeDim(inputShapeDim), originalShapeDim(inputShapeDim), dataFormat(inputFormat) {
+        dims_fit(inputShapeDim, loc);
+        for (int i = 0; i < shapeDim; ++i) shape[i] = originalShape[i] = inputShape[i];
+    }
+    __aicore__ inline ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[], SAGE_LOC)
+        : ShapeInfo(inputShapeDim, inputShape, DataFormat::ND, loc) {}
+
+    uint8_t shapeDim = 0;
+    uint8_t originalShapeDim = 0;
+    uint32_t shape[K_MAX_SHAPE_DIM] = {};
+    uint32_t originalShape[K_MAX_SHAPE_DIM] = {};
+    DataFormat dataFormat = DataFormat::ND;
+
+private:
+    static void dims_fit(uint8_t dims, sage::sim::SrcLoc loc) {
+        sage::sim::touch(loc);
+        if (dims > K_MAX_SHAPE_DIM) {
+            sage::sim::fail("crash", loc,
+                            "ShapeInfo with %u dimensions: it holds at most K_MAX_SHAPE_DIM = %d (the arrays would "
+                            "overflow); define K_MAX_SHAPE_DIM higher before including kernel_operator.h",
+                            unsigned(dims), K_MAX_SHAPE_DIM);
+        }
+    }
+};
+
+// The element count of a shape: the product of its dimensions.
+__aicore__ inline uint64_t GetShapeSize(const ShapeInfo& shapeInfo) {
+    uint64_t size = 1;
+    for (int i = 0; i < shapeInfo.shapeDim; ++i) size *= shapeInfo.shape[i];
+    return size;
+}
 
 template <typename T>
 class GlobalTensor {
@@ -47,9 +114,21 @@ public:
         addr_[offset] = value;
         sage::sim::gm_wrote(b, addr_ + offset, sizeof(T), loc, "SetValue", sizeof(T));
     }
+    // Element access by reference, a scalar access like GetValue. A reference cannot tell a read
+    // from a write, so the emulator checks the bounds but records neither for its race checks:
+    // prefer GetValue/SetValue where either alone is meant.
+    __aicore__ inline __gm__ T& operator()(uint64_t offset, SAGE_LOC) const {
+        sage::sim::touch(loc);
+        sage::sim::gm_check(addr_ + offset, sizeof(T), loc, false, "GlobalTensor::operator()", sizeof(T), gm_);
+        sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::GetValue", sage::sim::dtype_name<T>(), 1,
+                               sizeof(T), loc);
+        return addr_[offset];
+    }
     __aicore__ inline __gm__ T* GetPhyAddr() const { return addr_; }
     __aicore__ inline __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
     __aicore__ inline uint64_t GetSize() const { return size_; }
+    __aicore__ inline void SetShapeInfo(const ShapeInfo& shapeInfo) { shapeInfo_ = shapeInfo; }
+    __aicore__ inline ShapeInfo GetShapeInfo() const { return shapeInfo_; }
     // Whether copies of this tensor go through the L2 cache (default: they do). It changes no
     // value; the emulator keeps the mode, and the cost model has no L2 yet, so it costs the same.
     template <CacheRwMode rwMode = CacheRwMode::RW>
@@ -62,6 +141,7 @@ public:
     uint64_t size_ = 0;
     int gm_ = -1;  // the host buffer addr_ points into (sage::sim::gm_home), -1 if unknown
     CacheMode cacheMode_ = CacheMode::CACHE_MODE_NORMAL;
+    ShapeInfo shapeInfo_;
 };
 
 template <typename T>
@@ -113,15 +193,31 @@ public:
                                sizeof(T), loc, {}, {addr_ + index * uint32_t(sizeof(T)), sizeof(T)});
         return data()[index];
     }
-    __aicore__ inline void SetValue(uint32_t index, T value, SAGE_LOC) const {
+    // The value is converted to the element type, as CANN's SetValue<S> does (SetValue<half>(i, x)).
+    template <typename S>
+    __aicore__ inline void SetValue(uint32_t index, const S value, SAGE_LOC) const {
         sage::sim::touch(loc);
         check_scalar("SetValue", index, loc);
         sage::sim::UbRange w{addr_ + index * uint32_t(sizeof(T)), sizeof(T)};
         sage::sim::trace_instr(sage::sim::Pipe::S, "LocalTensor::SetValue", sage::sim::dtype_name<T>(), 1,
                                sizeof(T), loc, w);
-        data()[index] = value;
+        data()[index] = static_cast<T>(value);
         sage::sim::ub_mark(w);
     }
+    // Element access by reference (what kernels index with t(i)): the bounds checks of
+    // GetValue/SetValue and a scalar access on the S pipe. A reference cannot tell a read from
+    // a write, so the element counts as written from here on (no uninitialized-read warning).
+    __aicore__ inline __ubuf__ T& operator()(uint32_t offset, SAGE_LOC) const {
+        sage::sim::touch(loc);
+        check_scalar("LocalTensor::operator()", offset, loc);
+        sage::sim::UbRange at{addr_ + offset * uint32_t(sizeof(T)), sizeof(T)};
+        sage::sim::trace_instr(sage::sim::Pipe::S, "LocalTensor::GetValue", sage::sim::dtype_name<T>(), 1,
+                               sizeof(T), loc, at, at);
+        sage::sim::ub_mark(at);
+        return data()[offset];
+    }
+    __aicore__ inline void SetShapeInfo(const ShapeInfo& shapeInfo) { shapeInfo_ = shapeInfo; }
+    __aicore__ inline ShapeInfo GetShapeInfo() const { return shapeInfo_; }
     template <typename U>
     __aicore__ inline LocalTensor<U> ReinterpretCast() const {
         LocalTensor<U> t;
@@ -224,6 +320,7 @@ public:
     sage::sim::Slot* slot_ = nullptr;
     uint32_t gen_ = 0;
     int32_t tag_ = 0;
+    ShapeInfo shapeInfo_;
 };
 
 // ---------------------------------------------------------------- LocalMemAllocator

@@ -1,11 +1,49 @@
 // Tiling data passed through global memory (framework-style entries). The op build would
 // generate the struct; here the kernel names it with REGISTER_TILING_DEFAULT or the harness
-// defines SAGE_TILING_TYPE from Launch(args=[..., Tiling(type="Name", ...)]).
+// defines SAGE_TILING_TYPE from Launch(args=[..., Tiling(type="Name", ...)]). And the tiling
+// key a kernel with several tiling branches tests with TILING_KEY_IS.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+namespace sage {
+namespace sim {
+// The launch's tiling key: Launch(tiling_key=...) in task mode (the harness sets it from the
+// manifest), ICPU_SET_TILING_KEY in a CPU-debug program; 0 when nothing set one. The op build
+// compiles one binary per key; here one binary serves every key, so every TILING_KEY_IS branch
+// is compiled and the key picks one at run time, as CANN's CPU debug does.
+inline uint64_t& tiling_key() {
+    static uint64_t key = 0;
+    return key;
+}
+}  // namespace sim
+}  // namespace sage
+
+#ifndef TILING_KEY_VAR
+#define TILING_KEY_VAR (::sage::sim::tiling_key())
+#endif
+#ifndef TILING_KEY_IS
+#define TILING_KEY_IS(k) (TILING_KEY_VAR == uint64_t(k))
+#endif
+// TILING_KEY_LIST(1, 2, ...): the key is one of these (up to 8, as CANN's macro takes).
+#define SAGE_TILING_KEY_IN(k) TILING_KEY_VAR == uint64_t(k)
+#define SAGE_TILING_KEY_1(a) SAGE_TILING_KEY_IN(a)
+#define SAGE_TILING_KEY_2(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_1(__VA_ARGS__)
+#define SAGE_TILING_KEY_3(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_2(__VA_ARGS__)
+#define SAGE_TILING_KEY_4(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_3(__VA_ARGS__)
+#define SAGE_TILING_KEY_5(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_4(__VA_ARGS__)
+#define SAGE_TILING_KEY_6(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_5(__VA_ARGS__)
+#define SAGE_TILING_KEY_7(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_6(__VA_ARGS__)
+#define SAGE_TILING_KEY_8(a, ...) SAGE_TILING_KEY_IN(a) || SAGE_TILING_KEY_7(__VA_ARGS__)
+#define SAGE_TILING_KEY_COUNT(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N
+#define SAGE_TILING_KEY_CAT(a, b) SAGE_TILING_KEY_CAT2(a, b)
+#define SAGE_TILING_KEY_CAT2(a, b) a##b
+#ifndef TILING_KEY_LIST
+#define TILING_KEY_LIST(...) \
+    (SAGE_TILING_KEY_CAT(SAGE_TILING_KEY_, SAGE_TILING_KEY_COUNT(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0))(__VA_ARGS__))
+#endif
 
 // The type GET_TILING_DATA reads: SAGE_TILING_TYPE, a macro when the harness names the type
 // (Tiling(type="Name")), else the alias REGISTER_TILING_DEFAULT declares. The harness defines

@@ -176,6 +176,7 @@ struct Manifest {
                                            std::strtoull(cols.at(3).c_str(), nullptr, 10)});
             else if (k == "scalar") m.scalars.emplace_back(std::atoi(cols.at(1).c_str()), cols.at(2));
             else if (k == "tiling") m.tiling.emplace_back(std::atoi(cols.at(1).c_str()), cols.at(2), cols.at(3));
+            else if (k == "tiling_key") tiling_key() = std::strtoull(cols.at(1).c_str(), nullptr, 10);
         }
         std::fclose(f);
         return m;

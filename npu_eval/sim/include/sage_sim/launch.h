@@ -52,7 +52,6 @@ struct Program {
     int sticky_error = 0;  // a faulted launch poisons the stream, as on the device
     int host_fd = -1;      // host_faults.tsv: findings in host code (ACL misuse)
     int host_crash_fd = -1;
-    uint64_t tiling_key = 0;  // ICPU_SET_TILING_KEY
     int kernel_mode = 0;      // SetKernelMode
     std::vector<uint8_t> ub, ub_init;
     std::vector<std::string> host_reported;  // "code file line": one finding per place
