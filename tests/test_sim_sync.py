@@ -2,8 +2,8 @@
 emulator: IBSet/IBWait, InitDetermineComputeWorkspace/WaitPreBlock/NotifyNextBlock, GroupBarrier
 (blocks that really wait for each other in sage_sim/coop.h's cooperative runner),
 DataCacheCleanAndInvalid (a stale DCache line), WaitPreTaskEnd/SetNextTaskStart, the SliceInfo
-DataCopy, ListTensorDesc, SetSysWorkspace/GetUserWorkspace, the `tik2` alias and the compiled-away
-KERNEL_LOG/ASSERT.
+DataCopy, ListTensorDesc, SetSysWorkspace/GetUserWorkspace, the `tik2` alias, TBuf's queue calls and
+the compiled-away KERNEL_LOG/ASSERT.
 
 One C++ driver runs every scenario (tests/sim_driver.py): the sync ones launch their blocks with
 coop_run, so a waiting block parks and the others run. Each scenario writes what the blocks
@@ -375,6 +375,18 @@ static void workspace() {
     expect("api-misuse", __LINE__ + 1);
     (void)GetUserWorkspace(small.data());
     sage::sim::blk().sys_workspace = nullptr;
+    // TBuf's queue calls (old samples call them on a TBuf): the whole buffer, no queue.
+    {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> tb;
+        pipe.InitBuffer(tb, 64);
+        LocalTensor<float> a = tb.AllocTensor<float>();
+        tb.EnQue(a);
+        LocalTensor<float> d = tb.DeQue<float>();
+        tb.FreeTensor(d);
+        uint32_t got[3] = {a.GetSize(), uint32_t(a.addr_ == d.addr_), d.GetSize()};
+        write_raw("tbuf", got, sizeof got);
+    }
     // Compiled away, as on the device: their arguments may name what does not exist.
     ASSERT(not_declared_anywhere > 0);
     KERNEL_LOG(KERNEL_ERROR, "never printed %d", not_declared_either);
@@ -499,9 +511,10 @@ def test_dcache_polls_see_other_blocks_only_after_clean_and_invalid(run):
     same(run("dcci_dma", I32), np.array([1, 1, 9], I32), "a DMA store stays unseen until the line is dropped")
 
 
-def test_workspace_and_compiled_away_macros(run):
+def test_workspace_tbuf_queue_calls_and_compiled_away_macros(run):
     reserved = 16 * 1024 * 1024
     same(run("ws_offsets", np.int64), np.array([reserved, reserved], np.int64), "the user part after 16 MB")
+    same(run("tbuf", np.uint32), np.array([16, 1, 16], np.uint32), "TBuf AllocTensor/DeQue give the whole buffer")
 
 
 @pytest.mark.parametrize("name,dtype,src_shape,src_sel,dst_shape", [
