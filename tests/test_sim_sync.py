@@ -570,3 +570,13 @@ def test_faults_are_reported_at_their_lines(run):
     assert any("GetDataPtr(2) on a list of 2 tensors" in m for m in misuse), misuse
     for (code, line), _ in msgs:
         assert lines[line - 1].strip(), (code, line)
+
+
+@pytest.mark.parametrize("api", ["IBWait", "IBSet", "WaitPreBlock", "NotifyNextBlock", "GroupBarrier",
+                                 "DataCacheCleanAndInvalid", "SyncAll"])
+def test_a_kernel_naming_a_cross_block_wait_gets_the_cooperative_runner(api):
+    from sage_npu.npu_eval.build import coop_define
+
+    src = f"__global__ void k() {{ AscendC::{api}(); }}".encode()
+    assert coop_define(b"// no sync here", src) == {"SAGE_SIM_COOP": "1"}
+    assert coop_define(b"__global__ void k() { AscendC::PipeBarrier<PIPE_ALL>(); }") == {}
