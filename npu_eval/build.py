@@ -111,9 +111,16 @@ def _parse_depfile(text: str) -> list[str]:
     return [d for d in deps.split() if d]
 
 
+# The APIs whose blocks wait for each other: SyncAll's barrier, the GM flags of IBSet/IBWait,
+# WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid).
+_COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
+              b"DataCacheCleanAndInvalid")
+
+
 def coop_define(*sources: bytes) -> dict[str, str]:
-    """SAGE_SIM_COOP when a source calls SyncAll: its blocks must run as fibers to meet at the barrier."""
-    return {"SAGE_SIM_COOP": "1"} if any(b"SyncAll" in s for s in sources) else {}
+    """SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS): its blocks must run as
+    fibers, so a waiting block lets the others run."""
+    return {"SAGE_SIM_COOP": "1"} if any(api in s for s in sources for api in _COOP_APIS) else {}
 
 
 def default_cache_dir() -> Path:

@@ -26,6 +26,7 @@ DiagnosticCode = Literal[
     "uninitialized-read",
     "uninitialized-gm-read",
     "gm-race",
+    "api-misuse",
     "raw-gm-access",
     "dtype-unsupported",
     "api-unsupported",
@@ -72,7 +73,8 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("queue-deadlock", ("emulator",),
              "DeQue on an empty queue, or AllocTensor with every buffer in use: the device would hang"),
     CodeInfo("flag-deadlock", ("emulator",),
-             "a WaitFlag whose SetFlag never comes, or a SyncAll not every block reaches"),
+             "a WaitFlag whose SetFlag never comes, a SyncAll not every block reaches, or a cross-block wait "
+             "(IBWait, WaitPreBlock, GroupBarrier, a GM poll loop) no block can satisfy any more"),
     CodeInfo("missing-sync", ("cost-model", "source"),
              "two pipes touch the same buffer with no queue, flag or barrier ordering them"),
     CodeInfo("use-after-free", ("emulator",),
@@ -83,6 +85,10 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
              "a kernel reads device memory (aclrtMalloc) that neither the host nor any kernel wrote (warning)"),
     CodeInfo("gm-race", ("emulator",),
              "two blocks write overlapping global memory (different values: error; the same: warning)"),
+    CodeInfo("api-misuse", ("emulator",),
+             "an API called against its doc page's constraints: a sync workspace below its documented size, a "
+             "parameter out of range (SliceInfo, a block index), a wait before its init, a once-per-block call "
+             "made twice"),
     CodeInfo("raw-gm-access", ("source",),
              "GM read or written through a raw pointer instead of the API (warning)"),
     CodeInfo("dtype-unsupported", ("emulator", "compiler"), "an API/dtype pair the chip does not support"),

@@ -118,9 +118,9 @@ def instr_cycles(r: Rec, costs: CostTable, mte_bytes_per_cycle: float) -> float:
 
 
 # Scalar instructions that reach GM (a round trip each): GlobalTensor Get/SetValue, the dcache
-# bypass reads and writes, and the scalar atomics.
+# bypass reads and writes, the scalar atomics and the dcache clean/invalidate of a line.
 _SCALAR_GM = ("GlobalTensor", "ReadGmByPassDCache", "WriteGmByPassDCache", "AtomicAdd", "AtomicMax", "AtomicMin",
-              "AtomicExch", "AtomicCas")
+              "AtomicExch", "AtomicCas", "DataCacheCleanAndInvalid")
 
 
 def _scalar_gm(api: str) -> bool:

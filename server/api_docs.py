@@ -274,6 +274,30 @@ _DOCS = [
            "after it.",
            ("Every block must reach it the same number of times, or the launch hangs (reported as flag-deadlock).",
             "The GM-workspace form needs its workspace zeroed by the host.")),
+    ApiDoc("IBSet", ("template <bool isAIVOnly = true>\n__aicore__ inline void IBSet(const GlobalTensor<int32_t>& "
+                     "gmWorkspace,\n    const LocalTensor<int32_t>& ubWorkspace, int32_t blockIdx, int32_t eventID);",),
+           "Sets block `blockIdx`'s flag `eventID` in GM (waits until it is 0, writes 1): that block's IBWait with "
+           "the same arguments may go on.",
+           ("gmWorkspace: at least cores*32*eventID + blockIdx*32 + 32 bytes, zeroed by the host; ubWorkspace: 32 "
+            "bytes.", "Pair it with an IBWait of the same gmWorkspace, blockIdx and eventID, or the waiter hangs.")),
+    ApiDoc("IBWait", ("template <bool isAIVOnly = true>\n__aicore__ inline void IBWait(const GlobalTensor<int32_t>& "
+                      "gmWorkspace,\n    const LocalTensor<int32_t>& ubWorkspace, int32_t blockIdx, "
+                      "int32_t eventID);",),
+           "Waits until block `blockIdx`'s flag `eventID` is 1 (an IBSet with the same arguments), then clears it.",
+           ("A wait no IBSet ever satisfies hangs the device (reported as flag-deadlock).",)),
+    ApiDoc("WaitPreBlock", ("__aicore__ inline void WaitPreBlock(GlobalTensor<int32_t>& gmWorkspace,\n"
+                            "    LocalTensor<int32_t>& ubWorkspace);",),
+           "Waits until every lower block has passed NotifyNextBlock in this round: the section up to "
+           "NotifyNextBlock runs in block order (deterministic accumulation).",
+           ("Call InitDetermineComputeWorkspace first; gmWorkspace GetBlockNum()*32 bytes, ubWorkspace "
+            "GetBlockNum()*32+32.", "Every block calls WaitPreBlock and NotifyNextBlock the same number of times.")),
+    ApiDoc("DataCacheCleanAndInvalid",
+           ("template <typename T, CacheLine entireType, DcciDst dcciDst>\n__aicore__ inline void "
+            "DataCacheCleanAndInvalid(const GlobalTensor<T>& dst);",),
+           "Writes back and drops the core's data-cache line holding `dst` (or the whole cache): the next "
+           "GetValue reads GM again.",
+           ("A loop polling a flag another block writes must call it before each GetValue, or it reads the stale "
+            "line forever.", "SINGLE_CACHE_LINE covers `dst` up to its 64-byte boundary.")),
 ]
 
 DOCS: dict[str, ApiDoc] = {d.name: d for d in _DOCS}

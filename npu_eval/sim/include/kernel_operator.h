@@ -9,11 +9,17 @@
 #include <cstring>
 
 #include "utils/common_types.h"
+#include "basic_api/kernel_log.h"
 #include "basic_api/kernel_tensor.h"
 #include "basic_api/kernel_tpipe.h"
 #include "basic_api/kernel_operator_data_copy_intf.h"
 #include "basic_api/kernel_operator_set_atomic_intf.h"
 #include "basic_api/kernel_operator_block_sync_intf.h"
+#include "basic_api/kernel_operator_determine_compute_sync_intf.h"
+#include "basic_api/core_mng/roc/kernel_operator_group_barrier_intf.h"
+#include "basic_api/kernel_operator_cache_intf.h"
+#include "basic_api/kernel_operator_common_intf.h"
+#include "basic_api/kernel_operator_list_tensor_intf.h"
 #include "basic_api/kernel_operator_dump_tensor_intf.h"
 #include "kernel_tiling/kernel_tiling.h"
 #include "basic_api/kernel_operator_vec_binary_intf.h"

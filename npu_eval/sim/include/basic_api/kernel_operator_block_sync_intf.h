@@ -184,3 +184,165 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const L
 }
 
 }  // namespace AscendC
+
+// ---------------------------------------------------------------- IBSet / IBWait
+//
+// The cross-block flags of IBSet/IBWait, InitDetermineComputeWorkspace/WaitPreBlock/NotifyNextBlock
+// and GroupBarrier live in a GM workspace the kernel passes. The device polls it (a DMA read per
+// try, no data cache); here a fruitless poll lets the other blocks run (coop.h), and a poll no
+// block can satisfy any more is a flag-deadlock at the call. Their GM stores are the point of
+// the API, so they are not cross-block races.
+
+namespace AscendC {
+namespace detail {
+
+// Bytes a GlobalTensor may touch from its address: its SetGlobalBuffer size when given, else
+// up to the end of its GM buffer.
+template <typename T>
+inline uint64_t gm_room(const GlobalTensor<T>& g) {
+    if (g.size_) return g.size_ * sizeof(T);
+    auto& gm = sage::sim::rt().gm;
+    if (g.gm_ < 0 || size_t(g.gm_) >= gm.size()) return 0;
+    const auto& b = gm[size_t(g.gm_)];
+    auto* p = reinterpret_cast<const uint8_t*>(g.addr_);
+    return p >= b.base && p < b.base + b.bytes ? uint64_t(b.base + b.bytes - p) : 0;
+}
+
+// Bytes a LocalTensor holds from its address to the end of its buffer (after the usual checks).
+template <typename T>
+inline uint64_t ub_room(const LocalTensor<T>& t, const char* api, sage::sim::SrcLoc loc) {
+    t.check(api, 0, loc, false);
+    uint64_t end = uint64_t(t.slot_->addr) + t.slot_->bytes;
+    return t.addr_ < end ? end - t.addr_ : 0;
+}
+
+// A workspace below the size the API's doc page requires: the device would read and write
+// past it (other data, or another block's flags).
+inline void need_room(const char* api, const char* what, uint64_t need, uint64_t have, const char* rule,
+                      sage::sim::SrcLoc loc) {
+    if (have >= need) return;
+    sage::sim::fail("api-misuse", loc,
+                    "%s's %s holds %llu bytes, but this call needs %llu (%s), in block %d: on the device the flags "
+                    "land past it, on other data. Allocate at least %llu bytes",
+                    api, what, (unsigned long long)have, (unsigned long long)need, rule, sage::sim::blk().idx,
+                    (unsigned long long)need);
+}
+
+// A cross-block poll that failed: yield to the other blocks (cooperative runner), or, when the
+// blocks run one after another, say why the wait cannot be honoured.
+inline void poll_again(const std::string& why, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (rt().poll) return rt().poll(loc, why, 1);
+    if (blk().num <= 1) fail("flag-deadlock", loc, "block 0 %s: on the device it waits here forever", why.c_str());
+    fail("crash", loc,
+         "block %d %s, but this run executes the blocks one after another, so another block cannot set it "
+         "meanwhile. The build switches to the cooperative block runner when the kernel file names the wait "
+         "(IBWait, WaitPreBlock, GroupBarrier, DataCacheCleanAndInvalid); call it from the kernel file, or build "
+         "with -DSAGE_SIM_COOP=1",
+         blk().idx, why.c_str());
+}
+
+// A flag word in GM, read and written by DMA (DataCopy through the 32-byte ubWorkspace on the
+// device): checked like any GM access, not subject to the race check.
+inline int32_t flag_load(const int32_t* p, const char* api, sage::sim::SrcLoc loc) {
+    sage::sim::gm_check(p, sizeof(int32_t), loc, false, api, sizeof(int32_t));
+    return *p;
+}
+inline void flag_store(int32_t* p, int32_t v, const char* api, sage::sim::SrcLoc loc) {
+    auto* b = sage::sim::gm_check(p, sizeof(int32_t), loc, true, api, sizeof(int32_t));
+    *p = v;
+    sage::sim::gm_mark_written(b, p, sizeof(int32_t));
+}
+
+// The instructions of one flag exchange, for the cost model: `polls` reads (MTE2) of the flags
+// into the ubWorkspace, then one write (MTE3) from it, each stage behind a barrier (the device
+// orders them with PIPE_ALL barriers and event flags).
+inline void trace_flag_exchange(const char* api, const void* gm, sage::sim::UbRange ub, int polls, bool write,
+                                sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    trace_event(TraceKind::Barrier, Pipe::ALL, api, loc, int32_t(PIPE_ALL), 0);
+    for (int i = 0; i < polls; ++i) {
+        trace_instr(Pipe::MTE2, api, "int32", ub.bytes / 4, ub.bytes, loc, ub);
+        trace_gm_shape(gm, 1);
+        trace_event(TraceKind::Barrier, Pipe::ALL, api, loc, int32_t(PIPE_ALL), 0);
+    }
+    if (write) {
+        trace_instr(Pipe::MTE3, api, "int32", ub.bytes / 4, ub.bytes, loc, {}, ub);
+        trace_gm_shape(gm, 1);
+    }
+    trace_event(TraceKind::Barrier, Pipe::ALL, api, loc, int32_t(PIPE_ALL), 0);
+}
+
+// IBSet/IBWait's flag for (blockIdx, eventID): 32 bytes at gmWorkspace[(cores * eventID +
+// blockIdx) * 8], cores = the blocks (AIV only) or twice that (mix mode).
+inline int32_t* ib_flag(const GlobalTensor<int32_t>& gm, const LocalTensor<int32_t>& ub, int32_t blockIdx,
+                        int32_t eventID, bool aivOnly, const char* api, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    int cores = blk().num * (aivOnly ? 1 : 2);
+    if (blockIdx < 0 || blockIdx >= cores || eventID < 0) {
+        fail("api-misuse", loc,
+             "%s(blockIdx %d, eventID %d) with %d cores: blockIdx must be in [0, %d] and eventID at least 0, "
+             "in block %d (blockIdx names the block that waits, the same in the IBSet and its IBWait)",
+             api, blockIdx, eventID, cores, cores - 1, blk().idx);
+    }
+    uint64_t need = (uint64_t(cores) * uint64_t(eventID) + uint64_t(blockIdx)) * 32 + 32;
+    need_room(api, "gmWorkspace", need, gm_room(gm), "cores*32*eventID + blockIdx*32 + 32 bytes", loc);
+    need_room(api, "ubWorkspace", 32, ub_room(ub, api, loc), "32 bytes", loc);
+    return gm.addr_ + (int64_t(cores) * eventID + blockIdx) * 8;
+}
+
+// Waits until the flag holds `want`, then writes `next` into it (the ubWorkspace keeps the
+// 32 bytes read, as the device's DataCopy leaves them).
+template <class Why>
+inline void ib_exchange(int32_t* flag, const LocalTensor<int32_t>& ub, int32_t want, int32_t next, Why why,
+                        const char* api, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    int polls = 1;
+    while (flag_load(flag, api, loc) != want) {
+        poll_again(why(), loc);
+        ++polls;
+    }
+    if (want == 1) gm_acquire();  // IBWait: ordered after the IBSet's block
+    memcpy(ub.data(), flag, 32);
+    ub_mark(ub.range(8));
+    ub.data()[0] = next;
+    flag_store(flag, next, api, loc);
+    trace_flag_exchange(api, flag, ub.range(8), polls, true, loc);
+}
+
+}  // namespace detail
+
+// Sets block `blockIdx`'s flag `eventID` (waits until it is 0, writes 1): the IBWait(blockIdx,
+// eventID) in that block may go on. gmWorkspace starts zeroed.
+template <bool isAIVOnly = true>
+__aicore__ inline void IBSet(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
+                             int32_t blockIdx, int32_t eventID, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    int32_t* flag = detail::ib_flag(gmWorkspace, ubWorkspace, blockIdx, eventID, isAIVOnly, "IBSet", loc);
+    auto why = [&] {
+        return format("IBSet(blockIdx %d, eventID %d) waits for its flag (gmWorkspace[%lld]) to be 0, but it stays "
+                      "%d: an earlier IBSet of the same flag that no IBWait consumed, or a workspace not zeroed "
+                      "before the launch",
+                      blockIdx, eventID, (long long)(flag - gmWorkspace.addr_), *flag);
+    };
+    detail::ib_exchange(flag, ubWorkspace, 0, 1, why, "IBSet", loc);
+}
+
+// Waits until block `blockIdx`'s flag `eventID` is 1 (an IBSet with the same arguments), then
+// clears it.
+template <bool isAIVOnly = true>
+__aicore__ inline void IBWait(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace,
+                              int32_t blockIdx, int32_t eventID, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    int32_t* flag = detail::ib_flag(gmWorkspace, ubWorkspace, blockIdx, eventID, isAIVOnly, "IBWait", loc);
+    auto why = [&] {
+        return format("IBWait(blockIdx %d, eventID %d) waits for its flag (gmWorkspace[%lld]) to become 1, but no "
+                      "block calls IBSet with the same gmWorkspace, blockIdx and eventID any more",
+                      blockIdx, eventID, (long long)(flag - gmWorkspace.addr_));
+    };
+    detail::ib_exchange(flag, ubWorkspace, 1, 0, why, "IBWait", loc);
+}
+
+}  // namespace AscendC

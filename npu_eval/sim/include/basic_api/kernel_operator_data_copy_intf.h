@@ -3,6 +3,10 @@
 // truncated by the hardware, which we report and reproduce. DataCopyPad takes byte lengths.
 #pragma once
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "../sage_sim/vec.h"
 #include "kernel_tensor.h"
 
@@ -380,5 +384,145 @@ __aicore__ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src
 
 #undef SAGE_COPY_OK
 #undef SAGE_COPY_TYPES
+
+// ---------------------------------------------------------------- DataCopy with SliceInfo
+
+// One dimension of a slice copy: elements startIndex..endIndex (inclusive) of a dimension of
+// shapeValue elements, taken in pieces of burstLen 32-byte blocks (dimension 0; 1 row above it)
+// with `stride` elements skipped between pieces.
+struct SliceInfo {
+    __aicore__ SliceInfo() {}
+    __aicore__ SliceInfo(const uint32_t startIndexIn, const uint32_t endIndexIn, const uint32_t strideIn,
+                         const uint32_t burstLenIn, const uint32_t shapeValueIn = 0)
+        : startIndex(startIndexIn), endIndex(endIndexIn), stride(strideIn), burstLen(burstLenIn),
+          shapeValue(shapeValueIn) {}
+    uint32_t startIndex = 0;
+    uint32_t endIndex = 32 - 1;
+    uint32_t stride = 0;
+    uint32_t burstLen = 32;
+    uint32_t shapeValue = 0;
+};
+constexpr int32_t K_MAX_DIM = 8;
+
+namespace detail {
+
+// The doc page's constraints on one side's SliceInfo list.
+template <typename T>
+inline void slice_check(const SliceInfo* si, const SliceInfo* other, uint32_t dims, const char* side, SrcLoc loc) {
+    using sage::sim::fail;
+    const char* api = "DataCopy with SliceInfo";
+    for (uint32_t d = 0; d < dims; ++d) {
+        const SliceInfo& s = si[d];
+        if (s.shapeValue == 0)
+            fail("api-misuse", loc, "%s: %s[%u].shapeValue is 0; the emulator's tensors carry no ShapeInfo, so give "
+                 "each dimension's length in shapeValue", api, side, d);
+        if (!(s.startIndex < s.endIndex && s.endIndex <= s.shapeValue))
+            fail("api-misuse", loc, "%s: %s[%u] = {start %u, end %u, shape %u} breaks startIndex < endIndex <= "
+                 "shapeValue", api, side, d, s.startIndex, s.endIndex, s.shapeValue);
+        if (d > 0 && s.burstLen != 1)
+            fail("api-misuse", loc, "%s: %s[%u].burstLen is %u; above dimension 0 it must be 1 (one row)", api, side,
+                 d, s.burstLen);
+        if (s.burstLen != other[d].burstLen)
+            fail("api-misuse", loc, "%s: dstSliceInfo[%u].burstLen and srcSliceInfo[%u].burstLen differ (%u, %u); "
+                 "they must be equal", api, d, d, s.burstLen, other[d].burstLen);
+        uint64_t piece = d == 0 ? uint64_t(s.burstLen) * 32 / sizeof(T) : 1;
+        uint64_t span = uint64_t(s.endIndex) - s.startIndex + 1 + s.stride;
+        if (piece == 0 || span % (piece + s.stride) != 0)
+            fail("api-misuse", loc, "%s: %s[%u] = {start %u, end %u, stride %u, burstLen %u}: endIndex - startIndex "
+                 "+ 1 must be (N-1)*stride + N*%llu for a whole N (pieces of %llu elements)", api, side, d,
+                 s.startIndex, s.endIndex, s.stride, s.burstLen, (unsigned long long)piece, (unsigned long long)piece);
+    }
+}
+
+// Element offsets of the first piece of every row group, as the device lists them (dimension 1
+// fastest), from the first selected element.
+inline std::vector<uint64_t> slice_rows(const SliceInfo* si, uint32_t dims, uint64_t* start) {
+    std::vector<uint64_t> rows{0};
+    uint64_t size = 1;
+    *start = si[0].startIndex;
+    for (uint32_t d = 1; d < dims; ++d) {
+        size *= si[d - 1].shapeValue;
+        *start += size * si[d].startIndex;
+        uint64_t count = (uint64_t(si[d].endIndex) - si[d].startIndex + 1 + si[d].stride) / (1 + si[d].stride);
+        size_t before = rows.size();
+        for (uint64_t it = 1; it < count; ++it)
+            for (size_t k = 0; k < before; ++k) rows.push_back(rows[k] + it * (1 + si[d].stride) * size);
+    }
+    return rows;
+}
+
+// The pieces of a slice copy: (GM element offset, UB element offset) of each, and the piece
+// length in elements. Strides on the UB side count whole 32-byte blocks (the device truncates).
+template <typename T>
+inline std::vector<std::pair<uint64_t, uint64_t>> slice_pieces(const SliceInfo* gm, const SliceInfo* ub,
+                                                               const SliceInfo* src, uint32_t dims,
+                                                               uint64_t* piece, SrcLoc loc) {
+    constexpr uint64_t c0 = 32 / sizeof(T);
+    *piece = uint64_t(src[0].burstLen) * c0;
+    uint64_t count = (uint64_t(src[0].endIndex) - src[0].startIndex + 1 + src[0].stride) / (*piece + src[0].stride);
+    uint64_t gm_start = 0, ub_start = 0;
+    std::vector<uint64_t> gm_rows = slice_rows(gm, dims, &gm_start), ub_rows = slice_rows(ub, dims, &ub_start);
+    const std::vector<uint64_t>& src_rows = src == gm ? gm_rows : ub_rows;
+    if ((src == gm ? ub_rows : gm_rows).size() < src_rows.size())
+        sage::sim::fail("api-misuse", loc, "DataCopy with SliceInfo: the source selects %zu row groups but the "
+                        "destination only %zu; select as many on both sides", src_rows.size(),
+                        (src == gm ? ub_rows : gm_rows).size());
+    uint64_t gm_step = *piece + gm[0].stride, ub_step = *piece + ub[0].stride * sizeof(T) / 32 * c0;
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (size_t r = 0; r < src_rows.size(); ++r)
+        for (uint64_t i = 0; i < count; ++i)
+            out.emplace_back(gm_start + gm_rows[r] + i * gm_step, ub_start + ub_rows[r] + i * ub_step);
+    return out;
+}
+
+template <typename T>
+inline void slice_dims(uint32_t dims, SrcLoc loc) {
+    if (dims < 1 || dims > uint32_t(K_MAX_DIM))
+        sage::sim::fail("api-misuse", loc, "DataCopy with SliceInfo: dimValue %u; it must be 1..8", dims);
+}
+
+}  // namespace detail
+
+// GM -> UB: the slices srcSliceInfo selects, into the places dstSliceInfo selects.
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const SliceInfo dstSliceInfo[],
+                                const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, SAGE_LOC) {
+    sage::sim::touch(loc);
+    detail::slice_dims<T>(dimValue, loc);
+    detail::slice_check<T>(srcSliceInfo, dstSliceInfo, dimValue, "srcSliceInfo", loc);
+    detail::slice_check<T>(dstSliceInfo, srcSliceInfo, dimValue, "dstSliceInfo", loc);
+    uint64_t piece = 0;
+    auto pieces = detail::slice_pieces<T>(srcSliceInfo, dstSliceInfo, srcSliceInfo, dimValue, &piece, loc);
+    uint64_t end = 0;
+    for (auto& p : pieces) end = std::max(end, p.second + piece);
+    dst.check("DataCopy", end, loc);
+    for (auto& p : pieces)
+        detail::gm_to_ub(dst, src, p.first * sizeof(T), piece * sizeof(T), uint32_t(p.second * sizeof(T)),
+                         "DataCopy", loc);
+    sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(piece * pieces.size()), piece * pieces.size() * sizeof(T), loc, dst.range(end));
+    sage::sim::trace_gm_shape(src.addr_ + (pieces.empty() ? 0 : pieces[0].first), uint32_t(pieces.size()));
+}
+
+// UB -> GM: the slices srcSliceInfo selects in UB, to the places dstSliceInfo selects in GM.
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const SliceInfo dstSliceInfo[],
+                                const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, SAGE_LOC) {
+    sage::sim::touch(loc);
+    detail::slice_dims<T>(dimValue, loc);
+    detail::slice_check<T>(srcSliceInfo, dstSliceInfo, dimValue, "srcSliceInfo", loc);
+    detail::slice_check<T>(dstSliceInfo, srcSliceInfo, dimValue, "dstSliceInfo", loc);
+    uint64_t piece = 0;
+    auto pieces = detail::slice_pieces<T>(dstSliceInfo, srcSliceInfo, srcSliceInfo, dimValue, &piece, loc);
+    uint64_t end = 0;
+    for (auto& p : pieces) end = std::max(end, p.second + piece);
+    src.check("DataCopy", end, loc);
+    for (auto& p : pieces)
+        detail::ub_to_gm(dst, src, p.first * sizeof(T), piece * sizeof(T), uint32_t(p.second * sizeof(T)),
+                         "DataCopy", loc);
+    sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(piece * pieces.size()), piece * pieces.size() * sizeof(T), loc, {}, src.range(end));
+    sage::sim::trace_gm_shape(dst.addr_ + (pieces.empty() ? 0 : pieces[0].first), uint32_t(pieces.size()));
+}
 
 }  // namespace AscendC

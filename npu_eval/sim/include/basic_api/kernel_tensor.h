@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../utils/common_types.h"
+#include "../sage_sim/dcache.h"
 
 // The most dimensions a ShapeInfo holds; a kernel may define it (to 0, to save stack) before
 // including kernel_operator.h, as CANN's headers allow.
@@ -101,17 +102,17 @@ public:
     }
     __aicore__ inline T GetValue(uint64_t offset, SAGE_LOC) const {
         sage::sim::touch(loc);
-        sage::sim::gm_check(addr_ + offset, sizeof(T), loc, false, "GetValue", sizeof(T), gm_);
+        auto* b = sage::sim::gm_check(addr_ + offset, sizeof(T), loc, false, "GetValue", sizeof(T), gm_);
         sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::GetValue", sage::sim::dtype_name<T>(), 1,
                                sizeof(T), loc);
-        return addr_[offset];
+        return sage::sim::dcache_load(b, addr_ + offset, loc);  // through the core's data cache
     }
     __aicore__ inline void SetValue(uint64_t offset, T value, SAGE_LOC) {
         sage::sim::touch(loc);
         auto* b = sage::sim::gm_check(addr_ + offset, sizeof(T), loc, true, "SetValue", sizeof(T), gm_);
         sage::sim::trace_instr(sage::sim::Pipe::S, "GlobalTensor::SetValue", sage::sim::dtype_name<T>(), 1,
                                sizeof(T), loc);
-        addr_[offset] = value;
+        sage::sim::dcache_store(addr_ + offset, value);
         sage::sim::gm_wrote(b, addr_ + offset, sizeof(T), loc, "SetValue", sizeof(T));
     }
     // Element access by reference, a scalar access like GetValue. A reference cannot tell a read

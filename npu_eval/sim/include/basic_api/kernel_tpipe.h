@@ -472,6 +472,27 @@ public:
         return t;
     }
 
+    // The queue calls TBuf inherits from TQueBind, as the device library defines them for a
+    // buffer with no queue: AllocTensor and DeQue are Get, EnQue and FreeTensor do nothing.
+    template <typename T>
+    __aicore__ inline LocalTensor<T> AllocTensor(SAGE_LOC) {
+        return Get<T>(loc);
+    }
+    template <typename T>
+    __aicore__ inline LocalTensor<T> DeQue(SAGE_LOC) {
+        return Get<T>(loc);
+    }
+    template <typename T>
+    __aicore__ inline void EnQue(const LocalTensor<T>& tensor, SAGE_LOC) {
+        sage::sim::touch(loc);
+        (void)tensor;
+    }
+    template <typename T>
+    __aicore__ inline void FreeTensor(LocalTensor<T>& tensor, SAGE_LOC) {
+        sage::sim::touch(loc);
+        (void)tensor;
+    }
+
     // A custom TBufPool places the buffer itself (num is 1 for a TBuf).
     __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);

@@ -5,7 +5,13 @@
 //
 // The sequential runner in harness.h runs each block to its end before the next starts; there
 // a SyncAll with more than one block cannot be honoured (the later blocks have not run yet) and
-// reports so. coop_run() is the runner a harness uses instead when a kernel calls SyncAll.
+// reports so. coop_run() is the runner a harness uses instead when a kernel calls SyncAll or
+// another cross-block wait (IBWait, WaitPreBlock, GroupBarrier, a DataCacheCleanAndInvalid poll).
+//
+// A block that polls GM (an IBWait, or a spin loop on a flag) yields at each fruitless poll
+// (fiber_poll): the other blocks run, and it tries again. When a whole round passes in which no
+// block stored to GM, finished or reached a barrier, nothing can change what the pollers read:
+// on the device they spin forever, and here each is a deadlock at its poll's line.
 #pragma once
 
 #include <ucontext.h>
@@ -13,6 +19,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "protocol.h"
@@ -21,7 +28,7 @@
 namespace sage {
 namespace sim {
 
-enum class FiberState : uint8_t { Ready, Waiting, Done, Aborted };
+enum class FiberState : uint8_t { Ready, Waiting, Polling, Done, Aborted };
 
 struct Fiber {
     int idx = 0;
@@ -34,6 +41,9 @@ struct Fiber {
     SrcLoc last{"", 0};
     SrcLoc wait_at{"", 0};
     int need = 0;      // blocks the barrier it waits at needs
+    std::string why;   // Polling: what it waits for, for the deadlock message
+    int budget = 1;    // Polling: fruitless rounds before that is a deadlock
+    int stalls = 0;    // Polling: fruitless rounds so far
 };
 
 struct Coop {
@@ -90,6 +100,68 @@ inline void fiber_wait(SrcLoc loc, int need) {
     swapcontext(&f.ctx, &c.sched);
 }
 
+// rt().poll while the runner is active: park this block at a GM poll until the others have run.
+inline void fiber_poll(SrcLoc loc, const std::string& why, int budget) {
+    Coop& c = coop();
+    Fiber& f = *c.fibers[size_t(c.cur)];
+    f.state = FiberState::Polling;
+    f.wait_at = loc;
+    f.why = why;
+    f.budget = budget;
+    swapcontext(&f.ctx, &c.sched);
+}
+
+// Reports every parked block once the blocks can no longer move: pollers at their poll, waiters
+// at their barrier.
+inline void coop_deadlock(int blocks) {
+    Coop& c = coop();
+    int waiting = 0, need = 0, live = 0;
+    for (auto& f : c.fibers) {
+        if (f->state == FiberState::Waiting) ++waiting, need = std::max(need, f->need);
+        if (f->state != FiberState::Done) ++live;
+    }
+    for (auto& f : c.fibers) {
+        std::swap(rt().block, f->st);
+        if (f->state == FiberState::Polling) {
+            record_fault("flag-deadlock", Severity::Error, f->wait_at,
+                         format("block %d %s: on the device it waits here forever", f->idx, f->why.c_str()));
+        } else if (f->state == FiberState::Waiting) {
+            record_fault("flag-deadlock", Severity::Error, f->wait_at,
+                         format("SyncAll waits for %d blocks, but only %d reach it: %d block(s) finished without "
+                                "calling it (the blocks call SyncAll a different number of times), in block %d. "
+                                "Every block must run the same SyncAll calls, whatever its share of the work",
+                                need, waiting, blocks - live, f->idx));
+        }
+        std::swap(rt().block, f->st);
+    }
+    c.status = protocol::kExitAborted;
+}
+
+// One round: every runnable block runs until it finishes, parks at a barrier or polls. Whether
+// anything moved: a GM store, a block that finished or reached a barrier, a poll that succeeded.
+inline bool coop_round() {
+    Coop& c = coop();
+    uint64_t epoch = rt().gm_epoch;
+    bool moved = false;
+    for (auto& f : c.fibers) {
+        if (c.status != 0) break;
+        if (f->state != FiberState::Ready && f->state != FiberState::Polling) continue;
+        bool was_polling = f->state == FiberState::Polling;
+        std::string before = was_polling ? f->why : std::string();
+        SrcLoc at = f->wait_at;
+        fiber_resume(*f);
+        bool same_poll = was_polling && f->state == FiberState::Polling && f->wait_at.line == at.line &&
+                         f->wait_at.file == at.file && f->why == before;
+        if (!same_poll) moved = true;
+    }
+    if (rt().gm_epoch != epoch) moved = true;
+    for (auto& f : c.fibers) {
+        if (f->state != FiberState::Polling) f->stalls = 0;
+        else f->stalls = moved ? 0 : f->stalls + 1;
+    }
+    return moved;
+}
+
 // Runs `blocks` blocks: body(b) runs block b with rt().block set up as the sequential runner
 // would (index, count, its own UB filled with `ub_fill`). done(state) is then called for each
 // block in index order, with that block's final state in rt().block (for its trace). Returns 0,
@@ -119,38 +191,29 @@ inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
         makecontext(&f->ctx, fiber_entry, 0);
         c.fibers.push_back(std::move(f));
     }
+    rt().poll = fiber_poll;
     for (;;) {
-        for (auto& f : c.fibers) {
-            if (f->state == FiberState::Ready && c.status == 0) fiber_resume(*f);
-        }
+        bool moved = coop_round();
         if (c.status != 0) break;
-        int waiting = 0, need = 0, live = 0;
+        int waiting = 0, need = 0, polling = 0;
+        bool all_stalled = true;
         for (auto& f : c.fibers) {
             if (f->state == FiberState::Waiting) ++waiting, need = std::max(need, f->need);
-            if (f->state != FiberState::Done) ++live;
+            if (f->state == FiberState::Polling) ++polling, all_stalled &= f->stalls >= f->budget;
         }
-        if (waiting == 0) break;
-        if (waiting >= need) {
+        if (waiting > 0 && waiting >= need) {
             for (auto& f : c.fibers)
                 if (f->state == FiberState::Waiting) f->state = FiberState::Ready;
             continue;
         }
-        // Every block still running waits at a barrier that can no longer fill: on the device
-        // the cores spin there forever.
-        for (auto& f : c.fibers) {
-            if (f->state != FiberState::Waiting) continue;
-            std::swap(rt().block, f->st);
-            int finished = blocks - live;
-            record_fault("flag-deadlock", Severity::Error, f->wait_at,
-                         format("SyncAll waits for %d blocks, but only %d reach it: %d block(s) finished without "
-                                "calling it (the blocks call SyncAll a different number of times), in block %d. "
-                                "Every block must run the same SyncAll calls, whatever its share of the work",
-                                need, waiting, finished, f->idx));
-            std::swap(rt().block, f->st);
-        }
-        c.status = protocol::kExitAborted;
+        if (polling > 0 && (moved || !all_stalled)) continue;
+        if (waiting == 0 && polling == 0) break;
+        // Every block still running waits at a barrier that can no longer fill, or polls GM that
+        // no block will write again: on the device the cores spin there forever.
+        coop_deadlock(blocks);
         break;
     }
+    rt().poll = nullptr;
     for (auto& f : c.fibers) {
         std::swap(rt().block, f->st);
         done(rt().block);

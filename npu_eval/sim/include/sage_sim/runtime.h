@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol.h"
@@ -139,6 +141,14 @@ struct FreedGm {
 
 enum AtomicOp : int { AtomicNone = 0, AtomicAddOp = 1, AtomicMaxOp = 2, AtomicMinOp = 3 };
 
+// One 64-byte line of a core's data cache (sage_sim/dcache.h): the GM bytes a scalar load
+// brought in, [lo, hi) of them valid (a line can overhang its buffer's ends).
+constexpr uintptr_t kDcacheLine = 64;
+struct DcacheLine {
+    std::array<uint8_t, kDcacheLine> bytes{};
+    uint8_t lo = 0, hi = 0;
+};
+
 struct BlockState {
     int idx = 0, num = 1;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
@@ -156,6 +166,14 @@ struct BlockState {
     // GM->UB copies with left/right padding fill the padding from it, isPad or not.
     uint64_t pad_bits = 0;
     bool pad_set = false;      // never written in this block: the padding is undefined
+    // The core's data cache: scalar GM loads go through it, DMA does not (sage_sim/dcache.h).
+    std::unordered_map<uintptr_t, DcacheLine> dcache;
+    // The last scalar GM load, to tell a spin loop (the same value read again and again).
+    uintptr_t spin_addr = 0;
+    uint64_t spin_bits = 0, spin_epoch = 0;
+    uint32_t spin_count = 0;
+    int wait_pre_task_calls = 0, set_next_task_calls = 0;  // WaitPreTaskEnd, SetNextTaskStart
+    void* sys_workspace = nullptr;  // SetSysWorkspace
     std::vector<TraceRec> trace;
 };
 
@@ -170,6 +188,11 @@ struct Runtime {
     size_t ub_bytes = SAGE_CHIP_UB_BYTES;
     size_t ub_reserved_bytes = SAGE_CHIP_UB_RESERVED_BYTES;  // the risky top of ub_bytes
     int fault_fd = -1;          // written by the crash handler
+    // Counts GM stores (gm_mark_written): a block polling GM waits for it to move.
+    uint64_t gm_epoch = 0;
+    // Set by the cooperative runner (coop.h) while it runs: parks the calling block at a GM
+    // poll so the others can run; the budget is how many fruitless polls make a deadlock.
+    void (*poll)(SrcLoc loc, const std::string& why, int budget) = nullptr;
 };
 
 // The emulator's state. With SAGE_SIM_PREBUILT_RUNTIME it lives in the prebuilt runtime object
@@ -383,6 +406,7 @@ SAGE_SIM_OUTLINE int gm_home(const void* p) {
 // Checks that [p, p+bytes) lies inside one buffer the host passed: `home` (an index into
 // rt().gm from gm_home) when the caller knows which buffer the pointer came from.
 inline void gm_mark_written(GmBuffer* b, const void* p, uint64_t bytes) {
+    ++rt().gm_epoch;
     if (b && b->written && bytes) memset(b->written + (static_cast<const uint8_t*>(p) - b->base), 1, bytes);
 }
 
@@ -472,6 +496,22 @@ SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLo
     if (hit != bytes) gm_race(b, off + hit, hit_prev, off, bytes, loc, api, elem, identical);
 }
 
+// A block that passed a cross-block wait (IBWait, WaitPreBlock, GroupBarrier) is ordered after
+// what the blocks it waited for wrote before releasing it: its later stores to those bytes are
+// not races. The writer array keeps no time, so every byte another block wrote so far is
+// re-tagged as this block's (same line): a coarse happens-before that also excuses blocks the
+// waiter did not wait for.
+SAGE_SIM_OUTLINE void gm_acquire() {
+    const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
+    for (auto& b : rt().gm) {
+        if (!b.writer) continue;
+        for (size_t i = 0; i < b.bytes; ++i) {
+            uint32_t w = b.writer[i];
+            if (w && (w & 0xFFF) != mine) b.writer[i] = (w & ~uint32_t(0xFFF)) | mine;
+        }
+    }
+}
+
 // ---- Unified Buffer ----
 
 inline void ub_mark(UbRange r) {
@@ -480,6 +520,8 @@ inline void ub_mark(UbRange r) {
 inline void ub_clear(UbRange r) {
     if (r.bytes) memset(blk().ub_init + r.addr, 0, r.bytes);
 }
+// Whether every byte of `r` was written since its buffer was allocated.
+inline bool ub_is_init(UbRange r) { return !r.bytes || !memchr(blk().ub_init + r.addr, 0, r.bytes); }
 // Reports a read of UB bytes not written since their buffer was allocated.
 SAGE_SIM_OUTLINE void ub_check_init(UbRange r, const char* api, SrcLoc loc) {
     if (!r.bytes) return;

@@ -74,24 +74,4 @@ inline void kernel_assert(SrcLoc loc, const char* text, bool cond, const char* f
 #undef assert
 #define assert(...) ascendc_assert(__VA_ARGS__)
 
-// ASCENDC_ASSERT(cond, behavior) and KERNEL_LOG(level, fmt, ...): CANN's own checks
-// (impl/basic_api/kernel_log.h), which the advanced API's samples use in their kernels too. In
-// CPU debug a failed one runs `behavior` (a KERNEL_LOG line) and aborts; here it is an
-// assert-failed finding at its line. (Host code that includes only tiling/platform/platform_ascendc.h
-// gets that header's host form.)
-#ifndef ASCENDC_ASSERT
-#define ASCENDC_ASSERT(cond, behavior)                                                              \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            behavior;                                                                               \
-            ::sage::sim::kernel_assert(::sage::sim::SrcLoc{__FILE__, __LINE__}, #cond, false);      \
-        }                                                                                           \
-    } while (0)
-#endif
-#ifndef KERNEL_LOG
-#define KERNEL_LOG(level, fmt, ...) std::printf("[" #level "] " fmt "\n", ##__VA_ARGS__)
-#endif
-// CANN's kernel_macros.h: ASSERT is assert under CPU debug (the emulator is always CPU debug).
-#ifndef ASSERT
-#define ASSERT(x) ascendc_assert(x)
-#endif
+// KERNEL_LOG, ASSERT and ASCENDC_ASSERT: basic_api/kernel_log.h (compiled away, as on the device).
