@@ -37,3 +37,4 @@
 #include "adv_api/utils/init_global_memory.h"
 #include "adv_api/reduce/sum.h"
 #include "adv_api/pad/broadcast.h"
+#include "c_api/asc_simd.h"
