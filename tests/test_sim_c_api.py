@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sage_npu.npu_eval.analysis import analyze
 from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.program import ProgramReport, rewrite, run_program
 from sage_npu.npu_eval.settings import EvalSettings
@@ -62,6 +63,19 @@ def test_task_mode_kernel_with_ubuf_arrays_gets_its_placed_copy(tmp_path):
     plain = tmp_path / "plain.cpp"
     plain.write_text("__global__ __aicore__ void k(GM_ADDR x) {}\n")
     assert kernel_part(plain, tmp_path / "cache") == plain
+
+
+def test_the_c_api_on_a_310p_is_an_error_at_each_call():
+    src = ('#include "c_api/asc_simd.h"\n'
+           "__global__ __aicore__ void k(__gm__ float* x) {\n"
+           "    asc_init();\n"
+           "    __ubuf__ float a[64];\n"
+           "    asc_copy_gm2ub(a, x, 256);\n"
+           "    asc_add(a, a, a, 64);\n"
+           "}\n")
+    found = [f for f in analyze(src, "310P3") if f.code == "api-unsupported"]
+    assert [f.line for f in found] == [3, 5, 6] and "asc_add is not available on 310P3" in found[2].message
+    assert not [f for f in analyze(src, "910B2") if f.code == "api-unsupported"]
 
 
 # ---- the driver: numerics and faults outside a launch ----
@@ -226,7 +240,66 @@ static void faults() {
     } catch (const sage::sim::KernelAbort&) {
     }
 }
-""" + main_calling("count_forms();", "repeat_forms();", "data_movement();", "faults();")
+
+// Conversions on a tail (200 of 256), every rounding of float -> int32, saturation to int16, and
+// half round trips; reductions in the count and repeat forms; the scalar bit operations.
+static void conversions() {
+    __ubuf__ float f[256];
+    for (int i = 0; i < 256; ++i) f[i] = float(i - 128) * 0.75f + ((i & 1) ? 0.5f : 0.0f);
+    __ubuf__ int32_t r[256];
+    const char* names[] = {"rd", "ru", "rn", "rna", "rz"};
+    for (int m = 0; m < 5; ++m) {
+        asc_duplicate(r, int32_t(-999), 256u);
+        switch (m) {
+            case 0: asc_float2int32_rd(r, f, 200u); break;
+            case 1: asc_float2int32_ru(r, f, 200u); break;
+            case 2: asc_float2int32_rn(r, f, 200u); break;
+            case 3: asc_float2int32_rna(r, f, 200u); break;
+            default: asc_float2int32_rz_sync(r, f, 200u); break;
+        }
+        dump_raw(std::string("f2i_") + names[m], r, sizeof r);
+    }
+    __ubuf__ float big[128];
+    for (int i = 0; i < 128; ++i) big[i] = float(i) * 700.0f - 40000.0f;
+    __ubuf__ int16_t s16[128];
+    asc_float2int16_rz(s16, big, 128u);
+    dump_raw("f2i16", s16, sizeof s16);
+    __ubuf__ half h[256];
+    asc_float2half(h, f, 256u);
+    __ubuf__ float back[256];
+    asc_half2float(back, h, 256u);
+    dump_raw("f2h2f", back, sizeof back);
+    asc_int322float(back, r, 200u);
+    dump_raw("i2f", back, sizeof back);
+}
+
+static void reductions() {
+    __ubuf__ float s[256];
+    for (int i = 0; i < 256; ++i) s[i] = float((i * 37) % 101) - 50.0f;
+    __ubuf__ float o[64];
+    __ubuf__ float p[128];
+    asc_duplicate(o, -1.0f, 64u);
+    asc_repeat_reduce_sum(o, s, 256u);  // 4 repeats of 64: o[0..3]
+    asc_init();
+    asc_repeat_reduce_max_value_index(o + 8, s, 4, 1, 1, 8);  // (value, index) pairs at o[8..15]
+    asc_datablock_reduce_min(o + 16, s, 4, 1, 1, 8);  // 8 per repeat: o[16..47]
+    dump_raw("red", o, sizeof o);
+    asc_pair_reduce_sum_sync(p, s, 256u);
+    dump_raw("pair", p, sizeof p);
+}
+
+static void scalar_bits() {
+    int64_t v[11] = {asc_clz(1), asc_clz(0), asc_ffs(0x50), asc_ffs(0), asc_ffz(0xFF), asc_popc(0xF0F0),
+                     asc_zero_bits_cnt(0xFF), asc_sflbits(0x0f00000000000000), asc_sflbits(-1),
+                     int64_t(asc_set_nthbit(0, 62)), int64_t(asc_clear_nthbit(~0ull, 0))};
+    dump_raw("bits64", v, sizeof v);
+    asc_set_ctrl(0x1234);
+    int64_t regs[3] = {asc_get_ctrl(), asc_get_block_num(), asc_get_sub_block_num()};
+    dump_raw("regs", regs, sizeof regs);
+    asc_sync_data_barrier(DSB_UB);
+}
+""" + main_calling("count_forms();", "repeat_forms();", "data_movement();", "conversions();", "reductions();",
+                   "scalar_bits();", "faults();")
 
 
 @pytest.fixture(scope="module")
@@ -304,6 +377,39 @@ def test_bursts_gaps_and_the_byte_exact_align_forms(run):
     out = run("align_out", np.float16)
     np.testing.assert_array_equal(out[:13], rows[:13])
     assert (out[13:] == 0).all()
+
+
+def test_conversions_round_as_named_and_saturate(run):
+    f = (np.arange(256) - 128) * 0.75 + np.where(np.arange(256) % 2, 0.5, 0.0)
+    f = f.astype(np.float32)
+    rna = np.sign(f) * np.floor(np.abs(f) + 0.5)
+    for name, want in (("rd", np.floor(f)), ("ru", np.ceil(f)), ("rn", np.rint(f)), ("rna", rna), ("rz", np.trunc(f))):
+        got = run(f"f2i_{name}", np.int32)
+        np.testing.assert_array_equal(got[:200], want[:200].astype(np.int32), err_msg=name)
+        assert (got[200:] == -999).all(), name
+    big = np.arange(128) * 700.0 - 40000.0
+    np.testing.assert_array_equal(run("f2i16", np.int16), np.clip(np.trunc(big), -32768, 32767).astype(np.int16))
+    np.testing.assert_array_equal(run("f2h2f", np.float32), f.astype(np.float16).astype(np.float32))
+    i2f = run("i2f", np.float32)
+    np.testing.assert_array_equal(i2f[:200], run("f2i_rz", np.int32)[:200].astype(np.float32))
+
+
+def test_reductions_per_repeat_per_block_and_per_pair(run):
+    s = ((np.arange(256) * 37) % 101 - 50).astype(np.float32)
+    o = run("red", np.float32)
+    np.testing.assert_array_equal(o[:4], s.reshape(4, 64).sum(axis=1))
+    assert (o[4:8] == -1).all()
+    pairs = o[8:16].reshape(4, 2)
+    np.testing.assert_array_equal(pairs[:, 0], s.reshape(4, 64).max(axis=1))
+    np.testing.assert_array_equal(pairs[:, 1].view(np.uint32), s.reshape(4, 64).argmax(axis=1))
+    np.testing.assert_array_equal(o[16:48], s.reshape(32, 8).min(axis=1))
+    np.testing.assert_array_equal(run("pair", np.float32), s.reshape(128, 2).sum(axis=1))
+
+
+def test_scalar_bit_operations_and_registers(run):
+    want = [63, 64, 4, -1, 8, 8, 56, 3, 63, 1 << 62, -2]
+    assert run("bits64", np.int64).tolist() == want
+    assert run("regs", np.int64).tolist() == [0x1234, 1, 1]
 
 
 def test_faults_are_reported_at_the_callers_line(run):

@@ -29,6 +29,17 @@ inline void sync_mte(pipe_t from, pipe_t other, int id, SrcLoc loc) {
 }  // namespace sim
 }  // namespace sage
 
+// What asc_sync_data_barrier waits for: every memory access, GM, UB (DSB_SEQ is reserved).
+enum mem_dsb_t : uint8_t { DSB_ALL = 0, DSB_DDR, DSB_UB, DSB_SEQ };
+
+// The scalar unit waits for the core's outstanding memory accesses. The emulator completes each
+// access in program order, so there is nothing to wait for; the trace records the instruction.
+__aicore__ inline void asc_sync_data_barrier(mem_dsb_t arg, SAGE_LOC) {
+    (void)arg;
+    sage::sim::touch(loc);
+    sage::sim::trace_instr(sage::sim::Pipe::S, "asc_sync_data_barrier", "", 0, 0, loc);
+}
+
 __aicore__ inline void asc_sync_vec(SAGE_LOC) { pipe_barrier(PIPE_ALL, loc); }
 __aicore__ inline void asc_sync_mte3(int id, SAGE_LOC) { sage::sim::capi::sync_mte(PIPE_MTE3, PIPE_MTE2, id, loc); }
 __aicore__ inline void asc_sync_mte2(int id, SAGE_LOC) { sage::sim::capi::sync_mte(PIPE_MTE2, PIPE_MTE3, id, loc); }
