@@ -8,8 +8,9 @@ build rewrites each such declaration, on its own line, into
 (npu_eval/sim/include/sage_sim/ubuf.h): `x` is still an array of that type (sizeof, indexing and
 decay to a pointer work as written), and faults name the array and its line.
 
-Left alone: arrays at namespace scope and `static`/`extern` ones (no block runs when they are
-initialised), and pointers (`__ubuf__ float* p`), which stay plain pointers into the UB.
+Left alone: arrays outside function bodies (namespace scope, class members) and `static`/`extern`
+ones (no block runs when they are initialised), and pointers (`__ubuf__ float* p`), which stay
+plain pointers into the UB.
 """
 
 from __future__ import annotations
@@ -33,27 +34,47 @@ class UbufEdit:
     new: bytes
 
 
-def _depth(src: bytes, pos: int, memo: list[int]) -> int:
-    """Braces open at `pos` (memo: [scanned up to, depth there]); comments and strings are not
-    told apart, which only matters for an unbalanced brace in one before a declaration."""
-    scanned, depth = memo
-    chunk = src[scanned:pos]
-    depth += chunk.count(b"{") - chunk.count(b"}")
-    memo[0], memo[1] = pos, depth
-    return depth
+_SCOPE_HEAD = re.compile(rb"\b(struct|class|union|namespace|enum)\b")
+
+
+class _Scopes:
+    """The braces open at a position, scanned once front to back (comments and strings are not told
+    apart, which only matters for an unbalanced brace in one before a declaration)."""
+
+    def __init__(self, src: bytes) -> None:
+        self.src, self.pos, self.open = src, 0, []
+
+    def innermost(self, pos: int) -> int | None:
+        """Where the innermost brace open at `pos` is, or None at file scope."""
+        for i in range(self.pos, pos):
+            c = self.src[i]
+            if c == 0x7B:  # {
+                self.open.append(i)
+            elif c == 0x7D and self.open:  # }
+                self.open.pop()
+        self.pos = pos
+        return self.open[-1] if self.open else None
+
+    def in_function(self, pos: int) -> bool:
+        """Inside a function body: the innermost brace opens neither a class nor a namespace."""
+        brace = self.innermost(pos)
+        if brace is None:
+            return False
+        head_start = max(self.src.rfind(c, 0, brace) for c in (b";", b"}", b"{")) + 1
+        return not _SCOPE_HEAD.search(self.src[head_start:brace])
 
 
 def ubuf_edits(src: bytes) -> list[UbufEdit]:
-    """The `__ubuf__` array declarations inside functions, with their replacements."""
+    """The `__ubuf__` array declarations inside function bodies, with their replacements."""
     if b"__ubuf__" not in src:
         return []
     edits: list[UbufEdit] = []
-    memo = [0, 0]
+    scopes = _Scopes(src)
     for m in _DECL.finditer(src):
         line_start = src.rfind(b"\n", 0, m.start()) + 1
         if _STORAGE.search(src[line_start:m.start()]) or _STORAGE.search(m.group("type")):
             continue
-        if _depth(src, m.start(), memo) <= 0:
+        if not scopes.in_function(m.start()):
             continue
         name = m.group("name")
         dims = re.sub(rb"\][ \t]+\[", b"][", m.group("dims").strip())

@@ -27,6 +27,7 @@ from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
 def test_ubuf_arrays_in_functions_are_placed_in_the_ub_on_their_own_lines():
     src = (b"__ubuf__ float global_buf[64];\n"
+           b"namespace tiles { struct Tile { __ubuf__ float member[8]; }; }\n"
            b"__global__ __aicore__ void k(__gm__ float* x) {\n"
            b"    __ubuf__ float xLocal[TILE_LENGTH];\n"
            b"    __ubuf__ unsigned int grid [2] [N * 2];  // two rows\n"
@@ -36,10 +37,11 @@ def test_ubuf_arrays_in_functions_are_placed_in_the_ub_on_their_own_lines():
            b"}\n")
     out = rewrite_ubuf(src).decode().splitlines()
     assert len(out) == src.count(b"\n")
-    assert out[0] == "__ubuf__ float global_buf[64];"  # namespace scope: no block runs its initialiser
-    assert out[2] == '    auto& xLocal = ::sage::sim::ub_array<float [TILE_LENGTH]>("xLocal");'
-    assert out[3] == '    auto& grid = ::sage::sim::ub_array<unsigned int [2][N * 2]>("grid");  // two rows'
-    assert out[4:7] == [s.decode() for s in src.splitlines()[4:7]]  # static, pointer, extern: unchanged
+    # Namespace scope and class members stay: no block runs their initialisers.
+    assert out[:2] == [s.decode() for s in src.splitlines()[:2]]
+    assert out[3] == '    auto& xLocal = ::sage::sim::ub_array<float [TILE_LENGTH]>("xLocal");'
+    assert out[4] == '    auto& grid = ::sage::sim::ub_array<unsigned int [2][N * 2]>("grid");  // two rows'
+    assert out[5:8] == [s.decode() for s in src.splitlines()[5:8]]  # static, pointer, extern: unchanged
 
 
 def test_program_rewrite_places_arrays_and_launches_together():
@@ -288,6 +290,30 @@ static void reductions() {
     dump_raw("pair", p, sizeof p);
 }
 
+// Comparisons into a bit mask and into CMPMASK, and select reading CMPMASK in every repeat.
+static void compare_select() {
+    __ubuf__ float a[128];
+    __ubuf__ float b[128];
+    for (int i = 0; i < 128; ++i) a[i] = float(i % 10), b[i] = float(i % 7);
+    __ubuf__ uint8_t lt[32];
+    __ubuf__ uint8_t ge[32];
+    asc_init();
+    asc_lt(lt, a, b, 2, 1, 1, 1, 8, 8, 8);
+    asc_ge_scalar_sync(ge, a, 5.0f, 2, 1, 1, 8, 8);
+    dump_raw("cmp_lt", lt, 16);
+    dump_raw("cmp_ge5", ge, 16);
+    asc_set_cmp_mask(lt);
+    __ubuf__ float sel[128];
+    asc_select(sel, a, b, 128u);  // Counter mode: both repeats read bits 0..63
+    dump_raw("sel", sel, sizeof sel);
+    asc_init();
+    asc_set_vector_mask(0, 0xFFFF);
+    asc_eq(a, b, 1, 1, 1, 1, 8, 8, 8);  // the first 16 elements, into CMPMASK
+    __ubuf__ uint8_t cm[32];
+    asc_get_cmp_mask(cm);
+    dump_raw("cmpmask", cm, 16);
+}
+
 static void scalar_bits() {
     int64_t v[11] = {asc_clz(1), asc_clz(0), asc_ffs(0x50), asc_ffs(0), asc_ffz(0xFF), asc_popc(0xF0F0),
                      asc_zero_bits_cnt(0xFF), asc_sflbits(0x0f00000000000000), asc_sflbits(-1),
@@ -299,7 +325,7 @@ static void scalar_bits() {
     asc_sync_data_barrier(DSB_UB);
 }
 """ + main_calling("count_forms();", "repeat_forms();", "data_movement();", "conversions();", "reductions();",
-                   "scalar_bits();", "faults();")
+                   "compare_select();", "scalar_bits();", "faults();")
 
 
 @pytest.fixture(scope="module")
@@ -404,6 +430,18 @@ def test_reductions_per_repeat_per_block_and_per_pair(run):
     np.testing.assert_array_equal(pairs[:, 1].view(np.uint32), s.reshape(4, 64).argmax(axis=1))
     np.testing.assert_array_equal(o[16:48], s.reshape(32, 8).min(axis=1))
     np.testing.assert_array_equal(run("pair", np.float32), s.reshape(128, 2).sum(axis=1))
+
+
+def test_comparisons_and_select_through_cmpmask(run):
+    a = (np.arange(128) % 10).astype(np.float32)
+    b = (np.arange(128) % 7).astype(np.float32)
+    np.testing.assert_array_equal(run("cmp_lt", np.uint8), np.packbits(a < b, bitorder="little"))
+    np.testing.assert_array_equal(run("cmp_ge5", np.uint8), np.packbits(a >= 5, bitorder="little"))
+    bit = (a < b)[np.arange(128) % 64]
+    np.testing.assert_array_equal(run("sel", np.float32), np.where(bit, a, b))
+    eq = np.zeros(128, bool)
+    eq[:16] = a[:16] == b[:16]
+    np.testing.assert_array_equal(run("cmpmask", np.uint8), np.packbits(eq, bitorder="little"))
 
 
 def test_scalar_bit_operations_and_registers(run):

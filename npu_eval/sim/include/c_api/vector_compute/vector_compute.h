@@ -259,6 +259,7 @@ __aicore__ inline void asc_duplicate_sync(__ubuf__ T* dst, ::sage::sim::same_t<T
 
 #undef SAGE_CAPI_DUP_OK
 
-// The conversions and reductions of the same real header, in files of their own.
+// The conversions, reductions, comparisons and select of the same real header, in files of their own.
 #include "vconv.h"
 #include "reduce.h"
+#include "compare.h"
