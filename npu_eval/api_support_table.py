@@ -153,6 +153,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'asc_and': (('docs/zh/api/SIMD-API/C-API/vector_compute/asc_and.md',), (910,), (310,)),
     'asc_bfloat162float': (('docs/zh/api/SIMD-API/C-API/vector_compute/asc_bfloat162float.md',), (910,), (310,)),
     'asc_bfloat162int32': (('docs/zh/api/SIMD-API/C-API/vector_compute/asc_bfloat162int32.md',), (910,), (310,)),
+    'asc_brcb': (('docs/zh/api/SIMD-API/C-API/vector_compute/asc_brcb.md',), (910,), (310,)),
     'asc_clear_nthbit': (('docs/zh/api/SIMD-API/C-API/scalar_compute/asc_clear_nthbit.md',), (910,), (310,)),
     'asc_clz': (('docs/zh/api/SIMD-API/C-API/scalar_compute/asc_clz.md',), (910,), (310,)),
     'asc_copy_gm2ub': (('docs/zh/api/SIMD-API/C-API/vector_datamove/asc_copy_gm2ub/asc_copy_gm2ub_arch_2201.md', 'docs/zh/api/SIMD-API/C-API/vector_datamove/asc_copy_gm2ub/asc_copy_gm2ub_arch_3510.md'), (910,), (310,)),

@@ -184,6 +184,11 @@ static void repeat_forms() {
     __ubuf__ int16_t i1[128];
     asc_duplicate(i0, int16_t(0x0F0F), 128u);
     asc_duplicate(i1, int16_t(0x00FF), 128u);
+    __ubuf__ uint32_t b8[16];
+    __ubuf__ uint32_t spread[128];
+    for (uint32_t i = 0; i < 16; ++i) b8[i] = 100 + i;
+    asc_brcb_sync(spread, b8, 1, 8, 2);  // 2 repeats: 8 values each over 8 blocks of 8
+    dump_raw("brcb", spread, sizeof spread);
     asc_and(i1, i0, i1, 128u);
     asc_not(i0, i1, 100u);
     asc_or(i0, i0, i1, 128u);
@@ -380,6 +385,7 @@ def test_repeat_forms_read_the_mask_register_and_strides(run):
         for blk in range(8):
             want[r * 256 + blk * 32: r * 256 + blk * 32 + 16] = 2.0
     np.testing.assert_array_equal(run("dup_rep", np.float16), want)
+    np.testing.assert_array_equal(run("brcb", np.uint32), np.repeat(100 + np.arange(16), 8).astype(np.uint32))
     a = np.int16(0x0F0F) & np.int16(0x00FF)
     i0 = np.where(np.arange(128) < 100, ~a, np.int16(0x0F0F)).astype(np.int16)
     np.testing.assert_array_equal(run("bits", np.int16), i0 | a)

@@ -1,6 +1,6 @@
 // The C API's vector compute (asc-devkit include/c_api/vector_compute/vector_compute.h), the
 // element-wise families: binary (asc_add ...), unary (asc_exp ...), with a scalar
-// (asc_add_scalar ...), asc_duplicate, and the mask registers (asc_set_vector_mask,
+// (asc_add_scalar ...), asc_duplicate, asc_brcb, and the mask registers (asc_set_vector_mask,
 // asc_set_mask_count/norm). Each op has the real forms:
 //   asc_X(dst, src..., count)                     the first `count` elements (Counter mode)
 //   asc_X(dst, src..., repeat, strides...)        `repeat` repeats under the current vector mask
@@ -13,6 +13,7 @@
 
 #include <cmath>
 
+#include "../../basic_api/kernel_operator_vec_brcb_intf.h"
 #include "../../sage_sim/ubuf.h"
 #include "../utils/union.h"
 #include "../../sage_sim/vec.h"
@@ -258,6 +259,25 @@ __aicore__ inline void asc_duplicate_sync(__ubuf__ T* dst, ::sage::sim::same_t<T
 }
 
 #undef SAGE_CAPI_DUP_OK
+
+// ---------------------------------------------------------------- asc_brcb
+
+// Each repeat spreads 8 consecutive src elements over 8 blocks of dst (the C++ API's Brcb).
+template <typename T>
+__aicore__ inline void asc_brcb(__ubuf__ T* dst, __ubuf__ T* src, uint16_t dst_block_stride,
+                                uint16_t dst_repeat_stride, uint8_t repeat, SAGE_LOC) {
+    SAGE_DTYPE_GATE("asc_brcb", T, (::sage::sim::one_of<T, uint16_t, uint32_t>()), "uint16_t, uint32_t")
+    using namespace ::sage::sim;
+    touch(loc);
+    AscendC::Brcb(ub_view(dst, "asc_brcb", "dst", loc), ub_view(src, "asc_brcb", "src", loc), repeat,
+                  AscendC::BrcbRepeatParams(dst_block_stride, dst_repeat_stride), loc);
+}
+template <typename T>
+__aicore__ inline void asc_brcb_sync(__ubuf__ T* dst, __ubuf__ T* src, uint16_t dst_block_stride,
+                                     uint16_t dst_repeat_stride, uint8_t repeat, SAGE_LOC) {
+    asc_brcb(dst, src, dst_block_stride, dst_repeat_stride, repeat, loc);
+    ::sage::sim::capi_sync_all("asc_brcb_sync", loc);
+}
 
 // The conversions, reductions, comparisons and select of the same real header, in files of their own.
 #include "vconv.h"
