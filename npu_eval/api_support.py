@@ -27,8 +27,8 @@ from pathlib import Path
 DOC_TAGS = {"910b": 910, "310p": 310}
 FAMILY_NAMES = {910: "Atlas A2 training/inference series, 910B", 310: "Atlas inference series, 310P"}
 DOC_ROOT = "docs/zh/api/SIMD-API"
-# Ascend 950's register-level, C and Tensor APIs: other names, not emulated
-_SKIP = ("Reg矢量计算", "C-API", "data_structure_TensorAPI")
+# Ascend 950's register-level APIs (C++ and the C API's reg/ family) and Tensor API: not emulated
+_SKIP = ("Reg矢量计算", "C-API/reg/", "data_structure_TensorAPI")
 _PRODUCT = re.compile(r'<!--\s*npu="(\w+)"[^>]*-->\s*\n\s*-\s*[^\n]*?[：:]\s*(不支持|支持)')
 _TITLE = re.compile(r"^#\s*([A-Za-z_]\w*)")
 
@@ -86,13 +86,14 @@ def _pages(source: Path) -> Iterator[tuple[str, str]]:
 
 
 def emulated_names() -> set[str]:
-    """Every capitalised identifier in the emulator's headers (APIs are often declared through
-    macros, so a declaration's shape cannot be relied on): the APIs a kernel can call here."""
+    """Every capitalised identifier and every C API name (`asc_*`) in the emulator's headers (APIs
+    are often declared through macros, so a declaration's shape cannot be relied on): the APIs a
+    kernel can call here."""
     from sage_npu.npu_eval.build import SIM_INCLUDE
 
     names: set[str] = set()
     for h in SIM_INCLUDE.rglob("*.h"):
-        names.update(re.findall(r"\b([A-Z]\w+)\b", h.read_text(errors="replace")))
+        names.update(re.findall(r"\b([A-Z]\w+|asc_\w+)\b", h.read_text(errors="replace")))
     return names
 
 

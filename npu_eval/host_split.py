@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sage_npu.npu_eval.build import touch
 from sage_npu.npu_eval.signature import parse
+from sage_npu.npu_eval.ubuf import rewrite_ubuf
 
 _HOST_HINT = re.compile(rb"\bmain\s*\(|<<<")
 # A function is host code when it is main, launches a kernel, or drives the runtime.
@@ -81,11 +82,14 @@ def _name(src: bytes, fn) -> str:
 
 def kernel_part(kernel: Path, cache_dir: Path) -> Path:
     """The file the harness should include for `kernel`: itself, or its kernel part when it holds
-    host code (under `#line` naming the original, at a path that depends only on the content)."""
+    host code or `__ubuf__` arrays to place in the emulated UB (ubuf.py), under `#line` naming the
+    original, at a path that depends only on the content."""
     src = kernel.read_bytes()
     stripped, removed = split_host(src)
-    if not removed:
+    placed = rewrite_ubuf(stripped)
+    if not removed and placed == stripped:
         return kernel
+    stripped = placed
     original = str(kernel.resolve())
     text = f"#line 1 \"{_escape(original)}\"\n".encode() + stripped
     digest = hashlib.sha256(original.encode() + b"\0" + text).hexdigest()[:20]

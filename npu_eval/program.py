@@ -44,6 +44,7 @@ from sage_npu.npu_eval.report import Diagnostic, Timing, diagnostic, labelled
 from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
 from sage_npu.npu_eval.signature import LAUNCH_CONFIG, blank_ascendc, parse
 from sage_npu.npu_eval.timing import LaunchSite, costs_for, estimate_launch
+from sage_npu.npu_eval.ubuf import ubuf_edits
 
 PROGRAM_TU_NAME = "sage_program.cpp"
 MIRROR_MAX_FILES = 20000
@@ -182,7 +183,8 @@ def find_launches(src: bytes) -> tuple[list[LaunchText], list[tuple[int, str]]]:
 
 
 def rewrite(src: bytes) -> Rewrite:
-    """The source with its launches turned into emulator calls, every line in its place."""
+    """The source with its launches turned into emulator calls and its `__ubuf__` arrays placed in
+    the emulated UB (ubuf.py), every line in its place."""
     launches, problems = find_launches(src)
     out = bytearray()
     pos = 0
@@ -197,13 +199,14 @@ def rewrite(src: bytes) -> Rewrite:
         line_start = src.rfind(b"\n", 0, start) + 1
         edits.setdefault(line, []).append((start - line_start, length, len(new)))
 
+    pending = [(e.start, e.length, e.new) for e in ubuf_edits(src)]
     for ln in launches:
         args = " ".join(", ".join(ln.args).split())
         site = (f"::sage::sim::kernel_launch(::sage::sim::LaunchSite{{__FILE__, __LINE__, {ln.column}, "
                 f"{_c_string(ln.kernel)}, {_c_string(args)}, true}}, ")
-        edit(ln.kernel_start, 0, site.encode())
-        edit(ln.open_start, 3, b", ")
-        edit(ln.close_start, 3, b")")
+        pending += [(ln.kernel_start, 0, site.encode()), (ln.open_start, 3, b", "), (ln.close_start, 3, b")")]
+    for start, length, new in sorted(pending, key=lambda e: e[0]):
+        edit(start, length, new)
     out.extend(src[pos:])
     return Rewrite(out.decode("utf-8", "replace"), launches, edits, problems)
 

@@ -83,3 +83,4 @@
 #include "adv_api/normalization/layernorm.h"
 #include "adv_api/normalization/rmsnorm.h"
 #include "adv_api/normalization/deepnorm.h"
+#include "c_api/asc_simd.h"

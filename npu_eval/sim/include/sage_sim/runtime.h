@@ -100,6 +100,9 @@ struct Slot {
     // Set when the TBufPool holding it was Reset: the memory may hold another pool's buffers
     // now, so any later use of the buffer is a use-after-free (freed = the Reset's line).
     bool pool_reset = false;
+    // A `__ubuf__` array of the C API (sage_sim/ubuf.h): its name as declared; `init` is the
+    // declaration. Null for the C++ API's buffers.
+    const char* name = nullptr;
 };
 
 // One record per API call, for the cost model (docs/profile.md) and the missing-sync check.
@@ -174,6 +177,11 @@ struct BlockState {
     uint32_t spin_count = 0;
     int wait_pre_task_calls = 0, set_next_task_calls = 0;  // WaitPreTaskEnd, SetNextTaskStart
     void* sys_workspace = nullptr;  // SetSysWorkspace
+    // The C API's `__ubuf__` arrays (sage_sim/ubuf.h): bytes placed so far, from UB byte 0 as the
+    // device compiler places them, and the slot of each declaration.
+    uint32_t ubuf_used = 0;
+    std::vector<Slot*> ubuf_slots;
+    Slot ub_whole{};           // what a raw UB address (no array around it) is checked against
     std::vector<TraceRec> trace;
 };
 
@@ -283,6 +291,11 @@ SAGE_SIM_OUTLINE std::string line_ref(SrcLoc at, SrcLoc from) {
 
 // "the VECIN queue from InitBuffer at line 24 (2 buffers of 256 bytes)"
 SAGE_SIM_OUTLINE std::string slot_origin(const Slot& s, SrcLoc from) {
+    if (!s.init.line) return format("the %s (%u bytes)", s.kind, s.bytes);
+    if (s.name) {
+        return format("__ubuf__ array '%s' declared at %s (%u bytes)", s.name, line_ref(s.init, from).c_str(),
+                      s.bytes);
+    }
     if (s.count > 1)
         return format("the %s from InitBuffer at %s (%d buffers of %u bytes)", s.kind, line_ref(s.init, from).c_str(),
                       s.count, s.bytes);
@@ -522,10 +535,31 @@ inline void ub_clear(UbRange r) {
 }
 // Whether every byte of `r` was written since its buffer was allocated.
 inline bool ub_is_init(UbRange r) { return !r.bytes || !memchr(blk().ub_init + r.addr, 0, r.bytes); }
+// The stale bytes a fresh Unified Buffer holds (the harness fills it; a C API `__ubuf__` array
+// gets them when it is placed).
+constexpr uint8_t kUbStale = 0x5A;
+
+// C API kernels may store into a `__ubuf__` array with plain scalar code (`x[i] = 0;`), which no
+// API call sees. A byte of such an array (or at a raw UB address) that the bookkeeping calls
+// unwritten but that no longer holds the stale fill was written that way: mark it written.
+// False only when a scalar store wrote the fill value itself.
+SAGE_SIM_OUTLINE bool ub_adopt_scalar_writes(UbRange r) {
+    const Slot* s = slot_at(r.addr);
+    if (s && !s->name) return false;
+    bool any = false;
+    uint8_t* init = blk().ub_init + r.addr;
+    const uint8_t* v = blk().ub + r.addr;
+    for (uint32_t i = 0; i < r.bytes; ++i) {
+        if (!init[i] && v[i] != kUbStale) init[i] = 1, any = true;
+    }
+    return any;
+}
+
 // Reports a read of UB bytes not written since their buffer was allocated.
 SAGE_SIM_OUTLINE void ub_check_init(UbRange r, const char* api, SrcLoc loc) {
     if (!r.bytes) return;
     const void* z = memchr(blk().ub_init + r.addr, 0, r.bytes);
+    if (z && ub_adopt_scalar_writes(r)) z = memchr(blk().ub_init + r.addr, 0, r.bytes);
     if (!z || already_reported("uninitialized-read", loc)) return;
     size_t at = static_cast<const uint8_t*>(z) - (blk().ub_init + r.addr);
     const Slot* s = slot_at(r.addr);
@@ -533,7 +567,8 @@ SAGE_SIM_OUTLINE void ub_check_init(UbRange r, const char* api, SrcLoc loc) {
     std::string what = "a UB buffer";
     if (s) {
         what = slot_origin(*s, loc);
-        if (s->state == SlotState::Scratch) since = format("InitBuffer at %s", line_ref(s->init, loc).c_str());
+        if (s->name) since = format("its declaration at %s", line_ref(s->init, loc).c_str());
+        else if (s->state == SlotState::Scratch) since = format("InitBuffer at %s", line_ref(s->init, loc).c_str());
         else if (s->alloc.line) since = format("AllocTensor at %s", line_ref(s->alloc, loc).c_str());
     }
     report("uninitialized-read", Severity::Warning, loc,

@@ -370,7 +370,7 @@ inline void masked_check_init(const AscendC::LocalTensor<T>& t, const Repeats& m
         if (found) return;
         uint64_t o = l.off(r, k) * sizeof(T);
         for (uint32_t b = 0; b < sizeof(T); ++b) {
-            if (!init[o + b]) {
+            if (!init[o + b] && !ub_adopt_scalar_writes(UbRange{uint32_t(t.addr_ + o + b), 1})) {
                 found = true;
                 at = o / sizeof(T);
                 return;
