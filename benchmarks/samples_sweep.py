@@ -31,6 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -113,18 +114,25 @@ def framework_text(root: Path, c: PlanCase) -> str:
     return " ; ".join(parts)
 
 
-def select(root: Path, plan: list[PlanCase]) -> tuple[list[PlanCase], dict[str, int]]:
+CubeSelection = Literal["exclude", "include", "only"]
+
+
+def select(root: Path, plan: list[PlanCase], cube: CubeSelection = "exclude") -> tuple[list[PlanCase], dict[str, int]]:
     """The cases of this sweep: the scenario lists dav-2201, the sample uses only vector cores
     (no cube API or mixed kernel in the sources of the binaries it runs), it sits outside
     04_advanced_api, and its commands (and the sample scripts they run) need no CANN framework
-    step. Returns the selection and why the rest were left out."""
+    step. Returns the selection and why the rest were left out.
+
+    `cube` "include" adds the cube and mixed cases the rule leaves out (advanced-API ones too),
+    "only" runs just those: they measure how the emulator refuses what it cannot run."""
     chosen: list[PlanCase] = []
     left: dict[str, int] = {}
     for c in plan:
         why = None
+        advanced = "04_advanced_api" in c.case
         if ARCH not in c.supported_archs:
             why = f"not {ARCH}"
-        elif "04_advanced_api" in c.case:
+        elif advanced and cube == "exclude":
             why = "advanced API"
         elif c.skip or not c.target_runnable:
             why = "skipped by the plan"
@@ -133,7 +141,11 @@ def select(root: Path, plan: list[PlanCase]) -> tuple[list[PlanCase], dict[str, 
         elif FRAMEWORK.search(framework_text(root, c)):
             why = "CANN framework step"
         elif CUBE.search(sample_sources(root, c)):
-            why = "cube or mixed"
+            why = None if cube != "exclude" else "cube or mixed"
+        elif cube == "only":
+            why = "not cube"
+        elif advanced:
+            why = "advanced API"
         if why:
             left[why] = left.get(why, 0) + 1
         else:
@@ -414,10 +426,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     ap.add_argument("--json", type=Path, help="also write the outcomes here")
     ap.add_argument("--keep", type=Path, help="run in this folder and keep it (default: a temporary one)")
+    ap.add_argument("--include-cube", action="store_const", const="include", dest="cube", default="exclude",
+                    help="also run the cube and mixed cases the selection leaves out (their refusals)")
+    ap.add_argument("--only-cube", action="store_const", const="only", dest="cube",
+                    help="run only the cube and mixed cases")
     a = ap.parse_args(argv)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sage-npu" / "asc-devkit"
     root, commit = checkout(a.asc_devkit.resolve(), a.rev, cache)
-    chosen, left = select(root, load_plan(root, a.cases))
+    chosen, left = select(root, load_plan(root, a.cases), a.cube)
     if a.case:
         chosen = [c for c in chosen if any(s in c.case for s in a.case)]
     work = a.keep or Path(tempfile.mkdtemp(prefix="sage-sweep-"))
