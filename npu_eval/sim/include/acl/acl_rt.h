@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "acl_base.h"
 
@@ -59,6 +60,37 @@ inline void* acl_handle() {
     static char tokens[4096];
     static size_t next = 0;
     return &tokens[next++ % sizeof tokens];
+}
+
+// What the host side of ACL hands out, so a wrong use is an error code and a diagnostic at the
+// call (as CANN returns one), not an abort in free() or a silent no-op: the host buffers of
+// aclrtMallocHost (and where each freed one was freed), and the live and destroyed streams.
+struct AclHostState {
+    std::unordered_map<const void*, size_t> host_live;
+    std::unordered_map<const void*, SrcLoc> host_freed;
+    std::unordered_map<const void*, bool> streams;  // handle -> still alive
+    std::unordered_map<const void*, SrcLoc> streams_destroyed;
+};
+inline AclHostState& acl_host() {
+    static AclHostState s;
+    return s;
+}
+
+// A stream argument that is not one aclrtCreateStream made and that is still alive. Null is the
+// default stream, which every call but aclrtDestroyStream accepts.
+inline bool stream_ok(aclrtStream stream, const char* api, SrcLoc loc) {
+    if (!stream) return true;
+    auto& h = acl_host();
+    auto it = h.streams.find(stream);
+    if (it != h.streams.end() && it->second) return true;
+    auto d = h.streams_destroyed.find(stream);
+    if (d != h.streams_destroyed.end())
+        host_report("acl-error", Severity::Error, loc, "%s is given a stream aclrtDestroyStream destroyed at %s: "
+                    "ACL_ERROR_RT_PARAM_INVALID", api, line_ref(d->second, loc).c_str());
+    else
+        host_report("acl-error", Severity::Error, loc, "%s is given %p, which is not a stream from aclrtCreateStream: "
+                    "ACL_ERROR_RT_PARAM_INVALID", api, stream);
+    return false;
 }
 
 inline aclError acl_sync(SrcLoc loc) {
@@ -152,33 +184,45 @@ inline aclError aclrtGetCurrentContext(aclrtContext* context) {
 
 // ---- streams and events ----
 
-inline aclError aclrtCreateStream(aclrtStream* stream) {
-    if (!stream) return ACL_ERROR_INVALID_PARAM;
-    *stream = ::sage::sim::acl_handle();
+inline aclError aclrtCreateStream(aclrtStream* stream, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!stream) {
+        host_report("acl-error", Severity::Error, loc, "aclrtCreateStream is given a null stream: pass the address "
+                    "of the handle to set, &stream (ACL_ERROR_INVALID_PARAM)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *stream = acl_handle();
+    acl_host().streams[*stream] = true;
+    acl_host().streams_destroyed.erase(*stream);
     return ACL_SUCCESS;
 }
-inline aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag) {
+inline aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag, SAGE_LOC) {
     (void)priority;
     (void)flag;
-    return aclrtCreateStream(stream);
+    return aclrtCreateStream(stream, loc);
 }
-inline aclError aclrtDestroyStream(aclrtStream stream) {
-    (void)stream;
+inline aclError aclrtDestroyStream(aclrtStream stream, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!stream) {
+        host_report("acl-error", Severity::Error, loc, "aclrtDestroyStream is given a null stream: the default "
+                    "stream cannot be destroyed (ACL_ERROR_INVALID_PARAM)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!stream_ok(stream, "aclrtDestroyStream", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    acl_host().streams[stream] = false;
+    acl_host().streams_destroyed[stream] = loc;
     return ACL_SUCCESS;
 }
-inline aclError aclrtDestroyStreamForce(aclrtStream stream) {
-    (void)stream;
-    return ACL_SUCCESS;
-}
+inline aclError aclrtDestroyStreamForce(aclrtStream stream, SAGE_LOC) { return aclrtDestroyStream(stream, loc); }
 // Launches run when they are made, so a stream is always drained; a launch that faulted
 // fails every synchronisation after it, as an AI Core exception does on the device.
 inline aclError aclrtSynchronizeStream(aclrtStream stream, SAGE_LOC) {
-    (void)stream;
+    if (!::sage::sim::stream_ok(stream, "aclrtSynchronizeStream", loc)) return ACL_ERROR_RT_PARAM_INVALID;
     return ::sage::sim::acl_sync(loc);
 }
 inline aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout, SAGE_LOC) {
-    (void)stream;
     (void)timeout;
+    if (!::sage::sim::stream_ok(stream, "aclrtSynchronizeStreamWithTimeout", loc)) return ACL_ERROR_RT_PARAM_INVALID;
     return ::sage::sim::acl_sync(loc);
 }
 inline aclError aclrtStreamQuery(aclrtStream stream, int32_t* status) {
@@ -269,14 +313,39 @@ inline aclError aclrtMallocHost(void** hostPtr, size_t size, SAGE_LOC) {
     void* p = nullptr;
     if (posix_memalign(&p, 64, size) != 0) return ACL_ERROR_BAD_ALLOC;
     *hostPtr = p;
+    ::sage::sim::acl_host().host_live[p] = size;
+    ::sage::sim::acl_host().host_freed.erase(p);  // the allocator may hand a freed address out again
     return ACL_SUCCESS;
 }
+// CANN frees only what aclrtMallocHost gave and returns an error for anything else; the memory
+// is left alone (free() on it would abort the program, far from the call).
 inline aclError aclrtFreeHost(void* hostPtr, SAGE_LOC) {
-    if (hostPtr && ::sage::sim::gm_find(hostPtr)) {
-        ::sage::sim::host_report("acl-error", ::sage::sim::Severity::Error, loc, "aclrtFreeHost is given device "
-                                 "memory (from aclrtMalloc): free it with aclrtFree");
+    using namespace ::sage::sim;
+    auto& h = acl_host();
+    const char* why = nullptr;
+    std::string freed_at;
+    if (!hostPtr) {
+        why = "aclrtFreeHost is given a null pointer (ACL_ERROR_INVALID_PARAM)";
+    } else if (gm_find(hostPtr)) {
+        why = "aclrtFreeHost is given device memory (from aclrtMalloc): free it with aclrtFree "
+              "(ACL_ERROR_INVALID_PARAM)";
+    } else if (h.host_freed.count(hostPtr)) {
+        freed_at = line_ref(h.host_freed[hostPtr], loc);
+    } else if (!h.host_live.count(hostPtr)) {
+        why = "aclrtFreeHost is given memory that is not from aclrtMallocHost (malloc/new memory is freed with "
+              "free/delete; the memory is left as it is) (ACL_ERROR_INVALID_PARAM)";
+    }
+    if (!freed_at.empty()) {
+        host_report("acl-error", Severity::Error, loc, "aclrtFreeHost frees a host buffer a second time: "
+                    "aclrtFreeHost already freed it at %s (ACL_ERROR_INVALID_PARAM)", freed_at.c_str());
         return ACL_ERROR_INVALID_PARAM;
     }
+    if (why) {
+        host_report("acl-error", Severity::Error, loc, "%s", why);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    h.host_live.erase(hostPtr);
+    h.host_freed[hostPtr] = loc;
     std::free(hostPtr);
     return ACL_SUCCESS;
 }
@@ -330,7 +399,7 @@ inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t c
 }
 inline aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
                                  aclrtStream stream, SAGE_LOC) {
-    (void)stream;
+    if (!::sage::sim::stream_ok(stream, "aclrtMemcpyAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
     return aclrtMemcpy(dst, destMax, src, count, kind, loc);
 }
 inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count, SAGE_LOC) {
@@ -349,6 +418,6 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
 }
 inline aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream,
                                  SAGE_LOC) {
-    (void)stream;
+    if (!::sage::sim::stream_ok(stream, "aclrtMemsetAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
     return aclrtMemset(devPtr, maxCount, value, count, loc);
 }

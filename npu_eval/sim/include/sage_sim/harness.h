@@ -313,7 +313,9 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void* uctx) {
                          : sig == SIGABRT ? "SIGABRT (abort)"
                                           : "a fatal signal";
         if (in_host_code()) {
-            // No user line: the host code makes no API call that would leave one.
+            // No user line: the host code makes no API call that would leave one. The program
+            // counter names it (program mode builds with line tables: symbolize.py).
+            write_crash_pc(fd, uctx);
             if (sig == SIGTERM)
                 n = std::snprintf(msg, sizeof msg, "timeout\terror\t\t0\t-1\t1\tthe program ran past its time "
                                   "limit in its host code, after %d kernel launch(es) (waiting for input, or an "
