@@ -34,6 +34,9 @@ int main()
     std::printf("device %d\\n", aclrtFreeHost(dev));  // expect: free it with aclrtFree
     std::printf("first %d\\n", aclrtFreeHost(host));
     std::printf("double %d\\n", aclrtFreeHost(host));  // expect: a second time
+    std::printf("freed-copy %d\\n", aclrtMemcpy(dev, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE));  // expect: freed at
+    aclrtEvent event = nullptr;
+    std::printf("null-event %d\\n", aclrtRecordEvent(event, nullptr));  // expect: null event
     std::printf("null %d\\n", aclrtFreeHost(nullptr));  // expect: null pointer
     std::printf("hostfree %d\\n", aclrtFree(plain));  // expect: not device memory
     std::printf("destroy-null %d\\n", aclrtDestroyStream(nullptr));  // expect: default stream cannot be destroyed
@@ -67,7 +70,8 @@ int main()
 """
 
 # ACL's documented codes: ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID.
-CODES = {"malloc": 100000, "stack": 100000, "device": 100000, "first": 0, "double": 100000, "null": 100000,
+CODES = {"malloc": 100000, "stack": 100000, "device": 100000, "first": 0, "double": 100000, "freed-copy": 100000,
+         "null-event": 100000, "null": 100000,
          "hostfree": 100000, "destroy-null": 100000, "destroy": 0, "sync": 107000, "memcpy-async": 107000}
 
 
@@ -89,7 +93,7 @@ def check_misuse(report: ProgramReport, path: Path) -> None:
     found = {d.line: d for d in report.diagnostics}
     for line, words in expected(path).items():
         d = found.get(line)
-        assert d is not None and d.code == "acl-error" and words in d.message, (line, words, found.get(line))
+        assert d is not None and d.code in ("acl-error", "use-after-free") and words in d.message, (line, words, d)
         assert Path(d.file) == path
     assert set(found) == set(expected(path)), sorted(found)
 

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 #include "acl_base.h"
@@ -65,15 +66,27 @@ inline void* acl_handle() {
 // What the host side of ACL hands out, so a wrong use is an error code and a diagnostic at the
 // call (as CANN returns one), not an abort in free() or a silent no-op: the host buffers of
 // aclrtMallocHost (and where each freed one was freed), and the live and destroyed streams.
+// A freed host buffer stays allocated (up to kHostQuarantineBytes, oldest released first), so
+// no later malloc can hand its address out while a use of it must still read as a use after free.
+constexpr size_t kHostQuarantineBytes = size_t(256) << 20;
 struct AclHostState {
     std::unordered_map<const void*, size_t> host_live;
     std::unordered_map<const void*, SrcLoc> host_freed;
+    std::deque<std::pair<void*, size_t>> quarantine;
+    size_t quarantined = 0;
     std::unordered_map<const void*, bool> streams;  // handle -> still alive
     std::unordered_map<const void*, SrcLoc> streams_destroyed;
 };
 inline AclHostState& acl_host() {
     static AclHostState s;
     return s;
+}
+
+// A handle (or the address to store one at) the call requires: null is ACL_ERROR_INVALID_PARAM.
+inline bool handle_given(const void* handle, const char* api, const char* what, SrcLoc loc) {
+    if (handle) return true;
+    host_report("acl-error", Severity::Error, loc, "%s is given a null %s (ACL_ERROR_INVALID_PARAM)", api, what);
+    return false;
 }
 
 // A stream argument that is not one aclrtCreateStream made and that is still alive. Null is the
@@ -108,12 +121,20 @@ inline const char* memcpy_kind_name(aclrtMemcpyKind k) {
     }
 }
 
-// Whether a pointer the copy kind says is host memory is in fact device memory.
-inline void check_host_side(const void* p, const char* role, aclrtMemcpyKind kind, SrcLoc loc) {
+// Whether a pointer the copy kind says is host memory is in fact device memory, or a host
+// buffer aclrtFreeHost freed (returns false: the copy must not touch it).
+inline bool check_host_side(const void* p, const char* role, aclrtMemcpyKind kind, SrcLoc loc) {
     if (p && gm_find(p)) {
         host_report("acl-error", Severity::Error, loc, "aclrtMemcpy with %s, but the %s is device memory (from "
                     "aclrtMalloc): use the copy kind that matches both pointers", memcpy_kind_name(kind), role);
     }
+    auto freed = acl_host().host_freed.find(p);
+    if (p && freed != acl_host().host_freed.end()) {
+        host_report("use-after-free", Severity::Error, loc, "aclrtMemcpy: the %s is a host buffer aclrtFreeHost "
+                    "freed at %s (ACL_ERROR_INVALID_PARAM)", role, line_ref(freed->second, loc).c_str());
+        return false;
+    }
+    return true;
 }
 
 }  // namespace sim
@@ -230,36 +251,35 @@ inline aclError aclrtStreamQuery(aclrtStream stream, int32_t* status) {
     if (status) *status = 0;
     return ACL_SUCCESS;
 }
-inline aclError aclrtCreateEvent(aclrtEvent* event) {
-    if (!event) return ACL_ERROR_INVALID_PARAM;
+inline aclError aclrtCreateEvent(aclrtEvent* event, SAGE_LOC) {
+    if (!::sage::sim::handle_given(event, "aclrtCreateEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
     *event = ::sage::sim::acl_handle();
     return ACL_SUCCESS;
 }
-inline aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+inline aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag, SAGE_LOC) {
     (void)flag;
-    return aclrtCreateEvent(event);
+    return aclrtCreateEvent(event, loc);
 }
-inline aclError aclrtDestroyEvent(aclrtEvent event) {
-    (void)event;
-    return ACL_SUCCESS;
+inline aclError aclrtDestroyEvent(aclrtEvent event, SAGE_LOC) {
+    return ::sage::sim::handle_given(event, "aclrtDestroyEvent", "event", loc) ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
-inline aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-    (void)event;
-    (void)stream;
-    return ACL_SUCCESS;
+inline aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!handle_given(event, "aclrtRecordEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
+    return stream_ok(stream, "aclrtRecordEvent", loc) ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
 }
-inline aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
-    (void)event;
-    (void)stream;
-    return ACL_SUCCESS;
+inline aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!handle_given(event, "aclrtResetEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
+    return stream_ok(stream, "aclrtResetEvent", loc) ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
 }
-inline aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-    (void)stream;
-    (void)event;
-    return ACL_SUCCESS;
+inline aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!handle_given(event, "aclrtStreamWaitEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
+    return stream_ok(stream, "aclrtStreamWaitEvent", loc) ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
 }
 inline aclError aclrtSynchronizeEvent(aclrtEvent event, SAGE_LOC) {
-    (void)event;
+    if (!::sage::sim::handle_given(event, "aclrtSynchronizeEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
     return ::sage::sim::acl_sync(loc);
 }
 // CPU wall time says nothing about the device; sage-npu run reports each launch's estimated
@@ -314,7 +334,7 @@ inline aclError aclrtMallocHost(void** hostPtr, size_t size, SAGE_LOC) {
     if (posix_memalign(&p, 64, size) != 0) return ACL_ERROR_BAD_ALLOC;
     *hostPtr = p;
     ::sage::sim::acl_host().host_live[p] = size;
-    ::sage::sim::acl_host().host_freed.erase(p);  // the allocator may hand a freed address out again
+    ::sage::sim::acl_host().host_freed.erase(p);  // an address released from quarantine may come back
     return ACL_SUCCESS;
 }
 // CANN frees only what aclrtMallocHost gave and returns an error for anything else; the memory
@@ -344,9 +364,17 @@ inline aclError aclrtFreeHost(void* hostPtr, SAGE_LOC) {
         host_report("acl-error", Severity::Error, loc, "%s", why);
         return ACL_ERROR_INVALID_PARAM;
     }
+    h.quarantine.emplace_back(hostPtr, h.host_live[hostPtr]);
+    h.quarantined += h.host_live[hostPtr];
     h.host_live.erase(hostPtr);
     h.host_freed[hostPtr] = loc;
-    std::free(hostPtr);
+    while (h.quarantined > kHostQuarantineBytes && !h.quarantine.empty()) {
+        auto [oldest, bytes] = h.quarantine.front();
+        h.quarantine.pop_front();
+        h.quarantined -= bytes;
+        h.host_freed.erase(oldest);
+        std::free(oldest);
+    }
     return ACL_SUCCESS;
 }
 inline aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
@@ -382,8 +410,8 @@ inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t c
                    kind == ACL_MEMCPY_INNER_DEVICE_TO_DEVICE || kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
     if (dst_dev && !device_range(dst, count, loc, "aclrtMemcpy", "destination")) return ACL_ERROR_INVALID_PARAM;
     if (src_dev && !device_range(src, count, loc, "aclrtMemcpy", "source")) return ACL_ERROR_INVALID_PARAM;
-    if (!dst_dev) check_host_side(dst, "destination", kind, loc);
-    if (!src_dev) check_host_side(src, "source", kind, loc);
+    if (!dst_dev && !check_host_side(dst, "destination", kind, loc)) return ACL_ERROR_INVALID_PARAM;
+    if (!src_dev && !check_host_side(src, "source", kind, loc)) return ACL_ERROR_INVALID_PARAM;
     std::memmove(dst, src, count);
     if (dst_dev) {
         GmBuffer* d = gm_find(dst);
