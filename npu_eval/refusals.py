@@ -66,8 +66,8 @@ def for_name(name: str, qualified: bool) -> str | None:
     """The refusal for an undeclared name asc-devkit has; `qualified`: written as AscendC::name.
     None when asc-devkit has no such name."""
     hit = api_classes.lookup(name)
-    if hit is None:
-        return None
+    if hit is None or name in _emulated_set():
+        return None  # a name emulated since the table was generated is the user's mistake
     src = _short(hit.where)
     text = {
         "cube": f"{name} is a cube-unit (matrix) API (asc-devkit {src}): sage-npu emulates the vector unit "
@@ -103,10 +103,15 @@ def for_header(header: str) -> str | None:
 
 
 @functools.cache
-def _emulated() -> tuple[str, ...]:
+def _emulated_set() -> frozenset[str]:
     from sage_npu.npu_eval.api_support import emulated_names
 
-    return tuple(sorted(n for n in emulated_names() if not n.startswith(("Sage", "SAGE"))))
+    return frozenset(emulated_names())
+
+
+@functools.cache
+def _emulated() -> tuple[str, ...]:
+    return tuple(sorted(n for n in _emulated_set() if not n.startswith(("Sage", "SAGE"))))
 
 
 def did_you_mean(name: str) -> list[str]:
@@ -130,7 +135,7 @@ def cube_use(files: dict[str, str]) -> CubeUse | None:
     """The first use of the cube unit in the sources (path -> text): a cube API asc-devkit documents
     or declares, written as a call, type or scope (not as a member `x.Name`, which may be anyone's),
     or a cube-only buffer position."""
-    cube = api_classes.cube_names()
+    cube = api_classes.cube_names() - _emulated_set()
     for path in sorted(files):
         text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), files[path])
         own = set(re.findall(r"\b(?:class|struct|enum|using|define|void)\s+(\w+)", text))
