@@ -575,14 +575,19 @@ def host_crash_line(rows: list[list[str]], built: Built, known: set[str],
     recorded, when it is in one of the program's sources (not in a library or the emulator).
     The run's binary has no line tables; `with_lines` builds its twin that has (cached)."""
     pc = next((CrashPc.parse(r[6]) for r in rows if len(r) >= 7 and r[0] == protocol.CRASH_PC), None)
-    if pc is None or built.binary is None or function_at(built.binary, pc) is None:
+    if pc is None or built.binary is None:
         return None
-    twin = with_lines()
-    found = line_at(twin, pc) if twin is not None else None
-    if found is None:
+    frames = [f for f in (pc, *pc.callers()) if function_at(built.binary, f) is not None]
+    twin = with_lines() if frames else None
+    if twin is None:
         return None
-    file = built.paths.to_real(found[0])
-    return (file, found[1]) if file in known else None
+    for frame in frames:
+        # The innermost frame in the program's own sources: a library or emulator frame is skipped.
+        found = line_at(twin, frame)
+        file = built.paths.to_real(found[0]) if found else ""
+        if found and file in known:
+            return file, found[1]
+    return None
 
 
 def _signal_name(sig: int) -> str:

@@ -28,14 +28,19 @@ class CrashPc:
 
     pc: int
     exec_start: int
+    returns: tuple[int, ...] = ()  # return addresses up the frame-pointer chain (x86-64), innermost first
 
     @classmethod
     def parse(cls, message: str) -> CrashPc | None:
         try:
-            pc, start = message.split()
-            return cls(int(pc, 16), int(start, 16))
+            pc, start, *returns = message.split()
+            return cls(int(pc, 16), int(start, 16), tuple(int(r, 16) for r in returns))
         except ValueError:
             return None
+
+    def callers(self) -> list[CrashPc]:
+        """The call instructions up the stack, as program counters (a return address, less one)."""
+        return [CrashPc(r - 1, self.exec_start) for r in self.returns]
 
 
 @dataclass(frozen=True)

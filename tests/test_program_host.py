@@ -122,3 +122,12 @@ def test_a_crash_in_host_code_is_reported_at_the_line_that_crashed(tmp_path, set
     (d,) = [d for d in report.diagnostics if d.code == "crash"]
     assert "SIGSEGV" in d.message and "host code" in d.message
     assert Path(d.file) == path and d.line == 6, d
+
+
+def test_the_crash_row_carries_the_callers_up_the_frame_chain():
+    from sage_npu.npu_eval.symbolize import CrashPc
+
+    pc = CrashPc.parse("1f 10 30 40")
+    assert pc == CrashPc(0x1f, 0x10, (0x30, 0x40))
+    assert pc.callers() == [CrashPc(0x2f, 0x10), CrashPc(0x3f, 0x10)]
+    assert CrashPc.parse("1f 10") == CrashPc(0x1f, 0x10)
