@@ -31,6 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -114,19 +115,27 @@ def framework_text(root: Path, c: PlanCase) -> str:
     return " ; ".join(parts)
 
 
-def select(root: Path, plan: list[PlanCase], advanced: bool = False) -> tuple[list[PlanCase], dict[str, int]]:
+CubeSelection = Literal["exclude", "include", "only"]
+
+
+def select(root: Path, plan: list[PlanCase], cube: CubeSelection = "exclude",
+           advanced: bool = False) -> tuple[list[PlanCase], dict[str, int]]:
     """The cases of this sweep: the scenario lists dav-2201, the sample uses only vector cores
     (no cube API or mixed kernel in the sources of the binaries it runs), it sits outside
     04_advanced_api unless `advanced` (the advanced API's samples, which need the host tiling
     library), and its commands (and the sample scripts they run) need no CANN framework step.
-    Returns the selection and why the rest were left out."""
+    Returns the selection and why the rest were left out.
+
+    `cube` "include" adds the cube and mixed cases the rule leaves out (advanced-API ones too),
+    "only" runs just those: they measure how the emulator refuses what it cannot run."""
     chosen: list[PlanCase] = []
     left: dict[str, int] = {}
     for c in plan:
         why = None
+        adv = ADVANCED in c.case and not advanced  # an advanced-API case left out unless asked for
         if ARCH not in c.supported_archs:
             why = f"not {ARCH}"
-        elif ADVANCED in c.case and not advanced:
+        elif adv and cube == "exclude":
             why = "advanced API"
         elif c.skip or not c.target_runnable:
             why = "skipped by the plan"
@@ -135,7 +144,11 @@ def select(root: Path, plan: list[PlanCase], advanced: bool = False) -> tuple[li
         elif FRAMEWORK.search(framework_text(root, c)):
             why = "CANN framework step"
         elif CUBE.search(sample_sources(root, c)):
-            why = "cube or mixed"
+            why = None if cube != "exclude" else "cube or mixed"
+        elif cube == "only":
+            why = "not cube"
+        elif adv:
+            why = "advanced API"
         if why:
             left[why] = left.get(why, 0) + 1
         else:
@@ -426,12 +439,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     ap.add_argument("--json", type=Path, help="also write the outcomes here")
     ap.add_argument("--keep", type=Path, help="run in this folder and keep it (default: a temporary one)")
+    ap.add_argument("--include-cube", action="store_const", const="include", dest="cube", default="exclude",
+                    help="also run the cube and mixed cases the selection leaves out (their refusals)")
+    ap.add_argument("--only-cube", action="store_const", const="only", dest="cube",
+                    help="run only the cube and mixed cases")
     ap.add_argument("--advanced", action="store_true",
                     help=f"also select the advanced API's samples ({ADVANCED}), under the same rules")
     a = ap.parse_args(argv)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sage-npu" / "asc-devkit"
     root, commit = checkout(a.asc_devkit.resolve(), a.rev, cache)
-    chosen, left = select(root, load_plan(root, a.cases), advanced=a.advanced)
+    chosen, left = select(root, load_plan(root, a.cases), a.cube, a.advanced)
     if a.advanced:
         print(f"--advanced: {sum(ADVANCED in c.case for c in chosen)} of the {len(chosen)} selected cases are "
               f"{ADVANCED} samples")

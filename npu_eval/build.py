@@ -1,6 +1,12 @@
 """The build stage: compile harness + kernel against the emulator headers, as C++17, with a
 cache keyed by every file the compiler read (its dependency output), the harness, the flags
-and the chip profile. Failures come back as diagnostics on the user's lines."""
+and the chip profile. Failures come back as diagnostics on the user's lines.
+
+The key is the content, not where it is: a program's sources and folders get neutral names
+(`neutral_paths`: the harness names the sources so in its `#line`s, the folders are compiled
+under theirs with `-ffile-prefix-map`), and the key, the flags and the dependencies use them.
+The same program copied to another folder or renamed reuses its build; the paths a run
+reports (`__FILE__` in faults) are mapped back with `PathMap.to_real`."""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -16,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from sage_npu.npu_eval import compile_errors
+from sage_npu.npu_eval import compile_errors, refusals
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile
 
@@ -115,6 +122,46 @@ def _parse_depfile(text: str) -> list[str]:
 # WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid).
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
               b"DataCacheCleanAndInvalid")
+NEUTRAL_ROOT = "/sage-src"
+
+
+@dataclass(frozen=True)
+class PathMap:
+    """The user's folders and sources (real path -> neutral name) a build is keyed and compiled
+    under; see `neutral_paths`."""
+
+    folders: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_neutral(self, text: str) -> str:
+        return _replaced(text, self.files, self.folders)
+
+    def to_real(self, text: str) -> str:
+        """A path or text the binary or compiler wrote (neutral names) back in the user's folders;
+        a source's neutral file name alone (`src0.asc:31` in a message) becomes its own."""
+        text = _replaced(text, {n: r for r, n in self.files.items()}, {n: r for r, n in self.folders.items()})
+        for real, n in self.files.items():
+            text = re.sub(rf"(?<![\w/.-]){re.escape(Path(n).name)}(?![\w.-])", lambda _m, r=real: Path(r).name, text)
+        return text
+
+
+def _replaced(text: str, files: dict[str, str], folders: dict[str, str]) -> str:
+    if text in folders:
+        return folders[text]
+    for old in sorted(files, key=len, reverse=True):
+        text = text.replace(old, files[old])
+    for old in sorted(folders, key=len, reverse=True):
+        text = text.replace(old + "/", folders[old] + "/")
+    return text
+
+
+def neutral_paths(sources: list[str]) -> PathMap:
+    """Neutral names for a program's sources (resolved paths, in order): their folders become
+    /sage-src/0, /sage-src/1, ... and source i is `src<i>` there with its suffix, so a copy in
+    another folder, or a renamed one, compiles to the same bytes."""
+    folders = {d: f"{NEUTRAL_ROOT}/{i}" for i, d in enumerate(dict.fromkeys(str(Path(s).parent) for s in sources))}
+    files = {s: f"{folders[str(Path(s).parent)]}/src{i}{Path(s).suffix}" for i, s in enumerate(sources)}
+    return PathMap(folders, files)
 
 
 def coop_define(*sources: bytes) -> dict[str, str]:
@@ -144,20 +191,23 @@ class BuildCache:
     def _index(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def lookup(self, key: str) -> Path | None:
+    def lookup(self, key: str, paths: PathMap | None = None) -> Path | None:
+        """A binary whose dependencies hash as they did; a dependency in a user folder is recorded
+        under its neutral name (`paths`) and read from the folder it is now in."""
+        paths = paths or PathMap()
         try:
             variants = json.loads(self._index(key).read_text())
         except (OSError, ValueError):
             return None
         for v in variants:
             binary = Path(v["binary"])
-            if binary.is_file() and all(_file_hash(p) == h for p, h in v["deps"].items()):
+            if binary.is_file() and all(_file_hash(paths.to_real(p)) == h for p, h in v["deps"].items()):
                 touch(binary)
                 return binary
         return None
 
-    def store(self, key: str, built: Path, deps: list[str]) -> Path:
-        dep_hashes = {p: _file_hash(p) for p in deps}
+    def store(self, key: str, built: Path, deps: list[str], paths: PathMap | None = None) -> Path:
+        dep_hashes = {(paths or PathMap()).to_neutral(p): _file_hash(p) for p in deps}
         variant = _sha(json.dumps(dep_hashes, sort_keys=True).encode())[:16]
         target = self.root / key[:2] / f"{key[:24]}-{variant}"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -245,16 +295,22 @@ def _cache_entries(root: Path) -> list[CacheEntry]:
 
 
 def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user_files: set[str],
-          fallback: tuple[str, int], timeout_s: float, prebuilt: Prebuilt | None = None) -> BuildResult:
+          fallback: tuple[str, int], timeout_s: float, prebuilt: Prebuilt | None = None,
+          paths: PathMap | None = None) -> BuildResult:
     """Compile and link the harness (cached). With `prebuilt`, the precompiled emulator header
-    and runtime object of these flags (npu_eval/prebuilt.py) stand in for the emulator's code."""
+    and runtime object of these flags (npu_eval/prebuilt.py) stand in for the emulator's code.
+    With `paths` (`neutral_paths`; the harness then names the sources by their neutral names),
+    the flags, the key and the dependencies name the user's folders so (-ffile-prefix-map): a
+    copy elsewhere reuses the build. The compiler's output is given back with the real paths."""
     start = time.monotonic()
-    plain = _sha("\0".join([harness_text, compiler_identity(cxx), *flags]).encode())
+    paths = paths or PathMap()
+    plain = _sha("\0".join([harness_text, compiler_identity(cxx), *(paths.to_neutral(f) for f in flags)]).encode())
     key = _sha("\0".join([plain, *prebuilt.flags, "\0prebuilt", prebuilt.key]).encode()) if prebuilt else plain
     # A binary built before the prebuilt set existed behaves the same: no need to build it again.
-    hit = cache.lookup(key) or (cache.lookup(plain) if prebuilt else None)
+    hit = cache.lookup(key, paths) or (cache.lookup(plain, paths) if prebuilt else None)
     if hit:
         return BuildResult(True, hit, True, time.monotonic() - start)
+    flags = [*flags, *(f"-ffile-prefix-map={real}={n}" for real, n in paths.folders.items())]
     with tempfile.TemporaryDirectory(prefix=scratch_dirs.prefix("build")) as tmp:
         src = Path(tmp) / "sage_harness.cpp"
         src.write_text(harness_text)
@@ -272,19 +328,19 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
             diag = compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
                                                     f"cannot run the C++ compiler {cxx!r}: {e}")
             return BuildResult(False, None, False, time.monotonic() - start, [diag])
-        text = proc.stderr + proc.stdout
+        text = paths.to_real(proc.stderr + proc.stdout)
         if proc.returncode != 0:
             diags = compile_errors.parse(text, user_files, fallback)
             if not diags:
                 diags = [compile_errors.CompileDiagnostic(
                     fallback[0], fallback[1], 1, "error", "compile-error",
-                    "the compiler failed: " + (text.strip().splitlines() or ["no output"])[-1][:300])]
+                    refusals.one_line("the compiler failed: " + (text.strip().splitlines() or ["no output"])[-1]))]
             return BuildResult(False, None, False, time.monotonic() - start, diags, text)
         deps = [str(Path(tmp, d).resolve()) if not os.path.isabs(d) else d
                 for d in _parse_depfile(dep.read_text())]
         skip = (tmp, str(prebuilt.include_dir)) if prebuilt else (tmp,)
         deps = [d for d in deps if not d.startswith(skip)]  # the prebuilt set is in the key
-        binary = cache.store(key, out, deps)
+        binary = cache.store(key, out, deps, paths)
         return BuildResult(True, binary, False, time.monotonic() - start, [], text)
 
 
@@ -305,4 +361,4 @@ def syntax_check(kernel: Path, flags: list[str], cxx: str, user_files: set[str],
             return []
         return compile_errors.parse(proc.stderr + proc.stdout, user_files, fallback) or [
             compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
-                                             "the compiler failed: " + proc.stderr.strip()[-300:])]
+                                             refusals.one_line("the compiler failed: " + proc.stderr.strip()[-300:]))]

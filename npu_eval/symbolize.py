@@ -6,6 +6,9 @@ of `__executable_start` instead. The binary's symbol table (`nm`) has the link-t
 both, so `pc - exec_start + link_start` is the instruction's symbol-table address, and the
 function whose range holds it is where the kernel was. Functions the compiler inlined are
 reported as their caller, which is where their code then is.
+
+A program's host code (program mode) is built with line tables (-g1), so a crash in it is
+named by its line: `line_at` asks `addr2line` for the instruction's file and line.
 """
 
 from __future__ import annotations
@@ -25,14 +28,19 @@ class CrashPc:
 
     pc: int
     exec_start: int
+    returns: tuple[int, ...] = ()  # return addresses up the frame-pointer chain (x86-64), innermost first
 
     @classmethod
     def parse(cls, message: str) -> CrashPc | None:
         try:
-            pc, start = message.split()
-            return cls(int(pc, 16), int(start, 16))
+            pc, start, *returns = message.split()
+            return cls(int(pc, 16), int(start, 16), tuple(int(r, 16) for r in returns))
         except ValueError:
             return None
+
+    def callers(self) -> list[CrashPc]:
+        """The call instructions up the stack, as program counters (a return address, less one)."""
+        return [CrashPc(r - 1, self.exec_start) for r in self.returns]
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,30 @@ def _symbols(binary: str, mtime_ns: int) -> tuple[tuple[_Symbol, ...], int | Non
         elif len(parts) >= 3 and parts[-1] == "__executable_start":
             link_start = int(parts[0], 16)
     return tuple(sorted(syms, key=lambda s: s.start)), link_start
+
+
+def _link_address(binary: Path, where: CrashPc) -> int | None:
+    try:
+        mtime = binary.stat().st_mtime_ns
+    except OSError:
+        return None
+    _, link_start = _symbols(str(binary), mtime)
+    return None if link_start is None else where.pc - where.exec_start + link_start
+
+
+def line_at(binary: Path, where: CrashPc) -> tuple[str, int] | None:
+    """The source file and line of the instruction (from the binary's line tables), or None when
+    the program counter is outside the binary (in a shared library) or it has no line tables."""
+    addr = _link_address(binary, where)
+    tool = shutil.which("addr2line")
+    if addr is None or tool is None:
+        return None
+    try:
+        out = subprocess.run([tool, "-e", str(binary), hex(addr)], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    file, _, line = out.split(" (discriminator")[0].strip().rpartition(":")
+    return (file, int(line)) if file and file != "??" and line.isdigit() and int(line) > 0 else None
 
 
 def function_at(binary: Path, where: CrashPc) -> str | None:

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from sage_npu.npu_eval.build import BuildCache
+from sage_npu.npu_eval.build import BuildCache, neutral_paths
 
 
 def _stored(cache: BuildCache, tmp_path: Path, name: str, size: int, age_s: float) -> Path:
@@ -70,3 +70,23 @@ def test_half_written_entries_of_a_killed_process_go_once_stale(tmp_path):
     os.utime(left, (then, then))
     _stored(cache, tmp_path, "b", 10_000, age_s=100)
     assert not left.exists() and writing.exists()
+
+
+def test_dependencies_in_the_users_folder_are_checked_where_the_copy_is(tmp_path):
+    cache = BuildCache(tmp_path / "cache")
+    first, copy = tmp_path / "a" / "prog.asc", tmp_path / "b" / "c" / "renamed.asc"
+    for src in (first, copy):
+        src.parent.mkdir(parents=True)
+        (src.parent / "data_utils.h").write_text("// the same header\n")
+    built = tmp_path / "built"
+    built.write_bytes(b"binary")
+    mine = neutral_paths([str(first)])
+    theirs = neutral_paths([str(copy)])
+    assert mine.files[str(first)] == theirs.files[str(copy)] == "/sage-src/0/src0.asc"
+    stored = cache.store("k" * 8, built, [str(first.parent / "data_utils.h")], mine)
+    assert cache.lookup("k" * 8, theirs) == stored              # the copy's header is the same
+    (copy.parent / "data_utils.h").write_text("// changed in the copy\n")
+    assert cache.lookup("k" * 8, theirs) is None                # ... until the copy changes it
+    assert cache.lookup("k" * 8, mine) == stored
+    assert theirs.to_real("/sage-src/0/src0.asc:12") == f"{copy}:12"
+    assert theirs.to_real("/sage-src/0/data_utils.h") == str(copy.parent / "data_utils.h")

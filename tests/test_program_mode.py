@@ -390,7 +390,7 @@ def test_cube_api_gets_one_actionable_line(tmp_path, settings):
     assert report.status == "compile_error"
     msgs = [d for d in report.diagnostics if "Mmad" in d.message]
     assert msgs and msgs[0].line == line_of(path, "AscendC::Mmad(")
-    assert "cube" in msgs[0].message and "vector kernels only" in msgs[0].message
+    assert "cube" in msgs[0].message and "vector unit only" in msgs[0].message and len(msgs[0].message) <= 200
 
 
 def test_hanging_program_ends_in_a_timeout_report(tmp_path, settings):
@@ -401,7 +401,8 @@ def test_hanging_program_ends_in_a_timeout_report(tmp_path, settings):
     assert [lr.status for lr in report.launches] == ["ok", "ok"]
     (d,) = [d for d in report.diagnostics if d.code == "timeout"]
     assert "host code" in d.message and "2 kernel launch" in d.message
-    assert Path(d.file) == path and d.line == line_of(path, "int main()")
+    # The program counter the timeout stopped names the loop (symbolized in a twin with line tables).
+    assert Path(d.file) == path and d.line in (line_of(path, "while (z[0] > 0)"), line_of(path, "z[1] += 1"))
 
 
 def test_cli_json_report_and_exit_code(tmp_path, settings, capfd):

@@ -284,18 +284,37 @@ inline int& launches_done() {
 // counter was, and where this executable's image starts, so the Python side can name the
 // function from the binary's symbol table (symbolize.py). Symbolizing here would not be
 // async-signal-safe.
+// On x86-64 the return addresses of the frame-pointer chain follow (up to kCrashFrames), so a
+// crash inside a library function or an out-of-line helper (std::vector::operator[] at -O0) can
+// still be named by the user's line that called it.
+constexpr int kCrashFrames = 6;
 inline void write_crash_pc(int fd, void* uctx) {
     uintptr_t pc = 0;
 #if defined(__x86_64__)
-    pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
+    const auto& regs = static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs;
+    pc = static_cast<uintptr_t>(regs[REG_RIP]);
 #elif defined(__aarch64__)
     pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
 #endif
     if (!pc) return;
-    char msg[128];
-    int n = std::snprintf(msg, sizeof msg, "%s\tnote\t\t0\t%d\t1\t%lx %lx\n", protocol::kCrashPc, blk().idx,
+    char msg[512];
+    int n = std::snprintf(msg, sizeof msg, "%s\tnote\t\t0\t%d\t1\t%lx %lx", protocol::kCrashPc, blk().idx,
                           static_cast<unsigned long>(pc),
                           static_cast<unsigned long>(reinterpret_cast<uintptr_t>(&__executable_start)));
+#if defined(__x86_64__)
+    // Walk only frames that lie above the stack pointer and below it by at most 8 MB, upwards.
+    const uintptr_t sp = static_cast<uintptr_t>(regs[REG_RSP]);
+    uintptr_t fp = static_cast<uintptr_t>(regs[REG_RBP]);
+    for (int i = 0; i < kCrashFrames && n > 0 && n < int(sizeof msg) - 40; ++i) {
+        if (fp < sp || fp - sp > (uintptr_t(8) << 20) || (fp & 7) != 0) break;
+        const uintptr_t* frame = reinterpret_cast<const uintptr_t*>(fp);
+        if (!frame[1]) break;
+        n += std::snprintf(msg + n, sizeof msg - size_t(n), " %lx", static_cast<unsigned long>(frame[1]));
+        if (frame[0] <= fp) break;
+        fp = frame[0];
+    }
+#endif
+    if (n > 0 && n < int(sizeof msg) - 1) msg[n++] = '\n';
     if (n > 0) write_all(fd, msg, std::min(size_t(n), sizeof msg - 1));
 }
 
@@ -314,7 +333,9 @@ inline void on_fatal_signal(int sig, siginfo_t* info, void* uctx) {
                          : sig == SIGABRT ? "SIGABRT (abort)"
                                           : "a fatal signal";
         if (in_host_code()) {
-            // No user line: the host code makes no API call that would leave one.
+            // No user line: the host code makes no API call that would leave one. The program
+            // counter names it (program mode builds with line tables: symbolize.py).
+            write_crash_pc(fd, uctx);
             if (sig == SIGTERM)
                 n = std::snprintf(msg, sizeof msg, "timeout\terror\t\t0\t-1\t1\tthe program ran past its time "
                                   "limit in its host code, after %d kernel launch(es) (waiting for input, or an "

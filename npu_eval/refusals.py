@@ -1,0 +1,152 @@
+"""One line for anything the emulator cannot run, naming what it is and what to do: a cube API,
+an Ascend 950-only API, HCCL, an AI CPU API, a CANN-only library, a host library, an API not
+emulated yet; and, for a name nothing knows, the nearest emulated names ("did you mean").
+
+What a name is comes from asc-devkit's include/ tree and docs (api_classes.py); what the
+emulator provides comes from its headers (api_support.emulated_names). Every line is at most
+`MAX_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sage_npu.npu_eval import api_classes
+
+MAX_CHARS = 200
+# The CANN libraries a program may include that asc-devkit does not ship (so no table can say
+# what they are): header path prefix -> what it is.
+CANN_LIBRARIES = {
+    "aclnn": "aclnn, CANN's operator library",
+    "acl/acl_rt_compile.h": "aclrtc, CANN's runtime compiler",
+    "acl/acl_op": "CANN's single-operator API",
+    "graph/": "CANN's graph engine",
+    "ge/": "CANN's graph engine",
+    "exe_graph/": "CANN's graph engine",
+    "hccl/": "HCCL, CANN's collective communication library",
+    "register/op_": "CANN's operator registration (an op project's host side)",
+    "tiling/": "CANN's host tiling library",
+    "platform/": "CANN's platform library",
+    "opdev/": "CANN's operator development kit",
+    "runtime/": "CANN's runtime internals",
+    "torch": "PyTorch",
+    "torch_npu": "torch_npu",
+}
+# Buffer positions only the cube unit has (TPosition members: the enum is shared, so no header
+# path tells them apart).
+CUBE_POSITIONS = ("A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2")
+_CUBE_POSITION = re.compile(r"\b(?:TPosition|QuePosition)::(" + "|".join(CUBE_POSITIONS) + r")\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_WORD = re.compile(r"(?<![.>\w])(?:AscendC::)?([A-Za-z_]\w*)\b")
+
+
+@dataclass(frozen=True)
+class CubeUse:
+    """Where a source first uses the cube unit."""
+
+    file: str
+    line: int
+    name: str
+
+
+def one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 3] + "..."
+
+
+def _short(where: str) -> str:
+    return Path(where).name
+
+
+def for_name(name: str, qualified: bool) -> str | None:
+    """The refusal for an undeclared name asc-devkit has; `qualified`: written as AscendC::name.
+    None when asc-devkit has no such name."""
+    hit = api_classes.lookup(name)
+    if hit is None or name in _emulated_set():
+        return None  # a name emulated since the table was generated is the user's mistake
+    src = _short(hit.where)
+    text = {
+        "cube": f"{name} is a cube-unit (matrix) API (asc-devkit {src}): sage-npu emulates the vector unit "
+                "only; run this kernel on a device, or test its vector part as a kernel of its own",
+        "ascend950": f"{name} is an Ascend 950-only API (asc-devkit {src} lists no 910B support): sage-npu "
+                     "emulates 910B and 310P; write it with the 910B basic API",
+        "not910b": f"{name} is not available on 910B or 310P (asc-devkit {src}), the chips sage-npu emulates",
+        "hccl": f"{name} is HCCL, CANN's collective communication library (asc-devkit {src}): sage-npu runs "
+                "one device without CANN; run this program with CANN",
+        "aicpu": f"{name} is an AI CPU API (asc-devkit {src}): sage-npu emulates the AI Core, not the AI CPU",
+        "missing": f"{'AscendC::' if qualified else ''}{name} (asc-devkit {src}) is not emulated by sage-npu yet: "
+                   "run this kernel with CANN",
+    }[hit.kind]
+    return one_line(text)
+
+
+def for_header(header: str) -> str | None:
+    """The refusal for a missing #include: a CANN library or an asc-devkit header the emulator lacks."""
+    for prefix, what in CANN_LIBRARIES.items():
+        if header.startswith(prefix):
+            return one_line(f"{header} is part of {what}, which sage-npu does not provide (it runs kernels and "
+                            "ACL host code without CANN); run this program with CANN")
+    hit = api_classes.header(header)
+    if hit is None:
+        return None
+    what = {"cube": "a cube-unit (matrix) API: sage-npu emulates the vector unit only",
+            "ascend950": "an Ascend 950-only API: sage-npu emulates 910B and 310P",
+            "not910b": "not available on 910B or 310P",
+            "hccl": "HCCL, CANN's collective communication library",
+            "aicpu": "the AI CPU API: sage-npu emulates the AI Core",
+            "missing": "not emulated by sage-npu yet"}[hit.kind]
+    return one_line(f"{header} (asc-devkit {hit.where}) is {what}; this code cannot run under sage-npu")
+
+
+@functools.cache
+def _emulated_set() -> frozenset[str]:
+    from sage_npu.npu_eval.api_support import emulated_names
+
+    return frozenset(emulated_names())
+
+
+@functools.cache
+def _emulated() -> tuple[str, ...]:
+    return tuple(sorted(n for n in _emulated_set() if not n.startswith(("Sage", "SAGE"))))
+
+
+def did_you_mean(name: str) -> list[str]:
+    """The emulated names nearest `name` (a spelling mistake: DataCpy -> DataCopy), best first."""
+    return difflib.get_close_matches(name, _emulated(), n=3, cutoff=0.8)
+
+
+def unknown_name(name: str, qualified: bool) -> str | None:
+    """The line for an AscendC name neither the emulator nor asc-devkit has: the nearest emulated
+    names, or None when nothing is near (for an unqualified name: then it is the user's own)."""
+    near = did_you_mean(name)
+    shown = f"AscendC::{name}" if qualified else name
+    if near:
+        return one_line(f"{shown} is not declared; did you mean {' or '.join(near)}?")
+    if qualified:
+        return one_line(f"AscendC::{name} is not an Ascend C API (a spelling mistake?) nor one sage-npu emulates")
+    return None
+
+
+def cube_use(files: dict[str, str]) -> CubeUse | None:
+    """The first use of the cube unit in the sources (path -> text): a cube API asc-devkit documents
+    or declares, written as a call, type or scope (not as a member `x.Name`, which may be anyone's),
+    or a cube-only buffer position."""
+    cube = api_classes.cube_names() - _emulated_set()
+    for path in sorted(files):
+        text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), files[path])
+        own = set(re.findall(r"\b(?:class|struct|enum|using|define|void)\s+(\w+)", text))
+        hits = [(m.start(), m.group(1)) for m in _WORD.finditer(text) if m.group(1) in cube and m.group(1) not in own]
+        hits += [(m.start(), f"TPosition::{m.group(1)}") for m in _CUBE_POSITION.finditer(text)]
+        if hits:
+            at, name = min(hits)
+            return CubeUse(path, text.count("\n", 0, at) + 1, name)
+    return None
+
+
+def for_cube_use(use: CubeUse) -> str:
+    return one_line(f"this kernel uses the cube unit ({use.name}, a matrix API): sage-npu emulates the vector unit "
+                    "only; run it on a device, or test its vector part as a kernel of its own")
