@@ -191,6 +191,26 @@ def test_ub_overflow_names_the_chip_and_the_buffers():
     assert warn.severity == "warning" and "reserve" in warn.message and "196608" not in warn.message
 
 
+def test_ub_overflow_offers_single_buffering_only_where_it_is_mechanical():
+    literal = tiles(50).replace("InitBuffer(inQueueX, BUFFER_NUM", "InitBuffer(inQueueX, 2") \
+                       .replace("InitBuffer(inQueueY, BUFFER_NUM", "InitBuffer(inQueueY, 2")
+    f = only(analyze(literal, B910), "ub-overflow")
+    assert [x.title.split(" (")[0] for x in f.fixes] == ["Use 1 buffer for inQueueX", "Use 1 buffer for inQueueY"]
+    fixed = apply(literal, f.fixes[0].edits)
+    assert "InitBuffer(inQueueX, 1, TILE_BYTES)" in fixed
+    assert not [x for x in analyze(fixed, B910) if x.code == "ub-overflow" and x.severity == "error"]
+    nbuf = "constexpr int32_t BUFFER_NUM = 2;\nconstexpr int NBUF = 2;"
+    named = edit(literal, ("constexpr int32_t BUFFER_NUM = 2;", nbuf),
+                 ("InitBuffer(inQueueX, 2", "InitBuffer(inQueueX, NBUF"),
+                 ("InitBuffer(inQueueY, 2", "InitBuffer(inQueueY, NBUF"))
+    g = only(analyze(named, B910), "ub-overflow")
+    assert [x.title for x in g.fixes] == ["Set NBUF to 1 (frees 102400 bytes: inQueueX, inQueueY single-buffered)"]
+    assert "constexpr int NBUF = 1;" in apply(named, g.fixes[0].edits)
+    # BUFFER_NUM also divides the tile (tiling arithmetic), and at 100 KB a tile alone overflows: no fix.
+    assert not only(analyze(tiles(50), B910), "ub-overflow").fixes
+    assert not only(analyze(literal.replace("50 * 1024", "100 * 1024"), B910), "ub-overflow").fixes
+
+
 def test_unaligned_read_offers_round_up_and_pad():
     src = case('constant count off 32 bytes')
     f = only(analyze(src, B910), "unaligned-copy")

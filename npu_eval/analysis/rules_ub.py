@@ -92,20 +92,54 @@ def ub_overflow(m: KernelModel, chip: ChipProfile) -> list[Finding]:
         parts = ", ".join(f"{x.name} {x.num} x {n // (x.num or 1)} B" for x, n in known)
         unknown = len(buffers) - len(known)
         more = f" (and {unknown} buffer(s) sized at run time)" if unknown else ""
+        fixes = _single_buffer_fixes(m, known, total - safe)
         if total > chip.ub_bytes:
             out.append(finding(
                 m, at.call.node, "error", "ub-overflow",
                 f"These buffers need {total} bytes of Unified Buffer ({parts}){more}, more than the "
                 f"{chip.ub_bytes} bytes ({_kb(chip.ub_bytes)}) on {chip.name}: InitBuffer fails on the device. "
                 "Shrink the tiles (more tiles per block), use fewer buffers, or reuse one TBuf for several "
-                "temporaries."))
+                "temporaries.", fixes))
         else:
             out.append(finding(
                 m, at.call.node, "warning", "ub-overflow",
                 f"These buffers need {total} bytes of Unified Buffer ({parts}){more}, reaching into the top "
                 f"{_kb(chip.ub_reserved_bytes)} of the {_kb(chip.ub_bytes)} on {chip.name}, which some CANN "
-                f"versions reserve (data placed there was seen corrupted). Staying under {safe} bytes is safe."))
+                f"versions reserve (data placed there was seen corrupted). Staying under {safe} bytes is safe.",
+                fixes))
     return out
+
+
+def _single_buffer_fixes(m: KernelModel, known: list[tuple[UbBuffer, int]], excess: int) -> list[Fix]:
+    """Shrinking that needs no judgement: queues of several buffers down to one, when that alone
+    brings the total under the safe size. Fewer buffers only take away the overlap of copy and
+    compute (a smaller tile would change the tiling arithmetic, which is the author's call). A
+    kernel that holds two of the queue's tensors at once would then wait forever: the verdict of
+    the next save shows it (deadlock at that AllocTensor). A literal count is edited where it
+    stands; a named constant (NBUF) where it is defined, when it is used for nothing but buffer
+    counts. Not preferred: the overlap is what double buffering was for."""
+    by_count: dict[str, list[tuple[UbBuffer, int]]] = {}
+    for b, n in known:
+        if b.num is not None and b.num >= 2 and len(b.call.args) == 3:
+            by_count.setdefault(m.text(b.call.args[1]), []).append((b, n))
+    fixes = []
+    for text, group in by_count.items():
+        arg = group[0][0].call.args[1]
+        if arg.type == "number_literal":
+            fixes += [Fix(f"Use 1 buffer for {b.name} (frees {freed} bytes; its copies no longer overlap compute)",
+                          [replace(m, b.call.args[1], "1")])
+                      for b, n in group if (freed := n - n // (b.num or 1)) >= excess]
+            continue
+        freed = sum(n - n // (b.num or 1) for b, n in group)
+        decls = m.decls.get(text, []) if arg.type == "identifier" else []
+        if freed < excess or len(decls) != 1 or decls[0].value is None:
+            continue
+        if any(not _is_buffer_count_use(m, u) for u in m.uses.get(text, []) if u.id != decls[0].name_node.id):
+            continue  # the constant also sets other arithmetic
+        names = ", ".join(b.name for b, _ in group)
+        fixes.append(Fix(f"Set {text} to 1 (frees {freed} bytes: {names} single-buffered)",
+                         [replace(m, decls[0].value, "1")]))
+    return fixes
 
 
 # ---- what the buffers take, for the editor's UB view ----
