@@ -74,8 +74,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("gm-out-of-bounds", ("emulator",),
              "a global-memory access outside the buffer the host passed (often a tail shape)"),
     CodeInfo("ub-out-of-bounds", ("emulator",), "a vector op or copy beyond a local tensor"),
-    CodeInfo("queue-deadlock", ("emulator",),
-             "DeQue on an empty queue, or AllocTensor with every buffer in use: the device would hang"),
+    CodeInfo("queue-deadlock", ("emulator", "source"),
+             "DeQue on an empty queue, or AllocTensor with every buffer in use: the device would hang (read from "
+             "the source too: a DeQue on a queue nothing EnQue's on)"),
     CodeInfo("flag-deadlock", ("emulator",),
              "a WaitFlag whose SetFlag never comes, a SyncAll not every block reaches, or a cross-block wait "
              "(IBWait, WaitPreBlock, GroupBarrier, a GM poll loop) no block can satisfy any more"),

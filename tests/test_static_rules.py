@@ -260,6 +260,19 @@ def test_missing_free_offers_no_fix_when_the_tensor_is_queued_again():
     assert f.fixes == []
 
 
+def test_missing_enque_is_found_at_the_deque_and_fixed_where_the_tensor_is_filled():
+    src = edit(ADD, ("        inQueueX.EnQue(xLocal);\n", ""))
+    f = only(analyze(src, B910), "queue-deadlock")
+    assert f.severity == "warning" and "inQueueX.DeQue" in f.message and "forever" in f.message
+    assert src.splitlines()[f.line - 1].strip().startswith("AscendC::LocalTensor<half> xLocal = inQueueX.DeQue")
+    (fix,) = f.fixes
+    assert fix.title == "Insert inQueueX.EnQue(xLocal) at the end of CopyIn"
+    fixed = apply(src, fix.edits)
+    assert "        inQueueY.EnQue(yLocal);\n        inQueueX.EnQue(xLocal);\n    }" in fixed
+    assert not [x for x in analyze(fixed, B910) if x.code in ("queue-deadlock", "missing-free")]
+    assert not [x for x in analyze(ADD, B910) if x.code == "queue-deadlock"]
+
+
 def test_single_buffer_fix_sets_the_constant_and_names_its_other_uses():
     src = case('single buffer in the tile loop')
     f = only(analyze(src, B910), "single-buffer")

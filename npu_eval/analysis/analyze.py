@@ -11,7 +11,7 @@ from sage_npu.npu_eval.analysis.rules_api import api_unsupported
 from sage_npu.npu_eval.analysis.rules_copy import unaligned_copy, unaligned_view
 from sage_npu.npu_eval.analysis.rules_gm import raw_gm_access
 from sage_npu.npu_eval.analysis.rules_loop import scalar_in_loop
-from sage_npu.npu_eval.analysis.rules_queue import missing_free
+from sage_npu.npu_eval.analysis.rules_queue import missing_enque, missing_free
 from sage_npu.npu_eval.analysis.rules_sync import tbuf_missing_sync
 from sage_npu.npu_eval.analysis.rules_ub import single_buffer, ub_overflow
 from sage_npu.npu_eval.chips import DEFAULT_CHIP, ChipProfile, chip_profile
@@ -27,6 +27,7 @@ RULES: tuple[Rule, ...] = (
     Rule(single_buffer, ("single-buffer",), in_report=False),
     Rule(scalar_in_loop, ("scalar-in-loop",)),
     Rule(missing_free, ("missing-free",)),
+    Rule(missing_enque, ("queue-deadlock",)),
     Rule(tbuf_missing_sync, ("missing-sync",)),
     Rule(raw_gm_access, ("raw-gm-access",)),
     Rule(api_unsupported, ("api-unsupported",)),
