@@ -23,6 +23,27 @@ from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 DRIVER = PRELUDE + r"""
 #include "tikicpulib.h"  // ICPU_SET_TILING_KEY, the CPU-debug way to set the key
 
+// PopStackBuffer: the UB above the pipe's buffers (from a 32-byte boundary), false once none is left.
+static void pop_stack() {
+    int64_t seen[5];
+    {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 1000);
+        LocalTensor<float> rest;
+        seen[0] = PopStackBuffer<float, TPosition::VECCALC>(rest);
+        seen[1] = rest.GetSize();
+        seen[2] = reinterpret_cast<uint8_t*>(rest.GetPhyAddr()) - sage::sim::blk().ub;
+    }
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> all;
+    expect("ub-overflow", __LINE__ + 1);  // a warning: the whole UB reaches into the reserved top
+    pipe.InitBuffer(all, uint32_t(sage::sim::rt().ub_bytes));
+    LocalTensor<half> none;
+    seen[3] = PopStackBuffer<half, TPosition::VECIN>(none);
+    seen[4] = none.GetSize();
+    write_raw("pop_stack", seen, sizeof seen);
+}
 // TILING_KEY_IS and TILING_KEY_LIST read the key a CPU-debug program sets (task mode: the manifest).
 static void tiling_keys() {
     int32_t seen[4];
@@ -222,7 +243,7 @@ static void access_and_shapes() {
     }
 }
 
-""" + main_calling("transposes();", "trans5hd();", "int4_casts();", "access_and_shapes();",
+""" + main_calling("pop_stack();", "transposes();", "trans5hd();", "int4_casts();", "access_and_shapes();",
                             "tiling_keys();")
 
 
@@ -330,6 +351,11 @@ def test_element_access_operator(run):
     want[5] = 7.25
     assert np.array_equal(run("local_all", np.float32), want)
     assert list(run("global_access", np.int32)) == [9, 4]
+
+
+def test_pop_stack_buffer_is_the_ub_above_the_pipes_buffers(run):
+    ub = chip_profile("910B2").ub_bytes
+    assert list(run("pop_stack", np.int64)) == [1, (ub - 1024) // 4, 1024, 0, 0]
 
 
 def test_dump_tensor_by_shape_info_and_from_an_offset(run):

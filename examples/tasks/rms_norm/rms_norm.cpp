@@ -6,7 +6,7 @@
 constexpr int32_t BUFFER_NUM = 2;
 constexpr uint32_t BLOCK_FLOATS = 32 / sizeof(float);
 
-struct RmsNormTiling {
+struct RmsNormRowTiling {
     uint32_t formerNum;     // cores that take formerRows rows; the rest take tailRows
     uint32_t formerRows;
     uint32_t tailRows;
@@ -20,7 +20,7 @@ struct RmsNormTiling {
 class KernelRmsNorm {
 public:
     __aicore__ inline KernelRmsNorm() {}
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR weight, GM_ADDR y, const RmsNormTiling& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR weight, GM_ADDR y, const RmsNormRowTiling& tiling)
     {
         uint32_t blockIdx = AscendC::GetBlockIdx();
         uint64_t rowOffset;
@@ -124,7 +124,7 @@ private:
     float eps;
 };
 
-extern "C" __global__ __aicore__ void rms_norm(GM_ADDR x, GM_ADDR weight, GM_ADDR y, RmsNormTiling tiling)
+extern "C" __global__ __aicore__ void rms_norm(GM_ADDR x, GM_ADDR weight, GM_ADDR y, RmsNormRowTiling tiling)
 {
     KernelRmsNorm op;
     op.Init(x, weight, y, tiling);

@@ -776,6 +776,23 @@ private:
 
 __aicore__ inline TPipe* GetTPipePtr() { return static_cast<TPipe*>(sage::sim::blk().tpipe); }
 
+// PopStackBuffer<T, pos>(popLocal): a temporary tensor over all of `pos`'s memory that no buffer
+// holds (the doc: "the whole remaining space of the position"). For the Unified Buffer positions
+// that is from sage::sim::ub_free_base() to the end of the UB; its bytes are unwritten. False, and popLocal untouched, when nothing is left. The advanced APIs' forms
+// without a sharedTmpBuffer take their scratch this way.
+template <typename T, TPosition pos>
+__aicore__ inline bool PopStackBuffer(LocalTensor<T>& popLocal, SAGE_LOC) {
+    using namespace sage::sim;
+    static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
+                  "PopStackBuffer: only the Unified Buffer positions (VECIN, VECOUT, VECCALC/LCM) are emulated; "
+                  "the cube unit's buffers (A1, B1, ...) are not");
+    uint32_t from = ub_free_base();
+    uint64_t count = (rt().ub_bytes - from) / sizeof(T);
+    if (count == 0) return false;
+    popLocal = LocalTensor<T>(pos, uint32_t(from), uint32_t(count), loc);
+    return true;
+}
+
 }  // namespace AscendC
 
 // CANN declares it at global scope; official samples call GetTPipePtr() unqualified.

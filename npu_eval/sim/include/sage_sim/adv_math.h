@@ -45,11 +45,7 @@ struct Tmp {
     UbRange range;
 };
 
-inline uint32_t free_ub_bytes() {
-    uint64_t top = 0;
-    for (const Slot& s : blk().slots) top = std::max<uint64_t>(top, uint64_t(s.addr) + s.bytes);
-    return top < rt().ub_bytes ? uint32_t(rt().ub_bytes - top) : 0;
-}
+inline uint32_t free_ub_bytes() { return uint32_t(rt().ub_bytes) - ub_free_base(); }
 
 // Checks the temporary buffer against the documented minimum (min_bytes, from the API's
 // GetXxxMaxMinTmpSize for this call) and returns it.

@@ -218,6 +218,18 @@ Runtime& rt() {
 #endif
 inline BlockState& blk() { return rt().block; }
 
+// Where the Unified Buffer nobody holds starts: above the pipe's buffers and every tensor the
+// kernel carved (LocalMemAllocator, fixed addresses), on a 32-byte boundary. PopStackBuffer and
+// the advanced APIs' forms without a sharedTmpBuffer take their scratch from here to the top.
+// A carved tensor counts for the rest of the kernel (a pipe's Destroy frees its buffers, but
+// tensors placed by address have no end): conservative, never under a live tensor.
+inline uint32_t ub_free_base() {
+    uint64_t top = blk().ub_used;
+    for (const Slot& s : blk().slots) top = std::max<uint64_t>(top, uint64_t(s.addr) + s.bytes);
+    top = (top + 31) / 32 * 32;
+    return top < rt().ub_bytes ? uint32_t(top) : uint32_t(rt().ub_bytes);
+}
+
 // Called by every API entry: the fallback for operators that cannot take a location.
 inline void touch(SrcLoc loc) { rt().last = loc; }
 

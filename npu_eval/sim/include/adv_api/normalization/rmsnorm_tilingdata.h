@@ -86,9 +86,9 @@ inline bool fill(uint32_t b, uint32_t s, uint32_t h, uint32_t oriH, uint32_t sta
 }  // namespace rmsnorm_sizes
 }  // namespace AscendC
 
-// CANN's generated kernel_tiling.h also exports ::RmsNormTiling; here only optiling's name is
-// added, because a kernel of its own that calls its tiling struct RmsNormTiling (a natural name,
-// and one of the bundled examples) must keep compiling.
+// CANN's generated kernel_tiling.h exports the struct at global scope too (the official rmsnorm
+// sample names it bare), so a kernel's own struct of that name clashes here as it does there.
+using AscendC::tiling::RmsNormTiling;
 namespace optiling {
 using AscendC::tiling::RmsNormTiling;
 }  // namespace optiling
