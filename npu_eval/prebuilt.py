@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -110,20 +111,24 @@ def prebuilt(cache_root: Path, cxx: str, flags: list[str], timeout_s: float, wai
             return found or (_build(key, target, cxx, shared_flags(flags), timeout_s) if held else None)
 
 
-_started: set[str] = set()  # sets this process has asked a detached builder for
+# When this process last asked a detached builder for each set: asked again only after a while, in
+# case that builder failed (killed, disk full) and a long-lived server would otherwise never retry.
+_started: dict[Path, float] = {}
+_RETRY_S = 600.0
 
 
 def _start_detached(cache_root: Path, cxx: str, flags: list[str], timeout_s: float, key: str) -> None:
-    if key in _started:
+    target = cache_root / "pch" / key
+    if time.monotonic() - _started.get(target, -_RETRY_S) < _RETRY_S:
         return
-    _started.add(key)
+    _started[target] = time.monotonic()
     cmd = [sys.executable, "-m", "sage_npu.npu_eval.prebuilt", str(cache_root), cxx, str(timeout_s), *flags]
     try:
         # Its own session: a one-shot CLI may exit (or be interrupted) while the set is made.
         subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
     except OSError:
-        _started.discard(key)
+        _started.pop(target, None)
 
 
 class _lock:

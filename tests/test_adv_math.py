@@ -236,8 +236,31 @@ static void tmp_sizes() {
                 std::printf("CUMSUM\t%lld\t%u\t%d\t%u\t%u\n", (long long)rows, ts, last, maxV, minV);
             }
 }
+// Sum (reduce/sum.h) checks its sharedTmpBuffer against GetSumMaxMinTmpSize, as the host sizes it.
+static void sum_tmp() {
+    for (uint32_t n : {3u, 300u, 4096u})
+        for (uint32_t ts : {2u, 4u}) {
+            uint32_t maxV = 0, minV = 0;
+            GetSumMaxMinTmpSize(n, ts, false, maxV, minV);
+            std::printf("SUM\t%u\t%u\t%u\t%u\n", n, ts, maxV, minV);
+        }
+    LocalMemAllocator<Hardware::UB> a;
+    auto src = a.Alloc<float>(2 * 304);
+    auto dst = a.Alloc<float>(8);
+    fill(src, 2 * 304, unit);
+    uint32_t maxV = 0, minV = 0;
+    GetSumMaxMinTmpSize(300, sizeof(float), false, maxV, minV);
+    auto exact = a.Alloc<uint8_t>(minV);
+    Sum(dst, src, exact, SumParams{2, 304, 300});  // the minimum itself is enough
+    auto shortTmp = a.Alloc<uint8_t>(minV - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        Sum(dst, src, shortTmp, SumParams{2, 304, 300});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
 """ + main_calling("unary_float();", "unary_half();", "mixed();", "binaries();", "faults();", "costs();",
-                   "tmp_sizes();")
+                   "tmp_sizes();", "sum_tmp();")
 
 
 @pytest.fixture(scope="module")
@@ -607,6 +630,17 @@ def test_power_and_cumsum_tmp_sizes_match_the_documented_formula(run):
             want = ((64 * aligned * 2 if ts == 2 else 0) + aligned * 64 * ts * 2,
                     (64 * 16 * 2 if ts == 2 else 0) + 16 * 64 * ts * 2)
         assert (int(mx), int(mn)) == want, (rows, ts, last)
+
+
+def test_sum_tmp_size_is_one_partial_sum_per_repeat_in_whole_blocks(run):
+    # GetSumMaxMinTmpSize.md: maximum = minimum; one partial sum per 256-byte repeat of the row,
+    # kept in whole 32-byte blocks.
+    got = {(int(n), int(ts)): (int(mx), int(mn)) for _, n, ts, mx, mn in run.rows("SUM")}
+    for (n, ts), (mx, mn) in got.items():
+        repeats = -(-n // (256 // ts))
+        want = -(-repeats // (32 // ts)) * (32 // ts) * ts
+        assert mx == mn == want, (n, ts)
+    assert got[(4096, 2)] == (64, 64) and got[(4096, 4)] == (256, 256) and got[(3, 4)] == (32, 32)
 
 
 # ---- Sin, Cos, Tan: Sin.md, Cos.md, Tan.md (range reduction by k pi, pi in parts, then a polynomial)

@@ -11,6 +11,9 @@
 
 // activation
 
+// reduce
+#include "reduce/sum_tiling.h"
+
 // math
 #include "math/acosh_tiling.h"
 #include "math/asinh_tiling.h"

@@ -9,7 +9,9 @@
 // vector instruction over the elements read, which is what the cost model needs.
 #pragma once
 
+#include "../../sage_sim/adv.h"
 #include "../../sage_sim/vec.h"
+#include "sum_tiling.h"
 
 namespace AscendC {
 
@@ -53,7 +55,9 @@ __aicore__ inline void Sum(const LocalTensor<T>& dstTensor, const LocalTensor<T>
                            const LocalTensor<uint8_t>& sharedTmpBuffer, const SumParams& sumParams, SAGE_LOC) {
     static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
                   "[dtype-unsupported] Sum takes half or float");
-    (void)sharedTmpBuffer;
+    uint32_t maxSize = 0, minSize = 0;
+    GetSumMaxMinTmpSize(sumParams.n, sizeof(T), isReuseSource, maxSize, minSize);
+    sage::sim::tmp_check(sharedTmpBuffer, minSize, "Sum", "GetSumMaxMinTmpSize(n, sizeof(T))", loc);
     detail::sum_rows(dstTensor, srcTensor, sumParams, loc);
 }
 
