@@ -29,6 +29,11 @@ GDB = shutil.which("gdb")
 )
 async def client(request, lsp_client: LanguageClient, tmp_path_factory):
     caps = client_capabilities(request.param)
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params):  # VS Code's capabilities ask for it after a verdict: answer as it does
+        return None
+
     lsp_client.starts_debugger = request.param == "visual-studio-code"
     if lsp_client.starts_debugger:  # as the VS Code client says it starts the debug session itself
         caps.experimental = {"sageDebugLaunch": True}
