@@ -28,7 +28,9 @@ class CrashPc:
 
     pc: int
     exec_start: int
-    returns: tuple[int, ...] = ()  # return addresses up the frame-pointer chain (x86-64), innermost first
+    # x86-64: the two words at the stack pointer (a return address when stopped in a prologue or
+    # epilogue), then the return addresses up the frame-pointer chain, innermost first
+    returns: tuple[int, ...] = ()
 
     @classmethod
     def parse(cls, message: str) -> CrashPc | None:

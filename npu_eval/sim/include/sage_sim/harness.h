@@ -305,6 +305,15 @@ inline void write_crash_pc(int fd, void* uctx) {
     // Walk only frames that lie above the stack pointer and below it by at most 8 MB, upwards.
     const uintptr_t sp = static_cast<uintptr_t>(regs[REG_RSP]);
     uintptr_t fp = static_cast<uintptr_t>(regs[REG_RBP]);
+    // First the two words at the stack pointer: stopped in a callee's first or last instructions
+    // (before `push rbp` or after `pop rbp`), the caller's return address is there and the frame
+    // pointer still names the caller's caller. The Python side keeps only addresses inside a
+    // function of the binary, so a word that is data is dropped.
+    if (sp && (sp & 7) == 0) {
+        const uintptr_t* top = reinterpret_cast<const uintptr_t*>(sp);
+        n += std::snprintf(msg + n, sizeof msg - size_t(n), " %lx %lx", static_cast<unsigned long>(top[0]),
+                           static_cast<unsigned long>(top[1]));
+    }
     for (int i = 0; i < kCrashFrames && n > 0 && n < int(sizeof msg) - 40; ++i) {
         if (fp < sp || fp - sp > (uintptr_t(8) << 20) || (fp & 7) != 0) break;
         const uintptr_t* frame = reinterpret_cast<const uintptr_t*>(fp);
