@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import refusals
+from sage_npu.npu_eval.task import SOURCE_SUFFIXES
 
 _LOC = re.compile(r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?P<col>\d+):\s+(?P<rest>.*)$")
 _KIND = re.compile(r"^(?P<kind>fatal error|error|warning|note):\s*(?P<msg>.*)$")
@@ -72,11 +73,6 @@ def explain(message: str) -> Explained:
     return Explained(message, False)
 
 
-def explain_compile_error(message: str) -> str:
-    """The message of `explain` alone."""
-    return explain(message).message
-
-
 def _condense(msg: str) -> str:
     msg = msg.replace("sage::sim::", "")
     msg = re.sub(r"\s+", " ", msg).strip()
@@ -98,9 +94,6 @@ def _char_column(path: str, line: int, byte_col: int) -> int:
     return byte_col
 
 
-_SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inc")
-
-
 def refuse_cube(diags: list[CompileDiagnostic], user_files: set[str]) -> list[CompileDiagnostic]:
     """A failed build of sources that use the cube unit is one refusal at the first cube use: the
     other errors follow from the cube API the emulator lacks."""
@@ -108,7 +101,7 @@ def refuse_cube(diags: list[CompileDiagnostic], user_files: set[str]) -> list[Co
         return diags
     texts: dict[str, str] = {}
     for f in user_files:
-        if f.endswith(_SOURCE_SUFFIXES):
+        if f.endswith(SOURCE_SUFFIXES):
             try:
                 texts[f] = Path(f).read_text(errors="replace")
             except OSError:

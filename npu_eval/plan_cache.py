@@ -27,11 +27,11 @@ from pathlib import Path
 
 from sage_npu.npu_eval.build import touch
 from sage_npu.npu_eval.launch_plan import LaunchPlan, TensorArg
-from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task
+from sage_npu.npu_eval.task import SOURCE_SUFFIXES, Task
 
 _PLAN_FILE = "plan.json"
 _MAX_FILES = 2000  # a task folder larger than this (a repository root, say) is not keyed: no cache
-_SOURCE_SUFFIXES = {*KERNEL_SUFFIXES, ".h", ".hpp", ".hh", ".inc", ".o", ".so", ".a"}
+_SKIPPED_SUFFIXES = {*SOURCE_SUFFIXES, ".o", ".so", ".a"}  # what builds read and write, not the plan
 # The code that makes and reads a plan: a change to any of them changes what a plan holds.
 _PLAN_CODE = ("plan.py", "launch_plan.py", "zygote.py", "plan_cache.py")
 
@@ -62,7 +62,7 @@ def plan_key(task: Task, seed: int, trials: int) -> str | None:
                 if count > _MAX_FILES:
                     return None
                 path = Path(dirpath, name)
-                if path.suffix in _SOURCE_SUFFIXES or name.startswith("."):
+                if path.suffix in _SKIPPED_SUFFIXES or name.startswith("."):
                     continue
                 h.update(b"\0" + str(path).encode() + b"\0")
                 if path.suffix == ".py":

@@ -53,6 +53,7 @@ from sage_npu.npu_eval.report import Diagnostic, Timing, diagnostic, labelled
 from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
 from sage_npu.npu_eval.signature import LAUNCH_CONFIG, blank_ascendc, parse
 from sage_npu.npu_eval.symbolize import CrashPc, function_at, line_at
+from sage_npu.npu_eval.task import SOURCE_SUFFIXES
 from sage_npu.npu_eval.timing import LaunchSite, costs_for, estimate_launch
 from sage_npu.npu_eval.ubuf import ubuf_edits
 
@@ -255,8 +256,7 @@ def remap_compiler_output(text: str, rewrites: dict[str, Rewrite]) -> str:
 def _user_files(sources: list[Path]) -> set[str]:
     files = {str(p.resolve()) for p in sources}
     for d in {p.resolve().parent for p in sources}:
-        for pat in ("*.h", "*.hpp", "*.hh", "*.inc", "*.cpp", "*.asc", "*.cc"):
-            files |= {str(p.resolve()) for p in d.glob(pat)}
+        files |= {str(p.resolve()) for p in d.iterdir() if p.suffix in SOURCE_SUFFIXES}
     return files
 
 

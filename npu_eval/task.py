@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KERNEL_SUFFIXES = (".cpp", ".asc", ".cc", ".cce")
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
+# Every C/C++ file a kernel or program may be made of (what a build reads, not what Python does).
+SOURCE_SUFFIXES = (*KERNEL_SUFFIXES, ".cxx", *HEADER_SUFFIXES)
 _ENTRY = re.compile(r"\b__global__\b")
 
 
