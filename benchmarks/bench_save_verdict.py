@@ -37,6 +37,7 @@ from pygls.lsp.client import LanguageClient
 
 from sage_npu.npu_eval.build import compile_flags
 from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.prebuilt import wait_for_a_set
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import find_entries
 from sage_npu.npu_eval.task import load_task
@@ -103,11 +104,8 @@ def with_settings(sage: dict, assignments: list[str]) -> dict:
 async def prebuilt_ready(cache: Path, limit_s: float = 300.0) -> None:
     """Wait for the prebuilt emulator parts the warm-up save asked for: a detached process makes
     them once per flag set, and the trials measure the steady state that follows."""
-    deadline = time.monotonic() + limit_s
-    while not any(cache.glob("pch/*/runtime.o")):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no prebuilt emulator parts in {cache} after {limit_s:.0f} s")
-        await asyncio.sleep(0.1)
+    if not await asyncio.to_thread(wait_for_a_set, cache, limit_s):
+        raise SystemExit(f"no prebuilt emulator parts in {cache} after {limit_s:.0f} s")
 
 
 async def start(inbox: Inbox, tmp: Path, debounce: float | None, assignments: list[str]) -> LanguageClient:
