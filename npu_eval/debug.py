@@ -29,7 +29,6 @@ from pathlib import Path
 
 from sage_npu.npu_eval.backends import BuildFailed
 from sage_npu.npu_eval.backends.sim import SimBackend
-from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.launch_plan import TrialPlan
 from sage_npu.npu_eval.plan_client import PlanWorker
 from sage_npu.npu_eval.program import build_program
@@ -37,7 +36,7 @@ from sage_npu.npu_eval.report import Diagnostic, diagnostic
 from sage_npu.npu_eval.run import write_manifest
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.signature import find_entries
-from sage_npu.npu_eval.stages import StageFailure, api_check, check_task, entry_stage, plan_stage
+from sage_npu.npu_eval.stages import StageFailure, ready_to_build
 from sage_npu.npu_eval.task import Task
 
 DEBUG_FOLDER = Path(".sage") / "debug"  # under the task: where `prepare` lays out a debug run by default
@@ -131,21 +130,11 @@ def prepare(task: Task, settings: EvalSettings, worker: PlanWorker, block: int, 
                               "(the task format: docs/task-format.md)")
     if settings.backend != "sim":
         return _refused(task, "debugging runs on the CPU emulator: use the sim backend")
-    entries = check_task(task, settings)
-    if isinstance(entries, StageFailure):
-        return entries
     backend = SimBackend(settings, scratch, debug=True)
-    planned = plan_stage(worker, task, settings, scratch / "plan")
-    if isinstance(planned, StageFailure):
-        return planned
-    plan = planned.plan
-    chip = chip_profile(plan.first.chip or settings.chip)
-    lacking = api_check(task, chip)
-    if lacking is not None:
-        return lacking
-    entry = entry_stage(entries, plan, task)
-    if isinstance(entry, StageFailure):
-        return entry
+    ready = ready_to_build(task, settings, worker, backend, scratch / "plan")
+    if isinstance(ready, StageFailure):
+        return ready
+    plan, chip, entry = ready.planned.plan, ready.chip, ready.entry
     dim = plan.first.block_dim
     if not 0 <= block < dim:
         return StageFailure("harness_error", [diagnostic(

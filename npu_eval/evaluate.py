@@ -24,19 +24,11 @@ from sage_npu.npu_eval import debug
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.backends import BuildFailed, open_backend, unavailable
-from sage_npu.npu_eval.chips import UnknownChip, chip_profile
+from sage_npu.npu_eval.chips import ChipProfile, UnknownChip
 from sage_npu.npu_eval.plan_client import PlanWorker
 from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic, diagnostic_order
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.npu_eval.stages import (
-    StageFailure,
-    TrialsRun,
-    api_check,
-    check_task,
-    entry_stage,
-    plan_stage,
-    run_trials,
-)
+from sage_npu.npu_eval.stages import Planned, StageFailure, TrialsRun, ready_to_build, run_trials
 from sage_npu.npu_eval.task import Task, TaskError, load_task
 from sage_npu.npu_eval.trace import Trace
 
@@ -201,27 +193,17 @@ class Evaluator:
         def failed(f: StageFailure) -> Evaluation:
             return Evaluation(report(status=f.status, diagnostics=f.diagnostics), None, stages)
 
-        entries = check_task(task, s)
-        if isinstance(entries, StageFailure):
-            return failed(entries)
         backend = open_backend(s, scratch)
-        try:
-            backend.prepare(task, chip_profile(s.chip))  # in the background, while the plan runs
-        except UnknownChip:
-            pass
-        planned = plan_stage(self._plan_worker(), task, s, scratch / "plan")
-        if isinstance(planned, StageFailure):
-            return failed(planned)
-        plan, stages.plan_s, stages.plan_cached = planned.plan, planned.seconds, planned.cached
-        chip = chip_profile(plan.first.chip or s.chip)
-        chip_name = chip.name
-        lacking = api_check(task, chip)
-        if lacking is not None:
-            return failed(lacking)
-        self._check_cancel()
-        entry = entry_stage(entries, plan, task)
-        if isinstance(entry, StageFailure):
-            return failed(entry)
+
+        def planned_on(planned: Planned, chip: ChipProfile) -> None:
+            nonlocal chip_name
+            stages.plan_s, stages.plan_cached, chip_name = planned.seconds, planned.cached, chip.name
+
+        ready = ready_to_build(task, s, self._plan_worker(), backend, scratch / "plan", planned_on,
+                               self._check_cancel)
+        if isinstance(ready, StageFailure):
+            return failed(ready)
+        plan, chip, entry = ready.planned.plan, ready.chip, ready.entry
         binary = backend.build(task, entry, plan, chip)
         if isinstance(binary, BuildFailed):
             stages.build_s = binary.seconds

@@ -1,4 +1,5 @@
-"""The evaluation's stages, each a function with a result type (evaluate.py chains them):
+"""The evaluation's stages, each a function with a result type (`ready_to_build` chains the
+first four for every run of a task, an evaluation or a debug build; evaluate.py adds the rest):
 
 check (the task can run: an entry, reference.py and host.py, host.py within its allow-list)
 -> plan (host.py and reference.py in the plan worker: a `LaunchPlan`)
@@ -21,7 +22,7 @@ from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.analysis import analyze
 from sage_npu.npu_eval.backends import Backend, Binary, Measured
 from sage_npu.npu_eval.build import compile_flags, default_cache_dir, syntax_check
-from sage_npu.npu_eval.chips import ChipProfile, chip_profile
+from sage_npu.npu_eval.chips import ChipProfile, UnknownChip, chip_profile
 from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.host_rules import check_host_file
 from sage_npu.npu_eval.host_split import kernel_part
@@ -138,6 +139,44 @@ def entry_stage(entries: list[Entry], plan: LaunchPlan, task: Task) -> Entry | S
             f"Launch(kernel=\"{entry.qualified}<...>\")")])
     return entry
 
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A task through every stage before the build: its plan, the chip it runs on, the entry it launches."""
+
+    planned: Planned
+    chip: ChipProfile
+    entry: Entry
+
+
+def ready_to_build(task: Task, settings: EvalSettings, worker: PlanWorker, backend: Backend, plan_dir: Path,
+                   on_plan: Callable[[Planned, ChipProfile], None] = lambda planned, chip: None,
+                   before_entry: Callable[[], None] = lambda: None) -> Ready | StageFailure:
+    """check -> plan -> api check -> entry, the chain every run of a task goes through (an
+    evaluation, a debug build). The backend starts its background preparation while the plan
+    runs; `on_plan` sees the plan and its chip as soon as they are known (the evaluation records
+    them even when a later stage fails); `before_entry` may raise to cancel."""
+    entries = check_task(task, settings)
+    if isinstance(entries, StageFailure):
+        return entries
+    try:
+        backend.prepare(task, chip_profile(settings.chip))  # in the background, while the plan runs
+    except UnknownChip:
+        pass
+    planned = plan_stage(worker, task, settings, plan_dir)
+    if isinstance(planned, StageFailure):
+        return planned
+    chip = chip_profile(planned.plan.first.chip or settings.chip)
+    on_plan(planned, chip)
+    lacking = api_check(task, chip)
+    if lacking is not None:
+        return lacking
+    before_entry()
+    entry = entry_stage(entries, planned.plan, task)
+    if isinstance(entry, StageFailure):
+        return entry
+    return Ready(planned, chip, entry)
 
 # ---- run, compare, estimate: every trial ----
 
