@@ -47,7 +47,10 @@ CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul\b|\bFixpipe\b|KERNEL_TYPE_MIX
 # Commands that need CANN's framework tools (op packaging, graph compilers, profilers, torch_npu).
 FRAMEWORK = re.compile(r"msopgen|\batc\b|custom_opp|\bmsprof\b|msopprof|ASCEND_CUSTOM_OPP_PATH|aclnn|torch|"
                        r"tensorflow|onnx|run_add_custom|add_custom_test|cmake -S|cmake --build|tiling_sink")
-FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]", re.IGNORECASE)
+# `test failed!` ends a failing sample's output, but a report keeps only the first 64 KB of it: a
+# sample that prints every mismatching element (`CompareResult golden.bin failed ...`) is known
+# failed from its first such line.
+FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]|CompareResult \S*\s*failed", re.IGNORECASE)
 HEADER_SUFFIXES = (".h", ".hpp")
 SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", *HEADER_SUFFIXES)
 COMMAND_TIMEOUT_S = 300

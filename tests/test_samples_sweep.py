@@ -231,6 +231,12 @@ def test_a_program_that_prints_failure_fails_even_when_it_exits_0():
     assert why == "the program printed: Test Failed!"
 
 
+def test_a_mismatch_line_fails_the_case_when_the_output_was_cut_before_test_failed():
+    out = "CompareResult golden.bin failed. Output[0] is 2.0, golden is 1.0\n" * 3 + "\n[output truncated]"
+    why, _, _ = sweep.program_verdict(program_json(stdout=out))
+    assert why is not None and "CompareResult golden.bin failed" in why
+
+
 def test_a_faulted_run_fails_with_its_first_error():
     race = diagnostic("error", "gm-race", "blocks 0 and 1 write the same bytes", 30)
     why, _, errors = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race]))
