@@ -59,6 +59,29 @@ inline void antiquant_shape(const LocalTensor<O>& t, uint32_t h, uint32_t w, boo
     }
 }
 
+// dst = scale * (src + offset) over [rows, cols], offset and scale shared by groups of gs rows
+// (transposed: columns): in half, each step rounded, for a half output; in float otherwise.
+template <typename I, typename O, bool isTranspose>
+inline void antiquant_values(const LocalTensor<O>& dst, const LocalTensor<I>& src, const AntiQuantOperand<O>& off,
+                             const AntiQuantOperand<O>& scale, uint32_t rows, uint32_t cols, uint32_t gs) {
+    using sage::sim::down;
+    const I* s = src.data();
+    O* d = dst.data();
+    for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t c = 0; c < cols; ++c) {
+            const uint32_t orow = isTranspose ? r : r / gs, ocol = isTranspose ? c / gs : c;
+            const float x = float(s[uint64_t(r) * cols + c]);
+            float y;
+            if constexpr (std::is_same<O, half>::value) {
+                y = float(down<half>(float(down<half>(x + off.at(orow, ocol))) * scale.at(orow, ocol)));
+            } else {
+                y = (x + off.at(orow, ocol)) * scale.at(orow, ocol);
+            }
+            d[uint64_t(r) * cols + c] = down<O>(y);
+        }
+    }
+}
+
 template <typename I, typename O, bool isTranspose>
 inline void antiquant_run(const LocalTensor<O>& dst, const LocalTensor<I>& src, AntiQuantOperand<O> off,
                           AntiQuantOperand<O> scale, const LocalTensor<uint8_t>* tmp, uint32_t k,
@@ -93,21 +116,7 @@ inline void antiquant_run(const LocalTensor<O>& dst, const LocalTensor<I>& src, 
     const uint32_t minTmp = GetAscendAntiQuantMinTmpSize(srcShape, scaleShape, isTranspose, ge::DT_INT8, outType);
     advmath::Tmp t = advmath::take_tmp("AscendAntiQuant", "GetAscendAntiQuantMaxMinTmpSize", tmp, total, minTmp, loc);
     const uint32_t gs = k / (groups ? groups : 1);
-    const I* s = src.data();
-    O* d = dst.data();
-    for (uint32_t r = 0; r < rows; ++r) {
-        for (uint32_t c = 0; c < cols; ++c) {
-            const uint32_t orow = isTranspose ? r : r / gs, ocol = isTranspose ? c / gs : c;
-            const float x = float(s[uint64_t(r) * cols + c]);
-            float y;
-            if constexpr (std::is_same<O, half>::value) {
-                y = float(down<half>(float(down<half>(x + off.at(orow, ocol))) * scale.at(orow, ocol)));
-            } else {
-                y = (x + off.at(orow, ocol)) * scale.at(orow, ocol);
-            }
-            d[uint64_t(r) * cols + c] = down<O>(y);
-        }
-    }
+    antiquant_values<I, O, isTranspose>(dst, src, off, scale, rows, cols, gs);
     ub_mark(dst.range(total));
     advmath::done(t);
     const bool toFloat = !std::is_same<O, half>::value;

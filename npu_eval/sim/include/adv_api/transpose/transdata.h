@@ -45,6 +45,31 @@ inline uint64_t transdata_other(DataFormat f, const TransDataDims& p, int64_t n,
     return uint64_t(((((d * c1 + c / 16) * HW + hw) * n1 + n / 16) * 16 + n % 16) * 16 + c % 16);  // FRACTAL_Z_3D
 }
 
+// Moves every element between the NCDHW side (H * W padded to 16) and the other format; the
+// padding the conversion creates is 0.
+template <typename T>
+inline void transdata_move(T* d, const T* s, DataFormat other, bool toNc, const TransDataDims& p, uint64_t otherSize) {
+    const int64_t c1 = transdata_ceil(p.c, 16), n1 = transdata_ceil(p.n, 16), HW = p.h * p.w;
+    const int64_t hwPad = transdata_ceil(HW, 16) * 16;
+    const int64_t nAll = other == DataFormat::FRACTAL_Z_3D ? n1 * 16 : p.n;
+    if (!toNc) std::fill(d, d + otherSize, T(0));
+    for (int64_t n = 0; n < nAll; ++n) {
+        for (int64_t c = 0; c < (toNc ? p.c : c1 * 16); ++c) {
+            for (int64_t dd2 = 0; dd2 < p.d; ++dd2) {
+                for (int64_t hw = 0; hw < (toNc ? hwPad : HW); ++hw) {
+                    const bool real = n < p.n && c < p.c && hw < HW;
+                    const uint64_t nc = uint64_t(((n * p.c + c) * p.d + dd2) * hwPad + hw);
+                    if (toNc) {
+                        if (n < p.n) d[nc] = hw < HW ? s[transdata_other(other, p, n, c, dd2, hw)] : T(0);
+                    } else if (real) {
+                        d[transdata_other(other, p, n, c, dd2, hw)] = s[nc];
+                    }
+                }
+            }
+        }
+    }
+}
+
 template <const TransDataConfig& config, typename T>
 inline void transdata_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
                           const std::vector<int64_t>& sd, const std::vector<int64_t>& dd, sage::sim::SrcLoc loc) {
@@ -69,25 +94,7 @@ inline void transdata_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, 
     vec_dst(dst, "TransData", toNc ? ncSize : otherSize, loc);
     const uint32_t need = transdata_tmp(config, p);
     advmath::Tmp t = advmath::take_tmp("TransData", "GetTransDataMaxMinTmpSize", tmp, uint32_t(ncSize), need, loc);
-    const T* s = src.data();
-    T* d = dst.data();
-    const int64_t nAll = other == DataFormat::FRACTAL_Z_3D ? n1 * 16 : p.n;
-    if (!toNc) std::fill(d, d + otherSize, T(0));
-    for (int64_t n = 0; n < nAll; ++n) {
-        for (int64_t c = 0; c < (toNc ? p.c : c1 * 16); ++c) {
-            for (int64_t dd2 = 0; dd2 < p.d; ++dd2) {
-                for (int64_t hw = 0; hw < (toNc ? hwPad : HW); ++hw) {
-                    const bool real = n < p.n && c < p.c && hw < HW;
-                    const uint64_t nc = uint64_t(((n * p.c + c) * p.d + dd2) * hwPad + hw);
-                    if (toNc) {
-                        if (n < p.n) d[nc] = hw < HW ? s[transdata_other(other, p, n, c, dd2, hw)] : T(0);
-                    } else if (real) {
-                        d[transdata_other(other, p, n, c, dd2, hw)] = s[nc];
-                    }
-                }
-            }
-        }
-    }
+    transdata_move(dst.data(), src.data(), other, toNc, p, otherSize);
     ub_mark(dst.range(toNc ? ncSize : otherSize));
     advmath::done(t);
     const uint64_t moved = std::max(ncSize, otherSize);
