@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import shutil
+import string
 import subprocess
 import sys
 import tempfile
@@ -46,7 +47,10 @@ CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul\b|\bFixpipe\b|KERNEL_TYPE_MIX
 # Commands that need CANN's framework tools (op packaging, graph compilers, profilers, torch_npu).
 FRAMEWORK = re.compile(r"msopgen|\batc\b|custom_opp|\bmsprof\b|msopprof|ASCEND_CUSTOM_OPP_PATH|aclnn|torch|"
                        r"tensorflow|onnx|run_add_custom|add_custom_test|cmake -S|cmake --build|tiling_sink")
-FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]", re.IGNORECASE)
+# `test failed!` ends a failing sample's output, but a report keeps only the first 64 KB of it: a
+# sample that prints every mismatching element (`CompareResult golden.bin failed ...`) is known
+# failed from its first such line.
+FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]|CompareResult \S*\s*failed", re.IGNORECASE)
 HEADER_SUFFIXES = (".h", ".hpp")
 SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", *HEADER_SUFFIXES)
 COMMAND_TIMEOUT_S = 300
@@ -63,6 +67,7 @@ class PlanCase(BaseModel):
     target_runnable: bool = True
     skip: bool = False
     commands: list[str]
+    runner: str = ""  # the case's run.sh (scripts/presmoke/cases/...), which sets its environment
 
 
 @dataclass
@@ -320,8 +325,29 @@ def program_verdict(out: str) -> tuple[str | None, list[str], list[str]]:
     return None, warnings, errors
 
 
+# In a case's run.sh every step runs as `(cd "$BUILD_DIR" && TESTCASE=1 soc_version=$SOC_VERSION bash -lc '...')`:
+# the assignments before `bash` are the environment the plan's commands (`./demo $TESTCASE`) expect.
+_RUNNER_ENV = re.compile(r"((?:\b[A-Za-z_]\w*=\S*\s+)+)bash\b")
+
+
+def runner_env(root: Path, c: PlanCase) -> dict[str, str]:
+    """The variables the case's runner script sets for its commands, those with a literal value
+    (`TESTCASE=1`; `soc_version=$SOC_VERSION` names the runner's own chip and is left out)."""
+    path = root / c.runner if c.runner else None
+    if path is None or not path.is_file():
+        return {}
+    env: dict[str, str] = {}
+    for m in _RUNNER_ENV.finditer(path.read_text(errors="replace")):
+        for word in m.group(1).split():
+            key, _, val = word.partition("=")
+            if "$" not in val:
+                env[key] = val.strip("'\"")
+    return env
+
+
 def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
-    """Run one case's commands in a copy of its sample folder; the first failure ends it."""
+    """Run one case's commands in a copy of its sample folder, in the environment its runner
+    script sets; the first failure ends it."""
     t0 = time.monotonic()
     folder = root / "examples" / c.source_case
     copy = work / c.case.replace("/", "__")
@@ -329,6 +355,7 @@ def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
     bdir = copy / "build"
     bdir.mkdir(exist_ok=True)
     cmake = [x for x in c.commands if x.startswith("cmake")]
+    env = runner_env(root, c)
     outcome = Outcome(c.case, passed=True)
     for cmd in c.commands:
         if cmd.startswith(("cmake", "make")):
@@ -338,13 +365,14 @@ def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
             build = understand_build(folder, m.group(1), cmake)
             if build is None:
                 return _failed(outcome, t0, unbuildable(folder, m.group(1)))
-            args = [] if cmd.startswith("mssanitizer") else shlex.split(m.group(2))
+            given = string.Template(m.group(2)).safe_substitute(env)  # `./demo $TESTCASE`
+            args = [] if cmd.startswith("mssanitizer") else shlex.split(given)
             why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args), bdir)
             if why:
                 return _failed(outcome, t0, why)
             outcome.errors_on_pass = errs
             continue
-        why = _run_script(cmd, bdir)
+        why = _run_script(cmd, bdir, env)
         if why:
             return _failed(outcome, t0, why)
     outcome.seconds = time.monotonic() - t0
@@ -364,13 +392,23 @@ def _run_program(cmd: list[str], cwd: Path) -> tuple[str | None, list[str], list
     return program_verdict(p.stdout)
 
 
-def _run_script(cmd: str, cwd: Path) -> str | None:
-    """A command of the sample's own (data generation, verification); why it failed, or None."""
+_NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def _run_script(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> str | None:
+    """A command of the sample's own (data generation, verification), with the runner's
+    environment added; why it failed, or None."""
     try:
-        p = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+        p = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
+                           env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired:
         return f"`{cmd}` took over {COMMAND_TIMEOUT_S} s"
     out = p.stdout + "\n" + p.stderr
+    missing = _NO_MODULE.search(out)
+    if p.returncode != 0 and missing:
+        pkg = missing.group(1).split(".")[0]
+        return (f"`{cmd}` needs the Python package {pkg}, which is not installed: the sample's own script imports "
+                f"it (not the emulator); install {pkg} to run this case")
     bad = next((ln for ln in out.splitlines() if FAILED_TEXT.search(ln)), None)
     if p.returncode != 0 or bad:
         last = bad or next((ln for ln in reversed(out.splitlines()) if ln.strip()), "no output")

@@ -180,6 +180,28 @@ def test_a_commit_without_a_test_plan_asks_for_a_case_list(tmp_path):
     assert [c.case for c in sweep.load_plan(tmp_path, listed)] == ["00_intro/vec"]
 
 
+RUN_SH = """case_build() {
+    (cd "$BUILD_DIR" && TESTCASE=1 soc_version=$SOC_VERSION bash -lc 'python3 gen.py --testcase $TESTCASE')
+}
+"""
+
+
+def test_the_runner_scripts_environment_reaches_the_cases_commands(tmp_path):
+    # asc-devkit's broadcast case: the plan says `--testcase $TESTCASE`, its run.sh sets TESTCASE=1.
+    write(tmp_path / "scripts/presmoke/cases/b/run.sh", RUN_SH)
+    case = sweep.PlanCase.model_validate(plan_entry("b", runner="scripts/presmoke/cases/b/run.sh"))
+    env = sweep.runner_env(tmp_path, case)
+    assert env == {"TESTCASE": "1"}  # soc_version names the runner's own variable: left out
+    assert sweep._run_script('test "$TESTCASE" = 1', tmp_path, env) is None
+    assert sweep._run_script('test "$TESTCASE" = 1', tmp_path, {}) is not None
+    assert sweep.runner_env(tmp_path, sweep.PlanCase.model_validate(plan_entry("c"))) == {}
+
+
+def test_a_script_missing_a_python_package_says_which(tmp_path):
+    why = sweep._run_script("python3 -c 'import sage_no_such_pkg.sub'", tmp_path)
+    assert why is not None and "needs the Python package sage_no_such_pkg" in why and "not the emulator" in why
+
+
 # ---- the verdict on `sage-npu run --json` ----
 
 def diagnostic(severity: str, code: str, message: str, line: int) -> Diagnostic:
@@ -207,6 +229,12 @@ def test_a_program_that_prints_failure_fails_even_when_it_exits_0():
     assert why == "the program printed: [ERROR] result error"
     why, _, _ = sweep.program_verdict(program_json(stdout="Test Failed!\n"))
     assert why == "the program printed: Test Failed!"
+
+
+def test_a_mismatch_line_fails_the_case_when_the_output_was_cut_before_test_failed():
+    out = "CompareResult golden.bin failed. Output[0] is 2.0, golden is 1.0\n" * 3 + "\n[output truncated]"
+    why, _, _ = sweep.program_verdict(program_json(stdout=out))
+    assert why is not None and "CompareResult golden.bin failed" in why
 
 
 def test_a_faulted_run_fails_with_its_first_error():

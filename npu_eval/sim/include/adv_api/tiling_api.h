@@ -65,3 +65,20 @@
 #include "normalization/layernorm_tiling.h"
 #include "normalization/rmsnorm_tiling.h"
 #include "normalization/deepnorm_tiling.h"
+
+// quantization
+#include "quantization/ascend_quant_tiling.h"
+#include "quantization/ascend_dequant_tiling.h"
+#include "quantization/ascend_antiquant_tiling.h"
+
+// index
+#include "index/arithprogression_tiling.h"
+
+// filter and select
+#include "filter/dropout_tiling.h"
+#include "select/selectwithbytesmask_tiling.h"
+
+// pad and transpose
+#include "pad/pad_tiling.h"
+#include "transpose/confusion_transpose_tiling.h"
+#include "transpose/transdata_tiling.h"

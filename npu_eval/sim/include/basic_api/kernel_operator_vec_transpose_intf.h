@@ -26,6 +26,10 @@ enum class TransposeType : uint8_t {
     TRANSPOSE_ND2ND_B16,
     TRANSPOSE_NCHW2NHWC,
     TRANSPOSE_NHWC2NCHW,
+    TRANSPOSE_ND2ND_021,  // the advanced Transpose's (adv_api/transpose/confusion_transpose.h)
+    TRANSPOSE_ND2ND_102,
+    TRANSPOSE_ND2ND_210,
+    TRANSPOSE_ND2NZ_WITH_INTLV,
 };
 
 struct TransDataTo5HDParams {

@@ -29,8 +29,8 @@ enum class DataFormat : uint8_t {
 };
 #endif  // ASCC_ENUM_DATAFORMAT
 
-// A tensor's shape as the kernel records it (SetShapeInfo/GetShapeInfo): bookkeeping only, no API
-// reads it. More than K_MAX_SHAPE_DIM dimensions is the fault CANN's assertion reports.
+// A tensor's shape as the kernel records it (SetShapeInfo/GetShapeInfo): bookkeeping, read only by
+// AscendAntiQuant (an offset's or scale's [G, N]). More than K_MAX_SHAPE_DIM dimensions is the fault CANN's assertion reports.
 struct ShapeInfo {
     __aicore__ inline ShapeInfo() {}
     __aicore__ inline ShapeInfo(const uint8_t inputShapeDim, const uint32_t inputShape[],

@@ -42,6 +42,17 @@ inline void trace_steps(std::initializer_list<const char*> steps, const char* dt
     for (const char* s : steps) trace_instr(Pipe::V, s, dtype, uint32_t(count), count * elem_bytes, loc, w, r0, r1);
 }
 
+// The same steps once per chunk of at most `chunk` elements (what one fill of the temporary
+// buffer holds; 0: one chunk): a larger buffer issues fewer, longer instructions.
+inline void trace_chunks(std::initializer_list<const char*> steps, const char* dtype, uint32_t elem_bytes,
+                         uint64_t count, uint64_t chunk, SrcLoc loc, UbRange w, UbRange r0 = {}, UbRange r1 = {}) {
+    if (!rt().tracing) return;
+    if (chunk == 0 || chunk > count) chunk = count;
+    for (uint64_t at = 0; at < count; at += chunk) {
+        trace_steps(steps, dtype, elem_bytes, count - at < chunk ? count - at : chunk, loc, w, r0, r1);
+    }
+}
+
 // The sum of row[0..n) in float as the vector unit reduces a row: each 64-float repeat is added
 // lane-wise into a running 64-lane partial (the vadd of a repeat-by-repeat reduction), then the
 // 64 lanes are added neighbour by neighbour, level by level (WholeReduceSum's order), every partial a float.
