@@ -261,7 +261,9 @@ def run_suite(suite: str | Path, eval_settings: EvalSettings, agent: AgentSettin
         from sage_npu.memory.experience_memory import memory_path
 
         where = str(memory_path(memory_settings))
-    return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=eval_settings.backend,
+    from sage_npu.npu_eval.backends import resolve
+
+    return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=resolve(eval_settings.backend)[0],
                        chip=eval_settings.chip, turns=agent.turns, jobs=jobs, trials=eval_settings.trials,
                        memory=where, rows=rows, wall_s=time.perf_counter() - t0, model=_model_name(agent))
 

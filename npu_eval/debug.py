@@ -129,7 +129,7 @@ def prepare(task: Task, settings: EvalSettings, worker: PlanWorker, block: int, 
     if not task.runnable:
         return _refused(task, "debugging runs the task: add host.py and reference.py beside the kernel "
                               "(the task format: docs/task-format.md)")
-    if settings.backend != "sim":
+    if settings.backend == "ascend":  # auto debugs on the emulator, always there
         return _refused(task, "debugging runs on the CPU emulator: use the sim backend")
     entries = check_task(task, settings)
     if isinstance(entries, StageFailure):

@@ -496,6 +496,9 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     chip = chip_profile(settings.chip)
     base: dict[str, Any] = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
     missing = unavailable(settings.backend)
+    if missing is None and settings.backend == "ascend":  # auto runs programs on the emulator
+        missing = ("sage-npu run runs programs on the CPU emulator only for now; on the device build the program "
+                   "with bisheng (docs/device.md). Use --backend sim or auto")
     if missing is not None:
         raise ProgramError(missing)
 
