@@ -32,6 +32,8 @@ class EvalSettings(BaseModel):
     estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
     sanitize: bool = Field(default=False, description="ascend: build with --sanitizer -g and run each trial under "
                            "mssanitizer --tool=memcheck (its findings at their lines)")
+    line_profile: bool = Field(default=False, description="ascend: also run msprof op simulator on a -g build "
+                               "of trial 0 for per-line times (eval --profile sets it)")
     cxx: str = Field(default="g++", description="the C++ compiler")
     opt_level: str = Field(default="-O0", description="optimisation flag for kernel builds (-O0 builds fastest; "
                            "the bundled examples run as fast as at -O1)")

@@ -131,6 +131,7 @@ def _usage_error(message: str) -> int:
 def _overrides(args: argparse.Namespace) -> dict:
     ev = {k: v for k, v in (("chip", args.chip), ("backend", args.backend),
                             ("seed", getattr(args, "seed", None)), ("sanitize", getattr(args, "sanitize", None)),
+                            ("line_profile", True if getattr(args, "profile", False) else None),
                             ("trials", getattr(args, "trials", None))) if v is not None}
     out: dict = {"eval": ev} if ev else {}
     if args.db is not None:

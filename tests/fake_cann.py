@@ -385,6 +385,9 @@ def make_fake_cann(root: Path, **device) -> FakeCann:
     (home / "lib64").mkdir()
     for lib in ("ascendcl", "runtime", "tiling_api", "platform", "ascendc_runtime"):
         (home / "lib64" / f"lib{lib}.so").write_bytes(b"")
+    sim = home / "tools" / "simulator" / "Ascend910B2" / "lib"
+    sim.mkdir(parents=True)
+    (sim / "libruntime_camodel.so").write_bytes(b"")
     (home / "ascend_toolkit_install.info").write_text("package_name=Ascend-cann-toolkit\nversion=8.0.0\n")
     cann = FakeCann(home, driver_bin, config)
     cann.configure(**device)

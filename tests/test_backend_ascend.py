@@ -255,3 +255,21 @@ def test_doctor_run_prints_estimate_beside_measurement(fake, tmp_path, capsys, m
     assert "est. (CPU model)" in head and "measured" in head
     cells = row.split()
     assert cells[0] == "add_custom" and cells[1] == "correct" and cells[3] == "correct" and cells[4] == "12.50"
+
+
+def test_profile_maps_the_simulators_lines_to_hot_lines(fake, capsys):
+    kernel = str(ADD / "add_custom.cpp")
+    fake.configure(profile={**PROFILE, "code_lines": [
+        {"code": "add_custom.cpp:40", "call_count": 8, "cycles": 1800, "running_time(us)": 1.0},
+        {"code": f"{kernel}:52", "call_count": 8, "cycles": 5400, "running_time(us)": 3.0},
+        {"code": "/cann/include/kernel_operator.h:10", "call_count": 1, "cycles": 9000, "running_time(us)": 5.0}]})
+    code, r = _eval_json(capsys, str(ADD), "--backend", "ascend", "--trials", "1", "--profile")
+    assert code == 0 and r["timing"]["estimated"] is False
+    assert [(h["file"], h["line"], h["us"]) for h in r["timing"]["hot_lines"]] == [(kernel, 52, 3.0), (kernel, 40, 1.0)]
+
+
+def test_profile_without_the_simulator_says_so(fake, capsys):
+    shutil.rmtree(fake.home / "tools" / "simulator")
+    code, r = _eval_json(capsys, str(ADD), "--backend", "ascend", "--trials", "1", "--profile")
+    assert code == 0 and r["timing"]["hot_lines"] == []
+    assert any("no per-line device times" in d["message"] for d in r["diagnostics"])

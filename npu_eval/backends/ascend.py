@@ -27,7 +27,7 @@ from sage_npu.npu_eval.build import default_cache_dir
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.harness import HarnessError
 from sage_npu.npu_eval.launch_plan import LaunchPlan, TrialPlan
-from sage_npu.npu_eval.report import Diagnostic, diagnostic
+from sage_npu.npu_eval.report import Diagnostic, HotLine, diagnostic
 from sage_npu.npu_eval.run import Fault, TrialRun, write_manifest
 from sage_npu.npu_eval.sandbox import SandboxLimits, SandboxResult, prepare_scratch, run_sandboxed
 from sage_npu.npu_eval.settings import EvalSettings
@@ -39,6 +39,7 @@ from sage_npu.npu_eval.task import Task
 LIBS = ("ascendcl", "runtime", "tiling_api", "platform", "ascendc_runtime", "m", "dl")
 PROFILE_DIR = "msprof"        # trial 0's `msprof op --output` folder, in its trial folder
 WARM_UP = 5
+SIM_LAUNCHER = "launcher_sim"  # the -g twin linked against the simulator runtime
 DRIVER = "/usr/local/Ascend/driver"
 # The forms a device fault takes in CANN's log and the runtime's errors (docs/device.md).
 _FAULT = re.compile(r"EZ9999|aivec error|aicore error|vector core exception|retCode=0x[0-9a-fA-F]+|"
@@ -135,12 +136,16 @@ class AscendBackend:
     def prepare(self, task: Task, chip: ChipProfile) -> None:
         """Nothing to start ahead: bisheng builds the kernel and its launcher in one step."""
 
-    def flags(self, defines: dict[str, str], root: Path) -> list[str]:
+    def flags(self, defines: dict[str, str], root: Path, simulator: bool = False) -> list[str]:
+        """bisheng's flags; `simulator`: the -g twin linked against CANN's simulator runtime
+        (runtime_camodel) for `msprof op simulator`."""
         s, home = self.setup, self.setup.home or Path("/")
-        opt = ["--sanitizer", "-g", "-O0"] if self.settings.sanitize else ["-O2"]
+        opt = ["-g", "-O2"] if simulator else ["--sanitizer", "-g", "-O0"] if self.settings.sanitize else ["-O2"]
+        libs = [("runtime_camodel" if simulator and lib == "runtime" else lib) for lib in LIBS]
+        dirs = [s.simulator, home / "lib64"] if simulator and s.simulator else [home / "lib64"]
         return ["-xasc", f"--npu-arch={s.arch}", "-std=c++17", "-fPIC", *opt, "-DASCENDC_DUMP=0",
                 *(f"-D{k}={v}" for k, v in sorted(defines.items())), "-I", str(root), "-I", str(home / "include"),
-                "-L", str(home / "lib64"), f"-Wl,-rpath,{home / 'lib64'}", *(f"-l{lib}" for lib in LIBS)]
+                *(x for d in dirs for x in ("-L", str(d), f"-Wl,-rpath,{d}")), *(f"-l{lib}" for lib in libs)]
 
     def build(self, task: Task, entry: Entry, plan: LaunchPlan, chip: ChipProfile) -> Binary | BuildFailed:
         first = plan.first
@@ -153,7 +158,8 @@ class AscendBackend:
             return BuildFailed("harness_error", [diagnostic(e.file or first.launch_file, e.line or first.launch_line,
                                                             "error", "host-error", e.message)])
         src = task.kernel.read_bytes()
-        flags = self.flags({**dtype_defines(src, entry, first.args), **plan.signature.defines}, task.root)
+        defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines}
+        flags = self.flags(defines, task.root)
         t0 = time.monotonic()
         built = self._cached(source, flags, task)
         if isinstance(built, BuildFailed):
@@ -161,6 +167,10 @@ class AscendBackend:
         path, cached = built
         self.rundir.mkdir()
         shutil.copy2(path, self.rundir / "launcher")
+        if self.settings.line_profile and self.setup.simulator is not None and not self.settings.sanitize:
+            twin = self._cached(source, self.flags(defines, task.root, simulator=True), task)
+            if not isinstance(twin, BuildFailed):  # without it, measure() says there are no per-line times
+                shutil.copy2(twin[0], self.rundir / SIM_LAUNCHER)
         prepare_scratch(self.rundir)
         return Binary(self.rundir / "launcher", chip, time.monotonic() - t0, cached)
 
@@ -261,7 +271,40 @@ class AscendBackend:
                                                    f"no device time: {why}")
             return Measured(None)
         moved = sum(a.bytes for a in trial.tensors)
-        return Measured(msprof.timing(m, moved / (chip.hbm_gbps * 1e3)))
+        hot = self._line_times(run, diags) if self.settings.line_profile else []
+        return Measured(msprof.timing(m, moved / (chip.hbm_gbps * 1e3), hot))
+
+    def _line_times(self, run: TrialRun, diags: dict[tuple, Diagnostic]) -> list[HotLine]:
+        """Trial 0 again under `msprof op simulator` (the -g twin, its own output folder): the
+        slowest core's time per line of the user's files."""
+        twin, s = self.rundir / SIM_LAUNCHER, self.setup
+        if not twin.is_file() or s.msprof is None or s.simulator is None or s.soc is None:
+            diags[("no-line-times",)] = diagnostic(self._kernel, self._entry_line, "info", "task-error",
+                                                   "no per-line device times: they need CANN's simulator for the "
+                                                   "SoC (tools/simulator/<SoC>/lib) and a -g build of the kernel")
+            return []
+        sim_dir = run.outdir / "simulator"
+        sim_dir.mkdir()
+        manifest = sim_dir / protocol.MANIFEST
+        manifest.write_text((run.outdir / protocol.MANIFEST).read_text().replace(
+            f"outdir\t{run.outdir}\n", f"outdir\t{sim_dir}\n"))
+        prepare_scratch(sim_dir)
+        env = self.env()
+        env["LD_LIBRARY_PATH"] = f"{s.simulator}:{env['LD_LIBRARY_PATH']}"
+        argv = [str(s.msprof), "op", "simulator", f"--soc-version={s.soc}", f"--output={sim_dir / 'prof'}",
+                str(twin), str(manifest)]
+        limits = SandboxLimits(timeout_s=self.settings.run_timeout_s * 30, memory_bytes=1 << 44, file_bytes=1 << 34,
+                               seccomp=False)
+        run_sandboxed(argv, sim_dir, limits, self.settings.stdout_limit, env=env,
+                      show=(*self.shown(), self.rundir, run.outdir))
+        try:
+            lines = msprof.code_lines(msprof.latest_opprof(sim_dir / "prof"), top=50)
+        except msprof.ProfileError as e:
+            diags[("no-line-times",)] = diagnostic(self._kernel, self._entry_line, "info", "task-error",
+                                                   f"no per-line device times: {e}")
+            return []
+        mine = [h.model_copy(update={"file": _user_file(h.file, self._user_files, "")}) for h in lines]
+        return [h for h in mine if h.file][:5]
 
 
 def open_backend(settings: EvalSettings, scratch: Path) -> AscendBackend:

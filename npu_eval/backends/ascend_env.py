@@ -66,6 +66,7 @@ class DeviceSetup:
     soc: str | None = None             # e.g. Ascend910B2
     arch: str | None = None            # bisheng's --npu-arch, e.g. dav-2201
     chip: str | None = None            # our chip profile, e.g. 910B2
+    simulator: Path | None = None      # CANN's simulator libraries for the SoC (per-line times)
     parts: tuple[Part, ...] = field(default_factory=tuple)
 
     def missing(self) -> list[Part]:
@@ -229,5 +230,10 @@ def detect(env: Mapping[str, str] | None = None) -> DeviceSetup:
         parts.append(Part("NPU", soc is not None, detail))
     else:
         parts.append(Part("NPU", False, "not looked for (needs CANN, bisheng and npu-smi)"))
+    sim = home / "tools" / "simulator" / soc / "lib" if home is not None and soc is not None else None
+    sim = sim if sim is not None and sim.is_dir() else None
+    parts.append(Part("simulator", sim is not None, str(sim) if sim else "not found (tools/simulator/<SoC>/lib: "
+                      "eval --profile's per-line times on the device need it)", required=False))
     parts += [_nodes(), _driver_group(), _torch_npu()]
-    return DeviceSetup(home, tools["bisheng"], tools["msprof"], tools["mssanitizer"], soc, arch, chip, tuple(parts))
+    return DeviceSetup(home, tools["bisheng"], tools["msprof"], tools["mssanitizer"], soc, arch, chip, sim,
+                       tuple(parts))
