@@ -73,6 +73,7 @@ class SandboxLimits:
     namespaces: bool = True  # PID + network namespaces where the platform allows
     mounts: bool = True      # a private mount namespace: read-only but the scratch (root only)
     seccomp: bool = True     # a filter from before exec, and the harness's tighter one around the kernel call
+    groups: tuple[int, ...] = ()  # as root: the only groups the unprivileged user keeps (the NPU driver's)
 
 
 @dataclass
@@ -221,7 +222,7 @@ def _limit_child(setup: _ChildSetup):
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        confine.drop_privileges()
+        confine.drop_privileges(limits.groups)
         # RLIMIT_NPROC counts every process of the user; it binds once we are not root.
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         # After the uid change, which clears it: the child dies with the thread that waits for it.

@@ -6,6 +6,7 @@ flags the tools accept, the files they write, the parsing, the report), not the 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -273,3 +274,16 @@ def test_profile_without_the_simulator_says_so(fake, capsys):
     code, r = _eval_json(capsys, str(ADD), "--backend", "ascend", "--trials", "1", "--profile")
     assert code == 0 and r["timing"]["hot_lines"] == []
     assert any("no per-line device times" in d["message"] for d in r["diagnostics"])
+
+
+# ---- confinement of the device run ----
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root drops to the unprivileged user")
+def test_the_sandbox_user_keeps_only_the_groups_asked_for(tmp_path):
+    from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch, run_sandboxed
+
+    prepare_scratch(tmp_path)
+    tmp_path.chmod(0o777)
+    plain = run_sandboxed(["/usr/bin/id", "-G"], tmp_path, SandboxLimits(seccomp=False))
+    driver = run_sandboxed(["/usr/bin/id", "-G"], tmp_path, SandboxLimits(seccomp=False, groups=(4242,)))
+    assert "4242" not in plain.stdout.split() and "4242" in driver.stdout.split()

@@ -21,7 +21,7 @@ from pathlib import Path
 from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.backends import Binary, BuildFailed, Measured, device_setup, msprof
 from sage_npu.npu_eval.backends import ascend_launcher as launcher
-from sage_npu.npu_eval.backends.ascend_env import DeviceSetup
+from sage_npu.npu_eval.backends.ascend_env import DeviceSetup, driver_gid
 from sage_npu.npu_eval.backends.sim import dtype_defines
 from sage_npu.npu_eval.build import default_cache_dir
 from sage_npu.npu_eval.chips import ChipProfile
@@ -217,6 +217,12 @@ class AscendBackend:
         installed under the home folder or /tmp)."""
         return tuple(p for p in (self.setup.home, Path(DRIVER)) if p is not None and p.is_dir())
 
+    def groups(self) -> tuple[int, ...]:
+        """As root the sandbox runs the launcher as an unprivileged user: in the driver's group, so
+        it may open /dev/davinci*."""
+        gid = driver_gid()
+        return (gid,) if gid is not None else ()
+
     def argv(self, binary: Path, manifest: Path, tdir: Path, measure: bool) -> list[str]:
         s = self.setup
         if self.settings.sanitize and s.mssanitizer is not None:
@@ -240,10 +246,11 @@ class AscendBackend:
             (tdir / PROFILE_DIR).mkdir()
         prepare_scratch(tdir)
         # No seccomp filter: the runtime drives the NPU through the driver's ioctls. The PID and
-        # network namespaces, the limits and (as root) the read-only mounts and the unprivileged
-        # user stay; ACL maps a large address space, so the memory limit is the machine's.
+        # network namespaces, the limits and (as root) the read-only mounts (the device nodes stay
+        # usable: no nodev) and the unprivileged user, in the driver's group, stay; ACL maps a
+        # large address space, so the memory limit is the machine's.
         limits = SandboxLimits(timeout_s=self.settings.run_timeout_s * (4 if trace else 1), memory_bytes=1 << 44,
-                               file_bytes=1 << 34, seccomp=False)
+                               file_bytes=1 << 34, seccomp=False, groups=self.groups())
         res = run_sandboxed(self.argv(binary.path, manifest, tdir, trace), tdir, limits, self.settings.stdout_limit,
                             env=self.env(), show=(*self.shown(), binary.path.parent))
         return self._trial_run(res, tdir)
@@ -294,7 +301,7 @@ class AscendBackend:
         argv = [str(s.msprof), "op", "simulator", f"--soc-version={s.soc}", f"--output={sim_dir / 'prof'}",
                 str(twin), str(manifest)]
         limits = SandboxLimits(timeout_s=self.settings.run_timeout_s * 30, memory_bytes=1 << 44, file_bytes=1 << 34,
-                               seccomp=False)
+                               seccomp=False, groups=self.groups())
         run_sandboxed(argv, sim_dir, limits, self.settings.stdout_limit, env=env,
                       show=(*self.shown(), self.rundir, run.outdir))
         try:

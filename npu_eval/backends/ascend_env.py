@@ -179,6 +179,14 @@ def _nodes() -> Part:
     return Part("device nodes", usable, detail, required=False)
 
 
+def driver_gid() -> int | None:
+    """The NPU driver's group, whose members may open the device nodes; None when there is none."""
+    try:
+        return grp.getgrnam(DRIVER_GROUP).gr_gid
+    except KeyError:
+        return None
+
+
 def _driver_group() -> Part:
     try:
         g = grp.getgrnam(DRIVER_GROUP)
