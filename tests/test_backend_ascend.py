@@ -287,3 +287,66 @@ def test_the_sandbox_user_keeps_only_the_groups_asked_for(tmp_path):
     plain = run_sandboxed(["/usr/bin/id", "-G"], tmp_path, SandboxLimits(seccomp=False))
     driver = run_sandboxed(["/usr/bin/id", "-G"], tmp_path, SandboxLimits(seccomp=False, groups=(4242,)))
     assert "4242" not in plain.stdout.split() and "4242" in driver.stdout.split()
+
+
+# ---- the torch_npu baseline (Fast_1.0) ----
+
+FAKE_TORCH_NPU = '''\
+"""A fake torch_npu: `.npu()` keeps tensors on the CPU; NPU events are wall-clock stamps."""
+import time
+import types
+
+import torch
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.t = 0.0
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, other):  # milliseconds, as torch.npu.Event says
+        return (other.t - self.t) * 1000.0
+
+
+torch.npu = types.SimpleNamespace(Event=_Event, synchronize=lambda: None)
+torch.Tensor.npu = lambda self: self
+torch.nn.Module.npu = lambda self: self
+'''
+
+
+def test_the_torch_npu_baseline_times_the_reference_in_the_sandbox(fake, tmp_path, monkeypatch):
+    from sage_npu.agent.bench import TaskRow, fast_1_0
+    from sage_npu.npu_eval.backends.torch_npu_baseline import reference_us
+    from sage_npu.npu_eval.settings import EvalSettings
+    from sage_npu.npu_eval.task import load_task
+
+    pkg = tmp_path / "site" / "torch_npu"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(FAKE_TORCH_NPU)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    us, why = reference_us(load_task(ADD), EvalSettings(), scratch)
+    assert why == "" and us is not None and 0 < us < 10_000
+    rows = [TaskRow("a", "a", "improved", correct=True, best_us=us / 2, torch_us=us),
+            TaskRow("b", "b", "improved", correct=True, best_us=us * 2, torch_us=us)]
+    assert fast_1_0(rows) == 0.5 and fast_1_0([TaskRow("c", "c", "improved", correct=True, best_us=1.0)]) is None
+
+
+def test_bench_on_the_device_reports_fast_1_0(fake, tmp_path, capsys, monkeypatch):
+    pkg = tmp_path / "site" / "torch_npu"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(FAKE_TORCH_NPU)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    monkeypatch.setenv("SAGE_NPU_MEMORY__DB", str(tmp_path / "memory"))
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    _task(suite)
+    assert main(["bench", str(suite), "--turns", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["backend"] == "ascend" and out["timing_label"] == "measured"
+    row = out["tasks"][0]
+    assert row["correct"] and row["torch_us"] is not None and row["seed_us"] == 12.5
+    assert out["metrics"]["fast_1_0"] in (0.0, 1.0)
