@@ -28,6 +28,7 @@ from sage_npu.memory.cli import add_memory_parser, run_memory
 from sage_npu.npu_eval.run_cli import add_run_parser, cmd_run
 
 if TYPE_CHECKING:
+    from sage_npu.npu_eval.calibrate import Measurement
     from sage_npu.npu_eval.report import Report
     from sage_npu.npu_eval.task import Task
     from sage_npu.settings import Settings
@@ -254,7 +255,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def device_measurements(suite: Path, settings: Settings) -> list:
+def device_measurements(suite: Path, settings: Settings) -> list[Measurement]:
     """`calibrate --from-device`: each task of `suite` measured on the NPU (trial 0 under msprof
     op), as the measurements the fit pairs with the emulator's traces."""
     from sage_npu.npu_eval.backends import unavailable

@@ -100,7 +100,8 @@ src = open(sources[0]).read()
 if "<<<" not in src or "aclrtSynchronizeStream" not in src:
     fail(f"{sources[0]}:1:1: error: no kernel launch")
 fake = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fake")
-cc = subprocess.run(["cc", "-O1", "-o", out, os.path.join(fake, "device.c"),
+program = "sage_dev::" not in src  # a user's whole program, not our launcher
+cc = subprocess.run(["cc", "-O1", "-o", out, os.path.join(fake, "program.c" if program else "device.c"),
                      f"-DFAKE_HOME=\"{os.path.dirname(fake)}\""], capture_output=True, text=True)
 if cc.returncode != 0:
     fail("fake bisheng: the fake device program did not build:\n" + cc.stderr)
@@ -194,6 +195,26 @@ int main(int argc, char** argv) {
     snprintf(p, sizeof p, "%s/done", outdir);
     FILE* d = fopen(p, "w");
     if (d) { fputs("ok\n", d); fclose(d); }
+    return 0;
+}
+"""
+
+# A user's whole program on the fake device: says it ran (and its arguments), or faults.
+_PROGRAM_C = r"""
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char** argv) {
+    char mode[32] = "add", dtype[32] = "float16";
+    FILE* cfg = fopen(FAKE_HOME "/fake/device.cfg", "r");
+    if (cfg) { if (fscanf(cfg, "%31s %31s", mode, dtype) < 1) {} fclose(cfg); }
+    if (!strcmp(mode, "fault")) {
+        printf("EZ9999: [PID: 1234] there is an aivec error exception, core id is 0\n");
+        fprintf(stderr, "rtStreamSynchronize execute failed, reason=[vector core exception]\n");
+        return 1;
+    }
+    printf("fake NPU program ran with %d argument(s)\n", argc - 1);
+    FILE* out = fopen("output.txt", "w");
+    if (out) { fputs("written on the device\n", out); fclose(out); }
     return 0;
 }
 """
@@ -372,6 +393,7 @@ def make_fake_cann(root: Path, **device) -> FakeCann:
     (home / "fake").mkdir(parents=True)
     config.write_text(json.dumps({"npu": "910B2", "device": "add", "dtype": "float16"}))
     (home / "fake" / "device.c").write_text(_DEVICE_C)
+    (home / "fake" / "program.c").write_text(_PROGRAM_C)
     _script(home / "bin" / "bisheng", _BISHENG, config)
     _shell(home / "tools" / "profiler" / "bin" / "msprof", _MSPROF, home / "fake")
     _shell(home / "tools" / "mssanitizer" / "bin" / "mssanitizer", _MSSANITIZER, home / "fake")

@@ -350,3 +350,44 @@ def test_bench_on_the_device_reports_fast_1_0(fake, tmp_path, capsys, monkeypatc
     row = out["tasks"][0]
     assert row["correct"] and row["torch_us"] is not None and row["seed_us"] == 12.5
     assert out["metrics"]["fast_1_0"] in (0.0, 1.0)
+
+
+# ---- whole programs on the device (sage-npu run --backend ascend) ----
+
+ASC_PROGRAM = """\
+#include "acl/acl.h"
+#include "kernel_operator.h"
+__global__ __aicore__ void hello() {}
+int main(int argc, char** argv)
+{
+    aclInit(nullptr);
+    aclrtStream stream = nullptr;
+    hello<<<1, nullptr, stream>>>();
+    aclrtSynchronizeStream(stream);
+    return 0;
+}
+"""
+
+
+def test_run_builds_an_asc_program_with_bisheng_and_runs_it_on_the_device(fake, tmp_path, capfd, monkeypatch):
+    src = tmp_path / "hello.asc"
+    src.write_text(ASC_PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--backend", "ascend", "run", str(src), "--json", "--", "8"]) == 0
+    r = json.loads(capfd.readouterr().out)
+    assert r["backend"] == "ascend" and r["status"] == "ok" and "ran with 1 argument" in r["stdout"]
+    assert (tmp_path / "output.txt").read_text() == "written on the device\n"  # mirrored back out
+
+
+def test_run_on_the_device_reports_compile_errors_and_faults(fake, tmp_path, capfd, monkeypatch):
+    src = tmp_path / "hello.asc"
+    src.write_text(ASC_PROGRAM.replace("int main(", "#error no main today\nint main("))
+    monkeypatch.chdir(tmp_path)
+    assert main(["--backend", "ascend", "run", str(src), "--json"]) == 1
+    r = json.loads(capfd.readouterr().out)
+    assert r["status"] == "compile_error" and r["diagnostics"][0]["line"] == 4
+    src.write_text(ASC_PROGRAM)
+    fake.configure(device="fault")
+    assert main(["--backend", "ascend", "run", str(src), "--json"]) == 1
+    r = json.loads(capfd.readouterr().out)
+    assert r["status"] == "faulted" and "EZ9999" in r["diagnostics"][0]["message"] and r["diagnostics"][0]["line"] == 4
