@@ -37,7 +37,8 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
           "wall_s": 8.1,
           "episode_id": "hex" | null,
           "applied": ["..."],          # the accepted transforms, in order
-          "tokens": 0                  # LLM tokens of the episode (0 offline)
+          "tokens": 0,                 # LLM tokens of the episode (0 offline)
+          "torch_us": 3.2 | null       # on the device: the reference through torch_npu (NPU events)
         }
       ],
       "metrics": {
@@ -102,6 +103,7 @@ class TaskRow:
     episode_id: str | None = None
     applied: list[str] = field(default_factory=list)
     tokens: int = 0
+    torch_us: float | None = None  # the reference on the NPU through torch_npu (device runs only)
 
 
 @dataclass
@@ -129,7 +131,7 @@ class BenchResult:
             "solved": len(solved),
             "execution_rate": len(solved) / len(self.rows) if self.rows else 0.0,
             # Fast_1.0 compares device times against torch_npu; the emulator has neither.
-            "fast_1_0": None,
+            "fast_1_0": fast_1_0(solved),
             "s_self": statistics.median(speedups) if speedups else None,
             "total_turns": sum(r.turns for r in self.rows),
             "wall_s": self.wall_s,
@@ -141,6 +143,35 @@ class BenchResult:
                 "timing_label": self.timing_label, "model": self.model, "turns": self.turns, "jobs": self.jobs,
                 "trials": self.trials, "memory": self.memory, "tasks": [r.__dict__ for r in self.rows],
                 "metrics": self.metrics()}
+
+
+def fast_1_0(solved: list[TaskRow]) -> float | None:
+    """The share of solved tasks whose kernel beats the torch_npu reference; None without baselines."""
+    pairs = [(r.best_us, r.torch_us) for r in solved if r.torch_us is not None and r.best_us is not None]
+    if not pairs:
+        return None
+    return sum(1 for best, torch in pairs if best < torch) / len(solved)
+
+
+def add_torch_baselines(rows: list[TaskRow], eval_settings: EvalSettings) -> None:
+    """On the device: each solved task's reference timed through torch_npu (npu_eval/backends/
+    torch_npu_baseline.py), for Fast_1.0; a task whose baseline fails keeps none and says why."""
+    import tempfile
+
+    from sage_npu.npu_eval.backends.torch_npu_baseline import reference_us
+    from sage_npu.npu_eval.task import TaskError, load_task
+
+    for row in rows:
+        if not row.correct:
+            continue
+        try:
+            task = load_task(row.path)
+        except TaskError:
+            continue
+        with tempfile.TemporaryDirectory(prefix="sage-torch-npu-") as d:
+            row.torch_us, why = reference_us(task, eval_settings, Path(d))
+        if why and not row.reason:
+            row.reason = why
 
 
 def discover(suite: str | Path) -> tuple[list[Path], list[TaskRow]]:
@@ -256,12 +287,16 @@ def run_suite(suite: str | Path, eval_settings: EvalSettings, agent: AgentSettin
     else:
         _run_parallel(tasks, eval_settings, memory_settings, agent, jobs, finished)
     rows.sort(key=lambda r: r.name)
+    from sage_npu.npu_eval.backends import resolve
+
+    if resolve(eval_settings.backend)[0] == "ascend":
+        add_torch_baselines(rows, eval_settings)
     where = None
     if memory_settings is not None:
         from sage_npu.memory.experience_memory import memory_path
 
         where = str(memory_path(memory_settings))
-    return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=eval_settings.backend,
+    return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=resolve(eval_settings.backend)[0],
                        chip=eval_settings.chip, turns=agent.turns, jobs=jobs, trials=eval_settings.trials,
                        memory=where, rows=rows, wall_s=time.perf_counter() - t0, model=_model_name(agent))
 

@@ -1,7 +1,8 @@
 """`sage-npu calibrate`: fit the cost model's constants to measured kernel times.
 
 Input: a CSV with a header and columns `task,measured_us` (device time of one launch of the
-task's first trial, e.g. from msprof or a torch_npu profiler export; `chip` optional). Each
+task's first trial, e.g. from msprof or a torch_npu profiler export, or the `msprof op` output
+folder to read it from; `chip` optional), or the pairs `sage-npu calibrate --from-device` measures. Each
 task is evaluated once to get its trace; then a few multiplicative factors on the cost table
 (vector cycles, MTE bandwidth, MTE setup and latency, issue) are fitted by coordinate search
 in log space to minimise the mean squared log error. The fitted table is saved as a user chip
@@ -52,10 +53,7 @@ def read_measurements(path: Path) -> list[Measurement]:
         raise CalibrationError(f"{path}: expected a header with the columns task,measured_us")
     out = []
     for i, row in enumerate(rows, 2):
-        try:
-            us = float(row["measured_us"])
-        except (TypeError, ValueError):
-            raise CalibrationError(f"{path}:{i}: measured_us {row['measured_us']!r} is not a number") from None
+        us = _measured_us(Path(path), i, row["measured_us"])
         if us <= 0:
             raise CalibrationError(f"{path}:{i}: measured_us must be positive")
         if not (row["task"] or "").strip():
@@ -68,6 +66,25 @@ def read_measurements(path: Path) -> list[Measurement]:
                                    "path is read from the CSV's folder)")
         out.append(Measurement(task, us))
     return out
+
+
+def _measured_us(csv_path: Path, row: int, cell: str | None) -> float:
+    """A measured_us cell: a number, or an `msprof op` output folder (an OPPROF_* folder or the
+    --output folder holding it, relative to the CSV), whose OpBasicInfo.csv Task Duration it means."""
+    try:
+        return float(cell or "")
+    except ValueError:
+        pass
+    folder = csv_path.resolve().parent / (cell or "").strip()
+    if not (cell or "").strip() or not folder.is_dir():
+        raise CalibrationError(f"{csv_path}:{row}: measured_us {cell!r} is neither a number nor an msprof op "
+                               "output folder")
+    from sage_npu.npu_eval.backends import msprof
+
+    try:
+        return msprof.read_opprof(msprof.latest_opprof(folder)).duration_us
+    except msprof.ProfileError as e:
+        raise CalibrationError(f"{csv_path}:{row}: {e}") from None
 
 
 # The factors fitted: each scales fields of the cost table.

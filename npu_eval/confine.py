@@ -219,9 +219,10 @@ def install_seccomp(program: bytes) -> None:
               "prctl(PR_SET_SECCOMP)")
 
 
-def drop_privileges() -> None:
-    """Become nobody when root; a no-op otherwise (the user's own rights are the limit then)."""
+def drop_privileges(groups: tuple[int, ...] = ()) -> None:
+    """Become nobody when root, a member of `groups` only (the NPU driver's group for a device
+    run); a no-op otherwise (the user's own rights are the limit then)."""
     if os.geteuid() == 0:
-        os.setgroups([])
+        os.setgroups(list(groups))
         os.setgid(UNPRIVILEGED_GID)
         os.setuid(UNPRIVILEGED_UID)

@@ -128,7 +128,7 @@ def prepare(task: Task, settings: EvalSettings, worker: PlanWorker, block: int, 
     if not task.runnable:
         return _refused(task, "debugging runs the task: add host.py and reference.py beside the kernel "
                               "(the task format: docs/task-format.md)")
-    if settings.backend != "sim":
+    if settings.backend == "ascend":  # auto debugs on the emulator, always there
         return _refused(task, "debugging runs on the CPU emulator: use the sim backend")
     backend = SimBackend(settings, scratch, debug=True)
     ready = ready_to_build(task, settings, worker, backend, scratch / "plan")

@@ -4,7 +4,8 @@ check -> plan -> entry -> build -> run + compare + estimate (npu_eval/stages.py)
 backend `EvalSettings.backend` names (npu_eval/backends/). Each stage returns its result or a
 `StageFailure`; `_pipeline` turns the first failure into the Report, the one place that does.
 Nothing a user's files do escapes as an exception, and neither does a backend that cannot run
-here (`ascend` today): that is a harness_error report saying what is missing.
+here (`ascend` without CANN or an NPU): that is a harness_error report saying what is missing;
+`auto` is the device when every part is found, else the emulator.
 
 An `Evaluation` is the report plus what benchmarks and calibration need beside it: trial 0's
 trace and block_dim, and where the time went. The module-level `evaluate(task, settings)` is
@@ -23,7 +24,7 @@ from pathlib import Path
 from sage_npu.npu_eval import debug
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.analysis import Finding, analyze
-from sage_npu.npu_eval.backends import BuildFailed, open_backend, unavailable
+from sage_npu.npu_eval.backends import BuildFailed, concrete, open_backend, resolve, unavailable
 from sage_npu.npu_eval.chips import ChipProfile, UnknownChip
 from sage_npu.npu_eval.plan_client import PlanWorker
 from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic, diagnostic_order
@@ -134,15 +135,17 @@ class Evaluator:
             return Evaluation(Report(task=p, kernel=p, chip=s.chip, status="harness_error", diagnostics=[
                 Diagnostic(file=p, line=1, column=1, end_line=1, end_column=1, severity="error", code="task-error",
                            message=str(e))]))
+        s = concrete(s)  # auto: the device when every part is found, else the emulator
         missing = unavailable(s.backend)
         if missing is not None:
-            return Evaluation(Report(task=str(task.root), kernel=str(task.kernel), chip=s.chip, backend=s.backend,
+            return Evaluation(Report(task=str(task.root), kernel=str(task.kernel), chip=s.chip,
+                                     backend=resolve(s.backend)[0],
                                      status="harness_error",
                                      diagnostics=[diagnostic(str(task.kernel), 1, "error", "task-error", missing)]))
         scratch = scratch_dirs.make("eval", self._scratch_root)
         scratch.chmod(0o711)  # the sandboxed child (another user when we are root) must reach run/
         try:
-            ev = self._pipeline(task, scratch, trace_out)
+            ev = self._pipeline(task, s, scratch, trace_out)
         finally:
             self._remove_later(scratch)
         return Evaluation(self._with_static_findings(ev.report, task), ev.trace, ev.stages)
@@ -183,12 +186,12 @@ class Evaluator:
             return report
         return report.model_copy(update={"diagnostics": sorted([*report.diagnostics, *extra], key=diagnostic_order)})
 
-    def _pipeline(self, task: Task, scratch: Path, trace_out: Path | None) -> Evaluation:
-        s, stages = self.settings, Stages()
-        chip_name = s.chip
+    def _pipeline(self, task: Task, s: EvalSettings, scratch: Path, trace_out: Path | None) -> Evaluation:
+        stages = Stages()
+        chip_name, kind = s.chip, resolve(s.backend)[0]
 
         def report(**fields) -> Report:
-            return Report(task=str(task.root), kernel=str(task.kernel), chip=chip_name, backend=s.backend, **fields)
+            return Report(task=str(task.root), kernel=str(task.kernel), chip=chip_name, backend=kind, **fields)
 
         def failed(f: StageFailure) -> Evaluation:
             return Evaluation(report(status=f.status, diagnostics=f.diagnostics), None, stages)

@@ -495,6 +495,10 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     program = str(path.resolve())
     chip = chip_profile(settings.chip)
     base: dict[str, Any] = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
+    if settings.backend == "ascend":  # bisheng and the NPU; auto runs programs on the emulator
+        from sage_npu.npu_eval.backends.ascend_program import run_device_program
+
+        return run_device_program(sources, args, settings, cwd, timeout_s)
     missing = unavailable(settings.backend)
     if missing is not None:
         raise ProgramError(missing)

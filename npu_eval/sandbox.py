@@ -73,6 +73,7 @@ class SandboxLimits:
     namespaces: bool = True  # PID + network namespaces where the platform allows
     mounts: bool = True      # a private mount namespace: read-only but the scratch (root only)
     seccomp: bool = True     # a filter from before exec, and the harness's tighter one around the kernel call
+    groups: tuple[int, ...] = ()  # as root: the only groups the unprivileged user keeps (the NPU driver's)
 
 
 @dataclass
@@ -186,10 +187,11 @@ class _ChildSetup:
     seccomp: bytes | None             # the pre-exec filter, None when off or without a table here
 
 
-def _child_setup(limits: SandboxLimits, in_new_pidns: bool, argv: list[str], cwd: Path, scratch: Path) -> _ChildSetup:
+def _child_setup(limits: SandboxLimits, in_new_pidns: bool, argv: list[str], cwd: Path, scratch: Path,
+                 show: tuple[Path, ...] = ()) -> _ChildSetup:
     mounts = None
     if limits.mounts and namespaces_unavailable() is None:
-        readable = {p for p in (Path(argv[0]).parent, cwd) if p.is_absolute() and p.is_dir()
+        readable = {p for p in (Path(argv[0]).parent, cwd, *show) if p.is_absolute() and p.is_dir()
                     and not p.resolve().is_relative_to(scratch.resolve())}
         mounts = confine.MountPlan(writable=(scratch.resolve(),), readable=tuple(p.resolve() for p in readable),
                                    covers=confine.standard_covers(scratch.resolve(), Path.home()),
@@ -220,7 +222,7 @@ def _limit_child(setup: _ChildSetup):
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        confine.drop_privileges()
+        confine.drop_privileges(limits.groups)
         # RLIMIT_NPROC counts every process of the user; it binds once we are not root.
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         # After the uid change, which clears it: the child dies with the thread that waits for it.
@@ -347,7 +349,8 @@ def _read_bounded(path: Path, limit: int) -> tuple[str, bool]:
 
 def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limit: int = 64 * 1024, *,
                   scratch: Path | None = None, env: dict[str, str] | None = None,
-                  stdout_fd: int | None = None, stderr_fd: int | None = None) -> SandboxResult:
+                  stdout_fd: int | None = None, stderr_fd: int | None = None,
+                  show: tuple[Path, ...] = ()) -> SandboxResult:
     """Run `argv` in `cwd` behind every layer above; the one way this package runs untrusted code.
 
     `scratch` (default `cwd`, prepared by prepare_scratch) holds HOME, TMPDIR and the captured
@@ -355,7 +358,8 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
     output folder). `stdout_fd`/`stderr_fd` pass the child's streams through to those
     descriptors instead of capturing them (then the result's text for that stream is empty, and
     a seccomp failure the harness reports on a passed-through stderr cannot be seen: the record
-    then says what was asked for)."""
+    then says what was asked for). `show`: folders the run reads that a cover would hide (the
+    device backend's CANN install), shown read-only at their own paths."""
     scratch = scratch or cwd
     token = f"{os.getpid()}-{secrets.token_hex(12)}"  # who started the run, then which run
     child_env = _child_env(scratch, env, limits, token)
@@ -368,7 +372,7 @@ def run_sandboxed(argv: list[str], cwd: Path, limits: SandboxLimits, stdout_limi
             os.chown(out_path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
             os.chown(err_path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
         with pid_namespace_for_next_child(limits.namespaces) as pidns:
-            setup = _child_setup(limits, pidns, argv, cwd, scratch)
+            setup = _child_setup(limits, pidns, argv, cwd, scratch, show)
             proc = subprocess.Popen(argv, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL,
                                     stdout=out if stdout_fd is None else stdout_fd,
                                     stderr=err if stderr_fd is None else stderr_fd,

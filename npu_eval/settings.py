@@ -13,7 +13,9 @@ DEFAULT_TIMEOUT_S = 60.0  # wall-clock limit of a whole program's run (`sage-npu
 
 
 class EvalSettings(BaseModel):
-    backend: Literal["sim", "ascend"] = Field(default="sim", description="sim: CPU emulator; ascend: CANN + NPU")
+    backend: Literal["sim", "ascend", "auto"] = Field(
+        default="auto", description="sim: CPU emulator; ascend: CANN + NPU (docs/device.md); auto: ascend when CANN "
+        "and an NPU are found, else sim")
     chip: str = Field(default=DEFAULT_CHIP, description="chip profile: " + ", ".join(CHIPS))
     trials: int = Field(default=5, ge=1, le=100, description="correctness trials, fresh inputs each")
     seed: int = Field(default=0, description="seed of the first trial's inputs")
@@ -28,6 +30,10 @@ class EvalSettings(BaseModel):
     host_allow_list: bool = Field(default=True, description="check host.py against the allow-list before it runs "
                                   "(it may only plan the launch; docs/task-format.md)")
     estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
+    sanitize: bool = Field(default=False, description="ascend: build with --sanitizer -g and run each trial under "
+                           "mssanitizer --tool=memcheck (its findings at their lines)")
+    line_profile: bool = Field(default=False, description="ascend: also run msprof op simulator on a -g build "
+                               "of trial 0 for per-line times (eval --profile sets it)")
     cxx: str = Field(default="g++", description="the C++ compiler")
     opt_level: str = Field(default="-O0", description="optimisation flag for kernel builds (-O0 builds fastest; "
                            "the bundled examples run as fast as at -O1)")

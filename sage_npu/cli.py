@@ -28,6 +28,7 @@ from sage_npu.memory.cli import add_memory_parser, run_memory
 from sage_npu.npu_eval.run_cli import add_run_parser, cmd_run
 
 if TYPE_CHECKING:
+    from sage_npu.npu_eval.calibrate import Measurement
     from sage_npu.npu_eval.report import Report
     from sage_npu.npu_eval.task import Task
     from sage_npu.settings import Settings
@@ -44,7 +45,9 @@ def _global_flags() -> argparse.ArgumentParser:
     g = argparse.ArgumentParser(add_help=False)
     g.add_argument("--db", type=Path, help="experience memory folder")
     g.add_argument("--chip", help="chip profile (910B1-910B4, 310P3); default 910B2")
-    g.add_argument("--backend", choices=["sim", "ascend"], help="sim: CPU emulator (default)")
+    g.add_argument("--backend", choices=["sim", "ascend", "auto"],
+                   help="sim: CPU emulator; ascend: CANN + NPU; auto (default): ascend when CANN and an NPU are "
+                        "found (sage-npu doctor), else sim")
     g.add_argument("--config", type=Path, help="TOML settings file")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     return g
@@ -60,7 +63,10 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     ev.add_argument("path", type=Path, help="task folder or kernel file")
     ev.add_argument("--seed", type=int, help="seed of the first trial's inputs")
     ev.add_argument("--trials", type=int, help="correctness trials (default 5)")
-    ev.add_argument("--profile", action="store_true", help="print the estimated timeline: pipes, hot lines")
+    ev.add_argument("--profile", action="store_true",
+                    help="print the timeline: pipes, hot lines (estimated on sim, measured on ascend)")
+    ev.add_argument("--sanitize", action="store_true", default=None,
+                    help="ascend: build with --sanitizer -g and run under mssanitizer --tool=memcheck")
     ev.add_argument("--trace", type=Path, metavar="FILE", help="write a Chrome trace (open it in Perfetto)")
     ev.add_argument("--debug", action="store_true",
                     help="build the task with -g -O0 and start gdb stopped at the kernel entry (block 0, or --block)")
@@ -68,8 +74,11 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     ev.set_defaults(func=cmd_eval)
     cal = sub.add_parser("calibrate", parents=[g], help="fit the cost model to measured kernel times",
                          description="Fit the cost model's constants for --chip to device times measured with "
-                         "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us.")
-    cal.add_argument("measurements", type=Path)
+                         "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us (a number, or "
+                         "the msprof op output folder to read it from); --from-device SUITE measures them on the NPU.")
+    cal.add_argument("measurements", type=Path, nargs="?")
+    cal.add_argument("--from-device", type=Path, metavar="SUITE",
+                     help="run each task of SUITE on the NPU (msprof op) and fit to those times")
     cal.set_defaults(func=cmd_calibrate)
     opt = sub.add_parser("optimize", parents=[g], help="search for a faster correct kernel (the SAGE agent)",
                          description="Optimize a task with the SAGE agent: a model when $SAGE_NPU_LLM_BASE_URL (or "
@@ -82,9 +91,17 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     opt.add_argument("--verbose", "-v", action="store_true",
                      help="also print the memory credit's symbols: z, and each item's xi, eta, u, n_ret, n_ado")
     opt.set_defaults(func=cmd_optimize)
-    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a).eval))
+    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a, backend=False).eval))  # auto: sim
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
     add_bench_parser(sub, g).set_defaults(func=cmd_bench)
+    doc = sub.add_parser("doctor", parents=[g], help="what the device backend needs: each part, found or missing",
+                         description="List what --backend ascend needs (CANN, bisheng, msprof, mssanitizer, npu-smi "
+                         "and an NPU, the device nodes, torch_npu), one line each, and what --backend auto uses. "
+                         "Exit 0 when the device can be used, 1 when not.")
+    doc.add_argument("--run", type=Path, metavar="SUITE",
+                     help="on a machine with an NPU: evaluate each task of SUITE (e.g. examples/tasks) on both "
+                          "backends and print the estimate beside the measurement")
+    doc.set_defaults(func=cmd_doctor)
     srv = sub.add_parser("serve", parents=[g], help="run the language server (stdio, or --tcp HOST:PORT)")
     srv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     srv.set_defaults(func=cmd_serve)
@@ -93,12 +110,18 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _settings(args: argparse.Namespace, backend: bool = True) -> Settings:
     """The composed settings (defaults < --config < environment < flags); imported here, not at
-    start-up, because pydantic-settings is a good part of the start-up time."""
+    start-up, because pydantic-settings is a good part of the start-up time. With `backend`,
+    `auto` is replaced by the backend it stands for here (labels then say what ran)."""
     from sage_npu.settings import load_settings
 
-    return load_settings(args.config, _overrides(args))
+    settings = load_settings(args.config, _overrides(args))
+    if not backend or settings.eval.backend != "auto":
+        return settings
+    from sage_npu.npu_eval.backends import concrete
+
+    return settings.model_copy(update={"eval": concrete(settings.eval)})
 
 
 def _usage_error(message: str) -> int:
@@ -108,7 +131,8 @@ def _usage_error(message: str) -> int:
 
 def _overrides(args: argparse.Namespace) -> dict:
     ev = {k: v for k, v in (("chip", args.chip), ("backend", args.backend),
-                            ("seed", getattr(args, "seed", None)),
+                            ("seed", getattr(args, "seed", None)), ("sanitize", getattr(args, "sanitize", None)),
+                            ("line_profile", True if getattr(args, "profile", False) else None),
                             ("trials", getattr(args, "trials", None))) if v is not None}
     out: dict = {"eval": ev} if ev else {}
     if args.db is not None:
@@ -192,12 +216,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     chip = chip_profile(settings.eval.chip)
+    if (args.measurements is None) == (args.from_device is None):
+        return _usage_error("calibrate wants MEASUREMENTS (a CSV) or --from-device SUITE: one of them")
     try:
-        rows = read_measurements(args.measurements)
+        rows = (read_measurements(args.measurements) if args.from_device is None
+                else device_measurements(args.from_device, settings))
     except CalibrationError as e:
         return _usage_error(str(e))
     samples = []
-    with Evaluator(settings.eval.model_copy(update={"trials": 1})) as ev:
+    with Evaluator(settings.eval.model_copy(update={"trials": 1, "backend": "sim"})) as ev:  # the model's traces
         for m in rows:
             evaluation = ev.evaluate(m.task)
             if evaluation.trace is None:
@@ -226,6 +253,32 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             print(f"  {r['task']:<24} {measured}  {estimated}")
         print(f"saved {path}; eval on {chip.name} uses it from now on")
     return 0
+
+
+def device_measurements(suite: Path, settings: Settings) -> list[Measurement]:
+    """`calibrate --from-device`: each task of `suite` measured on the NPU (trial 0 under msprof
+    op), as the measurements the fit pairs with the emulator's traces."""
+    from sage_npu.npu_eval.backends import unavailable
+    from sage_npu.npu_eval.calibrate import CalibrationError, Measurement
+    from sage_npu.npu_eval.evaluate import Evaluator
+
+    missing = unavailable("ascend")
+    if missing is not None:
+        raise CalibrationError(missing)
+    tasks = sorted(p for p in suite.iterdir() if (p / "host.py").is_file()) if suite.is_dir() else []
+    if not tasks:
+        raise CalibrationError(f"{suite}: no task folders (with host.py) to measure")
+    out = []
+    with Evaluator(settings.eval.model_copy(update={"backend": "ascend", "trials": 1})) as ev:
+        for task in tasks:
+            r = ev.evaluate(task).report
+            if r.timing is None or r.timing.estimated:
+                print(f"sage-npu: {task.name}: not measured on the device ({r.status}); left out", file=sys.stderr)
+                continue
+            out.append(Measurement(task, r.timing.estimated_us))
+    if not out:
+        raise CalibrationError(f"{suite}: no task was measured on the device")
+    return out
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
@@ -342,7 +395,56 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    return run_memory(_settings(args).memory, args)
+    return run_memory(_settings(args, backend=False).memory, args)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Each part the device backend needs, found or missing; with --run, estimate beside measurement."""
+    from sage_npu.npu_eval.backends.ascend_env import detect
+
+    setup = detect()
+    why = setup.reason()
+    uses = "ascend (the NPU)" if why is None else "sim (the CPU emulator): " + ", ".join(
+        p.name for p in setup.missing()) + " missing"
+    if args.json and args.run is None:
+        print(json.dumps({"parts": [{"name": p.name, "found": p.found, "required": p.required, "detail": p.detail}
+                                    for p in setup.parts], "auto": "ascend" if why is None else "sim"}, indent=2))
+    elif args.run is None:
+        print("\n".join(p.line() for p in setup.parts))
+        print(f"{'--backend auto':<13} uses {uses}")
+    if args.run is None:
+        return 0 if why is None else 1
+    if why is not None:
+        return _usage_error(why)
+    return doctor_run(args.run, _settings(args))
+
+
+def doctor_run(suite: Path, settings: Settings) -> int:
+    """Every task of `suite` on the emulator and on the NPU: the cost model's estimate beside the
+    measurement, the table that says how far to trust the model on this chip."""
+    from sage_npu.npu_eval.evaluate import Evaluator
+    from sage_npu.npu_eval.report import timing_label
+    from sage_npu.npu_eval.task import TaskError, load_task
+
+    tasks = sorted(p for p in Path(suite).iterdir() if p.is_dir()) if Path(suite).is_dir() else []
+    if not tasks:
+        return _usage_error(f"{suite}: no task folders to run")
+    base = settings.eval.model_copy(update={"trials": 1})
+    heads = timing_label(estimated=True), timing_label(estimated=False)
+    print(f"{'task':<24} {'sim':<10} {heads[0]:>16}  {'ascend':<10} {heads[1]:>11}  {'ratio':>7}   (us)")
+    with Evaluator(base.model_copy(update={"backend": "sim"})) as sim, \
+            Evaluator(base.model_copy(update={"backend": "ascend"})) as dev:
+        for path in tasks:
+            try:
+                task = load_task(path)
+            except TaskError:
+                continue
+            a, b = sim.evaluate(task).report, dev.evaluate(task).report
+            est = a.timing.estimated_us if a.timing else None
+            got = b.timing.estimated_us if b.timing else None
+            ratio = f"{est / got:7.2f}" if est and got else f"{'-':>7}"
+            print(f"{path.name:<24} {a.status:<10} {est or 0:16.2f}  {b.status:<10} {got or 0:11.2f}  {ratio}")
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -361,16 +463,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def format_profile(report: Report) -> str:
-    """The estimated timeline: device time, the bottleneck with what it means and what to try
-    (docs/profile.md), each pipe's busy share and the hot lines."""
+    """The timeline (estimated, or measured on the device): device time, the bottleneck with what
+    it means and what to try (docs/profile.md), each pipe's busy share and the hot lines."""
     import textwrap
 
     from sage_npu.npu_eval.cost_model import bottleneck_advice
+    from sage_npu.npu_eval.report import labelled
 
     t = report.timing
     if t is None:
         return "no estimate: the kernel did not run to the end"
-    lines = [f"estimated {t.estimated_us:.2f} us device time (CPU cost model, not measured) + launch "
+    how = "" if t.estimated else " (msprof op on the NPU)"
+    lines = [f"{labelled(f'{t.estimated_us:.2f} us', t.estimated)} device time{how} + launch "
              f"{t.launch_overhead_us:.0f} us; roofline {t.roofline_us:.2f} us; bottleneck: {t.bottleneck}"]
     advice = bottleneck_advice(t.bottleneck)
     if advice:

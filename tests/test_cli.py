@@ -50,10 +50,11 @@ def test_not_correct_exits_one_and_prints_clickable_diagnostics(tmp_path, capsys
     assert f"{k}:" in out and "[mismatch]" in out
 
 
-def test_ascend_backend_says_it_is_not_available():
-    p = run_cli("eval", str(ADD), "--backend", "ascend")
+def test_ascend_backend_without_cann_says_what_is_missing():
+    env = {"ASCEND_HOME_PATH": "", "ASCEND_TOOLKIT_HOME": "", "ASCEND_CANN_PACKAGE_PATH": ""}
+    p = run_cli("eval", str(ADD), "--backend", "ascend", env=env)
     assert p.returncode == 2
-    assert "CANN" in p.stderr and "not available" in p.stderr and "not built yet" in p.stderr
+    assert "CANN" in p.stderr and "cannot run here" in p.stderr and "bisheng" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and p.stdout == ""
 
 

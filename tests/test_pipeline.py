@@ -479,7 +479,9 @@ def test_plan_answer_needs_exactly_one_of_ok_and_error():
     assert failure.code == "reference-error" and failure.line == 4
 
 
-def test_ascend_backend_is_a_harness_error_report_not_an_exception(tmp_path):
+def test_ascend_backend_is_a_harness_error_report_not_an_exception(tmp_path, monkeypatch):
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_CANN_PACKAGE_PATH"):
+        monkeypatch.delenv(var, raising=False)
     from sage_npu.npu_eval.evaluate import Evaluator
     from sage_npu.npu_eval.settings import EvalSettings
 
@@ -488,4 +490,4 @@ def test_ascend_backend_is_a_harness_error_report_not_an_exception(tmp_path):
     r = evaluation.report
     assert r.status == "harness_error" and r.backend == "ascend" and evaluation.trace is None
     msg = r.errors()[0].message
-    assert "not built yet" in msg and "bisheng" in msg and "NPU" in msg
+    assert "cannot run here" in msg and "bisheng" in msg and "NPU" in msg

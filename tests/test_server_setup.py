@@ -122,7 +122,7 @@ def test_editor_setting_messages_say_what_is_wrong():
         "debounce": 'sage.server.debounceS must be a number, got "soon"; keeping 0.1',
         "part": 'sage.eval must be an object of settings, got "five"',
         "leaf": "sage.eval.colour: unknown setting",
-        "enum": "sage.eval.backend must be 'sim' or 'ascend', got \"gpu\"; keeping \"sim\"",
+        "enum": "sage.eval.backend must be 'sim', 'ascend' or 'auto', got \"gpu\"; keeping \"auto\"",
     }
     raw = {"nope": "nope", "sage-nope": {"sage": "nope"}, "trials": {"sage": {"eval": {"trials": "five"}}},
            "nested": {"sage": {"eval": {"trials": {"x": 1}}}}, "debounce": {"sage": {"server": {"debounceS": "soon"}}},

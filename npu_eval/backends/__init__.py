@@ -2,18 +2,21 @@
 
 A backend is one module here, `npu_eval/backends/<name>.py`, exposing `open_backend(settings,
 scratch) -> Backend`. `EvalSettings.backend` names it; nothing else in the pipeline changes
-when one is added. Today there is `sim` (the CPU emulator). `ascend` (CANN's bisheng compiler
-and an NPU) is not built yet: asking for it gives `unavailable()`'s reason, which evaluate()
-turns into a harness_error report and the CLI into exit code 2.
+when one is added. There are `sim` (the CPU emulator) and `ascend` (CANN's bisheng, msprof and
+an NPU: ascend.py). `ascend` on a machine without them gives `unavailable()`'s reason, one line
+naming what is missing, which evaluate() turns into a harness_error report and the CLI into exit
+code 2. `auto` is no module: `concrete()` turns it into `ascend` when every part is found, else
+`sim`, before anything runs.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.launch_plan import LaunchPlan, TrialPlan
@@ -24,11 +27,10 @@ from sage_npu.npu_eval.signature import Entry
 from sage_npu.npu_eval.task import Task
 from sage_npu.npu_eval.trace import Trace
 
-# Why a backend EvalSettings.backend may name has no module yet.
-_MISSING = {
-    "ascend": "the ascend backend is not available: it is not built yet (it needs CANN's bisheng compiler "
-              "and torch_npu, and an NPU). Use --backend sim, the CPU emulator.",
-}
+if TYPE_CHECKING:
+    from sage_npu.npu_eval.backends.ascend_env import DeviceSetup
+
+Concrete = Literal["sim", "ascend"]
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,49 @@ class Backend(Protocol):
         ...
 
 
+_DETECTED: dict[tuple, DeviceSetup] = {}
+
+
+def device_setup() -> DeviceSetup:
+    """What the device path finds here (npu_eval/backends/ascend_env.py), looked up once per
+    process and environment: detection runs `npu-smi info` on machines with CANN."""
+    from sage_npu.npu_eval.backends.ascend_env import HOME_VARS, detect
+
+    key = tuple(os.environ.get(v) for v in (*HOME_VARS, "PATH"))
+    if key not in _DETECTED:
+        _DETECTED[key] = detect()
+    return _DETECTED[key]
+
+
+def device_missing() -> str | None:
+    """Why the device cannot be used here (one line), or None."""
+    return device_setup().reason()
+
+
 def unavailable(name: str) -> str | None:
-    """Why the backend `name` cannot run here, or None when it can."""
+    """Why the backend `name` cannot run here, or None when it can (`auto` always can)."""
+    if name == "auto":
+        return None
+    if name == "ascend":
+        return device_missing()
     if name.isidentifier() and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return None
-    return _MISSING.get(name, f"there is no backend named {name!r}")
+    return f"there is no backend named {name!r}"
+
+
+def resolve(name: str) -> tuple[Concrete, str | None]:
+    """The backend `name` stands for here, and for `auto` on the emulator, why not the device."""
+    if name != "auto":
+        return ("ascend" if name == "ascend" else "sim"), None
+    why = device_missing()
+    return ("sim", why) if why else ("ascend", None)
+
+
+def concrete(settings: EvalSettings) -> EvalSettings:
+    """`settings` with `auto` replaced by the backend it stands for here."""
+    if settings.backend != "auto":
+        return settings
+    return settings.model_copy(update={"backend": resolve("auto")[0]})
 
 
 def open_backend(settings: EvalSettings, scratch: Path) -> Backend:
