@@ -187,3 +187,18 @@ def test_discover_skips_non_task_folders(suite):
     tasks, broken = discover(suite)
     assert [t.name for t in tasks] == ["3_Relu", "half_done", "5_Neg", "sub_custom", "vadd_naive", "wrong_sub"]
     assert [b.name for b in broken] == ["kernel_only"]
+
+
+def test_discover_reads_multikernelbench_as_it_ships(tmp_path):
+    """MultiKernelBench's reference/<category>/<name>.py files, its NPUKernelBench levels with their JSON
+    cases beside them: each a staged task to draft, its category the staged folder's parent."""
+    ref = tmp_path / "MultiKernelBench" / "reference"
+    (ref / "activation").mkdir(parents=True)
+    (ref / "activation" / "relu.py").write_text(SINGLE_FILE.format(op="torch.relu(x)"))
+    (ref / "npukernelbench_level1").mkdir()
+    (ref / "npukernelbench_level1" / "10_layer_norm.py").write_text(SINGLE_FILE.format(op="-x"))
+    (ref / "npukernelbench_level1" / "10_layer_norm.json").write_text('{"inputs": [{"shape": [64]}]}\n')
+    tasks, broken = discover(ref)
+    assert [(t.parent.name, t.name) for t in tasks] == [("activation", "relu"),
+                                                        ("npukernelbench_level1", "10_layer_norm")]
+    assert not broken and (tasks[1] / "10_layer_norm.json").is_file() and (tasks[0] / "reference.py").is_file()
