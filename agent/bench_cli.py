@@ -1,5 +1,5 @@
 """`sage-npu bench SUITE [--turns N] [--jobs N | --ray [ADDRESS]] [--wave N] [--timeout S] [--out results.json]
-[--fresh] [--trials N]`.
+[--fresh] [--trials N]`, and `sage-npu bench compare A.json B.json`.
 
 The root CLI owns the parser and the settings: it calls `add_bench_parser(subparsers, global_flags)`, puts
 `--ray`, `--wave` and `--timeout` into `settings.agent.bench` and, for a parsed `bench` command, calls
@@ -34,7 +34,9 @@ def add_bench_parser(subparsers, global_flags: argparse.ArgumentParser) -> argpa
         "bench", parents=[global_flags], help="run offline episodes over a suite of tasks",
         description="Optimize every task folder in SUITE (each with host.py, reference.py and a kernel) and "
         "report per-task rows, execution rate, Fast_1.0, S_self, turns, tokens and wall time.")
-    p.add_argument("suite", type=Path, help="folder of task folders (e.g. examples/tasks)")
+    p.add_argument("suite", type=Path, help="folder of task folders (e.g. examples/tasks); or `compare A.json "
+                   "B.json`: two runs' --out files side by side")
+    p.add_argument("files", type=Path, nargs="*", help=argparse.SUPPRESS)   # compare's two files
     p.add_argument("--turns", type=int, help="candidates per task at most (default: agent.turns, 30)")
     p.add_argument("--jobs", type=int, default=1, help="tasks run in parallel worker processes (default 1)")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
@@ -55,6 +57,8 @@ def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agen
     from sage_npu.agent.bench import BenchError, format_table, run_suite
     from sage_npu.agent.bench_journal import journal_path
 
+    if str(args.suite) == "compare" or getattr(args, "files", []):
+        return run_compare(args)
     turns = args.turns if args.turns is not None else agent.turns
     if turns < 1 or args.jobs < 1:
         print(f"sage-npu: --turns and --jobs must be at least 1 (got turns={turns}, jobs={args.jobs})",
@@ -92,6 +96,26 @@ def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agen
             print(f"results written to {args.out}")
     if result.stopped:
         return 130 if result.stopped.startswith("interrupted") else 1
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """`sage-npu bench compare A.json B.json`: 0, or 2 for anything but two readable --out files."""
+    from sage_npu.agent.bench_compare import CompareError, compare_json, format_compare, load
+
+    files = getattr(args, "files", [])
+    if str(args.suite) != "compare" or len(files) != 2:
+        print("sage-npu: bench takes one SUITE, or `compare A.json B.json`", file=sys.stderr)
+        return 2
+    try:
+        a, b = load(files[0]), load(files[1])
+    except CompareError as e:
+        print(f"sage-npu: {e}", file=sys.stderr)
+        return 2
+    if getattr(args, "json", False):
+        print(json.dumps(compare_json(a, b), indent=2))
+    else:
+        print(format_compare(a, b, (str(files[0]), str(files[1]))))
     return 0
 
 

@@ -202,3 +202,27 @@ def test_discover_reads_multikernelbench_as_it_ships(tmp_path):
     assert [(t.parent.name, t.name) for t in tasks] == [("activation", "relu"),
                                                         ("npukernelbench_level1", "10_layer_norm")]
     assert not broken and (tasks[1] / "10_layer_norm.json").is_file() and (tasks[0] / "reference.py").is_file()
+
+
+def test_compare_two_runs(tmp_path, settings, capsys):
+    def row(name, speedup, status="improved"):
+        return TaskRow(name, "/x/" + name, status, correct=speedup is not None, speedup=speedup, turns=2)
+
+    a = BenchResult("/x", "sim", "910B2", 3, 1, 2, None, [row("add", 2.0), row("sub", None, "seed_not_correct")], 1.0)
+    b = BenchResult("/x", "sim", "910B2", 3, 2, 2, None, [row("add", 3.0), row("sub", 1.5), row("mul", 1.2)], 1.0,
+                    model="qwen", stopped="interrupted")
+    fa, fb = tmp_path / "a.json", tmp_path / "b.json"
+    fa.write_text(json.dumps(a.to_json()))
+    fb.write_text(json.dumps(b.to_json()))
+    assert _bench(["compare", str(fa), str(fb)], settings, MemorySettings()) == 0
+    out = capsys.readouterr().out
+    assert "B = " in out and "qwen" in out and "NOT COMPLETE" in out
+    assert "execution rate    50.0% ->  100.0%  +50.0 pts" in out and "S_self            2.00x ->   1.50x  -0.50" in out
+    assert any(line.split()[:3] == ["mul", "(absent)", "improved"] for line in out.splitlines())
+    assert _bench(["compare", str(fa), str(fb), "--json"], settings, MemorySettings()) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["name"]: r["ratio"] for r in data["tasks"]}["add"] == pytest.approx(1.5)
+    assert _bench(["compare", str(fa)], settings, MemorySettings()) == 2
+    (tmp_path / "bad.json").write_text("{}")
+    assert _bench(["compare", str(fa), str(tmp_path / "bad.json")], settings, MemorySettings()) == 2
+    assert "not a sage-npu bench --out file" in capsys.readouterr().err
