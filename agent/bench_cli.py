@@ -3,7 +3,8 @@
 
 The root CLI owns the parser and the settings: it calls `add_bench_parser(subparsers, global_flags)`, puts
 `--ray`, `--wave` and `--timeout` into `settings.agent.bench` and, for a parsed `bench` command, calls
-`run_bench(settings.eval, settings.memory, settings.agent, args)`, which returns the exit code: 0 the suite
+`run_bench(settings.eval, settings.memory, settings.agent, args)`, which returns the exit code (with
+several models, `--model a --model b` or agent.bench.models, the worst of their runs): 0 the suite
 ran (unsolved tasks are results, not errors), 2 a usage or setup error (no such suite, no task in it,
 --jobs < 1, Ray missing, the output file cannot be written, a journal of another run), 1 the run stopped
 early (a lost cluster, say) and 130 interrupted: both print and write the rows so far. Episodes are
@@ -48,15 +49,16 @@ def add_bench_parser(subparsers, global_flags: argparse.ArgumentParser) -> argpa
     p.add_argument("--out", type=Path, metavar="FILE", help="also write the results as JSON to FILE; the run is "
                    "journaled beside it and resumes when started again")
     p.add_argument("--fresh", action="store_true", help="with --out: start over instead of resuming")
+    p.add_argument("--model", action="append", metavar="NAME", help="run the suite with this model (repeat for "
+                   "several, one run each: FILE.<model>.json, and a memory per model unless --shared-memory)")
+    p.add_argument("--shared-memory", action="store_true", default=None,
+                   help="with several --model: one memory for all of them (transfer across models)")
     p.add_argument("--trials", type=int, help="correctness trials per evaluation (default 5)")
     return p
 
 
 def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agent: AgentSettings,
               args: argparse.Namespace) -> int:
-    from sage_npu.agent.bench import BenchError, format_table, run_suite
-    from sage_npu.agent.bench_journal import journal_path
-
     if str(args.suite) == "compare" or getattr(args, "files", []):
         return run_compare(args)
     turns = args.turns if args.turns is not None else agent.turns
@@ -64,13 +66,41 @@ def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agen
         print(f"sage-npu: --turns and --jobs must be at least 1 (got turns={turns}, jobs={args.jobs})",
               file=sys.stderr)
         return 2
+    agent = agent.model_copy(update={"turns": turns})
+    models = agent.bench.models
+    if len(models) <= 1:
+        one = agent.model_copy(update={"llm": agent.llm.model_copy(update={"model": models[0]})}) if models else agent
+        return _run_one(settings_eval, settings_memory, one, args, args.out)
+    code = 0
+    for m in models:   # one run per model, one after the other: each its own results, journal and memory
+        llm = agent.llm.model_copy(update={"model": m})
+        memory = settings_memory
+        if settings_memory.db is not None and not agent.bench.shared_memory:
+            memory = settings_memory.model_copy(update={"db": settings_memory.db / model_slug(m)})
+        out = args.out.with_name(f"{args.out.stem}.{model_slug(m)}{args.out.suffix}") if args.out else None
+        if not getattr(args, "json", False):
+            print(f"== model {m}" + (f", memory {memory.db}" if memory.db is not None else ""), flush=True)
+        code = max(code, _run_one(settings_eval, memory, agent.model_copy(update={"llm": llm}), args, out))
+    return code
+
+
+def model_slug(model: str) -> str:
+    """A model name as a file or folder name part (`Qwen/Qwen2.5-Coder` -> `Qwen_Qwen2.5-Coder`)."""
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in model) or "model"
+
+
+def _run_one(settings_eval: EvalSettings, settings_memory: MemorySettings, agent: AgentSettings,
+             args: argparse.Namespace, out: Path | None) -> int:
+    """One run of the suite; its exit code (see the module docstring)."""
+    from sage_npu.agent.bench import BenchError, format_table, run_suite
+    from sage_npu.agent.bench_journal import journal_path
+
     as_json = getattr(args, "json", False)
     memory = settings_memory if settings_memory.db is not None else None
     progress = Progress(show_lines=not as_json)
     try:
-        result = run_suite(args.suite, settings_eval, agent.model_copy(update={"turns": turns}), jobs=args.jobs,
-                           memory_settings=memory, on_row=progress.row,
-                           journal_path=journal_path(args.out) if args.out is not None else None,
+        result = run_suite(args.suite, settings_eval, agent, jobs=args.jobs, memory_settings=memory,
+                           on_row=progress.row, journal_path=journal_path(out) if out is not None else None,
                            fresh=getattr(args, "fresh", False))
     except BenchError as e:
         print(f"sage-npu: {e}", file=sys.stderr)
@@ -78,13 +108,12 @@ def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agen
     finally:
         progress.close()
     data = result.to_json()
-    if args.out is not None:
+    if out is not None:
         try:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(data, indent=2) + "\n")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(data, indent=2) + "\n")
         except OSError as e:
-            print(f"sage-npu: cannot write the results to {args.out}: {e.strerror}; the table follows",
-                  file=sys.stderr)
+            print(f"sage-npu: cannot write the results to {out}: {e.strerror}; the table follows", file=sys.stderr)
             print(format_table(result))
             return 2
     if as_json:
@@ -92,8 +121,8 @@ def run_bench(settings_eval: EvalSettings, settings_memory: MemorySettings, agen
     else:
         print()
         print(format_table(result))
-        if args.out is not None:
-            print(f"results written to {args.out}")
+        if out is not None:
+            print(f"results written to {out}")
     if result.stopped:
         return 130 if result.stopped.startswith("interrupted") else 1
     return 0

@@ -19,6 +19,10 @@ class BenchSettings(BaseModel):
     task_timeout_s: float = Field(default=3600.0, gt=0, description="an episode running longer is ended and "
                                   "recorded as a timeout")
     max_retries: int = Field(default=3, ge=0, description="times an episode whose worker died is run again")
+    models: list[str] = Field(default_factory=list, description="models to run the suite with, one run each "
+                              "(results FILE.<model>.json); empty: agent.llm.model")
+    shared_memory: bool = Field(default=False, description="with several models: one memory for all (transfer), "
+                                "else one per model (<db>/<model>)")
 
 
 class AgentSettings(BaseModel):

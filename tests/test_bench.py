@@ -226,3 +226,21 @@ def test_compare_two_runs(tmp_path, settings, capsys):
     (tmp_path / "bad.json").write_text("{}")
     assert _bench(["compare", str(fa), str(tmp_path / "bad.json")], settings, MemorySettings()) == 2
     assert "not a sage-npu bench --out file" in capsys.readouterr().err
+
+
+def test_several_models_get_a_run_and_a_memory_each(suite, settings, tmp_path, capsys):
+    only = tmp_path / "one"
+    only.mkdir()
+    shutil.copytree(suite / "vadd_naive", only / "vadd_naive")
+    out, db = tmp_path / "runs" / "r.json", tmp_path / "mem"
+    argv = [str(only), "--turns", "1", "--out", str(out), "--model", "coder-a", "--model", "org/coder-b"]
+    parser = argparse.ArgumentParser(prog="sage-npu")
+    add_bench_parser(parser.add_subparsers(dest="command"), _global_flags())
+    args = parser.parse_args(["bench", *argv])
+    agent = AgentSettings.model_validate({"bench": {"models": args.model}})
+    assert run_bench(settings, _memory(db), agent, args) == 0
+    stdout = capsys.readouterr().out
+    assert "== model coder-a" in stdout and "== model org/coder-b" in stdout
+    assert sorted(p.name for p in out.parent.glob("*.json")) == ["r.coder-a.json", "r.org_coder-b.json"]
+    for slug in ("coder-a", "org_coder-b"):
+        assert ExperienceMemory.open(_memory(db / slug), create=False).stats().episodes == 1
