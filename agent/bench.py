@@ -1,12 +1,20 @@
-"""`sage-npu bench`: episodes over a suite of tasks and the summary metrics (README.md, Benchmarks and Using it).
+"""`sage-npu bench`: episodes over a suite of tasks and the summary metrics (README.md, Benchmarks and Using it;
+docs/bench.md for waves, the journal and Ray).
 
-A suite is a folder of task folders, or of KernelBench/NPUKernelBench single-file tasks (agent/suites.py).
-A task without a kernel is drafted by the model, or counted "unsolved" offline; a folder that cannot be a
-task is kept as a "broken" row with the reason; the run goes on.
+A suite is a folder of task folders, or of KernelBench/NPUKernelBench/MultiKernelBench single-file tasks
+(agent/suites.py). A task without a kernel is drafted by the model, or counted "unsolved" offline; a folder
+that cannot be a task is kept as a "broken" row with the reason; the run goes on.
 
-Tasks run in `jobs` worker processes (spawn context), each with its own Evaluator and, when a memory is
-configured, its own handle on the same memory (its writes are locked). With `jobs == 1` the tasks run
-in this process.
+Episodes run in this process (`jobs == 1`), in `jobs` worker processes (agent/bench_pool.py) or as Ray tasks
+(agent/bench_ray.py). Whichever runs them, the memory has one writer, this process, and one ordering rule:
+the tasks, in suite order, are cut into waves of `agent.bench.wave`; every episode of a wave retrieves from
+the memory as the earlier waves left it (workers only read it) and returns its log and lessons; when the wave
+ends, its episodes are credited (ATU), their lessons stored and UGC run when due, in suite order. So a run's
+memory depends on the suite order, the seed and the wave, not on how many workers ran it or when they ended.
+
+With a journal (`--out FILE` writes FILE's `.journal.jsonl` beside it), every finished task and every
+committed wave is appended as it happens, and a run started again with the same suite and settings carries
+on where it stopped.
 
 JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints):
 
@@ -21,12 +29,23 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
       "jobs": 1,
       "trials": 5,                     # correctness trials per evaluation
       "memory": "/path/of/memory" | null,
+      "run": {                         # what makes two runs comparable
+        "id": "hex",                   # kept across resumes; episode ids derive from it
+        "runner": "process" | "ray",
+        "wave": 8,                     # episodes per wave (the memory's ordering rule)
+        "seed": 0,                     # eval.seed: the first trial's inputs
+        "complete": true,              # false: interrupted, the rows so far (rerun to resume)
+        "stopped": "",                 # why it is not complete
+        "code_version": "0.1.0+git.abc1234",
+        "settings": {"eval": {...}, "agent": {...}}
+      },
       "tasks": [                       # one row per task, sorted by name
         {
           "name": "vadd_naive",        # the task folder's name
           "path": "/abs/path/of/task",
-          "status": "improved" | "fixed" | "no_improvement" | "seed_not_correct" | "unsolved" | "broken" | "error",
-          "reason": "",                # why a task is broken / errored / its seed is not correct
+          "status": "improved" | "fixed" | "no_improvement" | "seed_not_correct" | "unsolved" | "broken" |
+                    "error" | "timeout",
+          "reason": "",                # why a task is broken / errored / timed out / its seed is not correct
           "seed_status": "correct" | ... | null,     # the seed kernel's Report.status
           "best_status": "correct" | ... | null,     # the final kernel's Report.status
           "correct": true,             # the final kernel compiles, runs and is correct on every trial
@@ -56,34 +75,46 @@ JSON schema of `BenchResult.to_json()` (what `--out` writes and `--json` prints)
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import queue
 import statistics
+import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from pydantic import BaseModel, Field
 
 from sage_npu.agent import suites
 from sage_npu.agent.episode import EpisodeStatus
+from sage_npu.agent.episode_memory import Retriever
 from sage_npu.agent.settings import AgentSettings
+from sage_npu.memory.experience_memory import NewExperience
+from sage_npu.memory.models import EpisodeLog
 from sage_npu.memory.settings import MemorySettings
+from sage_npu.npu_eval.backends import resolve
 from sage_npu.npu_eval.report import Status, timing_label
 from sage_npu.npu_eval.settings import EvalSettings
+
+if TYPE_CHECKING:
+    from sage_npu.agent.bench_journal import Journal
+    from sage_npu.memory.experience_memory import ExperienceMemory
 
 SCHEMA_VERSION = 1
 
 
 # A row's status: its episode's, or why there was no episode (`unsolved`: no kernel and no model;
-# `broken`: not a task; `error`: the episode or its worker failed).
-RowStatus = Literal[EpisodeStatus, "unsolved", "broken", "error"]
-EXPLAINED: tuple[RowStatus, ...] = ("broken", "error", "seed_not_correct", "unsolved")   # rows whose reason is shown
+# `broken`: not a task; `error`: the episode or its worker failed; `timeout`: ended after
+# agent.bench.task_timeout_s).
+RowStatus = Literal[EpisodeStatus, "unsolved", "broken", "error", "timeout"]
+EXPLAINED: tuple[RowStatus, ...] = ("broken", "error", "timeout", "seed_not_correct", "unsolved")  # reason shown
+Runner = Literal["process", "ray"]
 
 
 class BenchError(Exception):
-    """The suite cannot be benchmarked at all (missing folder, no tasks)."""
+    """The suite cannot be benchmarked at all (missing folder, no tasks, a journal of another run)."""
 
 
 @dataclass
@@ -106,6 +137,37 @@ class TaskRow:
     torch_us: float | None = None  # the reference on the NPU through torch_npu (device runs only)
 
 
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of a run as a runner is handed it."""
+
+    index: int                # its place in suite order: the credit order within a wave
+    path: str                 # the task folder on the driver's machine
+    episode_id: str
+
+
+class TaskOutcome(BaseModel):
+    """What running one task gives back (across processes, and in the journal): its row and, for an
+    episode recorded in the memory, the log and lessons the one writer stores."""
+
+    index: int
+    row: TaskRow
+    log: EpisodeLog | None = None
+    lessons: list[NewExperience] = Field(default_factory=list)
+
+
+class TaskRunner(Protocol):
+    """Runs a wave's tasks (agent/bench_pool.py, agent/bench_ray.py); `done` hears each outcome,
+    a failed or timed-out task's too, and `run` returns when every task is done."""
+
+    name: Runner
+    slots: int
+
+    def run(self, specs: list[TaskSpec], done: Callable[[TaskOutcome], None]) -> None: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass
 class BenchResult:
     suite: str
@@ -118,6 +180,12 @@ class BenchResult:
     rows: list[TaskRow]
     wall_s: float
     model: str = "offline"                 # the model every episode used, or "offline"
+    run_id: str = ""
+    runner: Runner = "process"
+    wave: int = 8
+    seed: int = 0
+    stopped: str = ""                      # why the run is not complete ("" when it is)
+    settings: dict = field(default_factory=dict)
 
     @property
     def timing_label(self) -> str:
@@ -139,10 +207,29 @@ class BenchResult:
         }
 
     def to_json(self) -> dict:
+        run = {"id": self.run_id, "runner": self.runner, "wave": self.wave, "seed": self.seed,
+               "complete": not self.stopped, "stopped": self.stopped, "code_version": code_version(),
+               "settings": self.settings}
         return {"schema_version": SCHEMA_VERSION, "suite": self.suite, "backend": self.backend, "chip": self.chip,
                 "timing_label": self.timing_label, "model": self.model, "turns": self.turns, "jobs": self.jobs,
-                "trials": self.trials, "memory": self.memory, "tasks": [r.__dict__ for r in self.rows],
-                "metrics": self.metrics()}
+                "trials": self.trials, "memory": self.memory, "run": run,
+                "tasks": [r.__dict__ for r in self.rows], "metrics": self.metrics()}
+
+
+def code_version() -> str:
+    """sage-npu's version, with the commit when it runs from a git checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("sage-npu")
+    except PackageNotFoundError:
+        v = "unknown"
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+                              capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return v
+    return f"{v}+git.{head.stdout.strip()}" if head.returncode == 0 and head.stdout.strip() else v
 
 
 def fast_1_0(solved: list[TaskRow]) -> float | None:
@@ -190,115 +277,215 @@ def discover(suite: str | Path) -> tuple[list[Path], list[TaskRow]]:
 
 # --- one task (in whichever process runs it)
 
-def _open_memory(settings: MemorySettings | None):
+def open_memory(settings: MemorySettings | None, read_only: bool = False) -> ExperienceMemory | None:
+    """The memory of `settings` (None without one). `read_only`: a worker's view, which must see the
+    writer's last commit at once (it reads only between the waves' commits)."""
     if settings is None:
         return None
     from sage_npu.memory.experience_memory import ExperienceMemory
 
+    if read_only:
+        return ExperienceMemory.open(settings.model_copy(update={"read_refresh_s": 0.0}), create=False)
     return ExperienceMemory.open(settings)
 
 
-def run_task(path: Path, evaluator, agent: AgentSettings, memory=None) -> TaskRow:
-    """One episode (the model's when one is configured, else offline); never raises: a failure becomes
-    the row's status and reason."""
+def run_task(spec: TaskSpec, path: Path, evaluator, agent: AgentSettings,
+             retriever: Retriever | None = None) -> TaskOutcome:
+    """One episode on the task folder `path` (the model's when one is configured, else offline),
+    deferred when a `retriever` is given; never raises: a failure becomes the row's status and reason."""
     from sage_npu.agent.llm import LLMClient
     from sage_npu.agent.optimize import optimize
     from sage_npu.npu_eval.task import TaskError
 
-    row = TaskRow(path.name, str(path), "error")
+    row = TaskRow(path.name, spec.path, "error")
     t0 = time.perf_counter()
     if not suites.has_kernel(path) and not LLMClient(agent.llm).configured:
         row.status = "unsolved"
         row.reason = (f"{path.name}: no kernel yet, and the offline optimizer does not write kernels from scratch: "
                       "set $SAGE_NPU_LLM_BASE_URL to let a model draft it")
-        return row
+        return TaskOutcome(index=spec.index, row=row)
+    log, lessons = None, []
     try:
-        r = optimize(path, evaluator, agent, memory=memory)
+        r = optimize(path, evaluator, agent, retriever=retriever, episode_id=spec.episode_id)
     except TaskError as e:
         row.status, row.reason = "broken", str(e)
     except Exception as e:  # noqa: BLE001 - one task's failure must not end the run; the row says why
         row.reason = f"{path.name}: the episode failed: {type(e).__name__}: {e}"
     else:
-        row.status, row.turns, row.episode_id, row.applied = r.status, r.turns, r.episode_id, list(r.applied)
-        row.tokens = r.tokens
-        if r.error:
-            row.reason = f"{path.name}: the episode stopped early: {r.error}"
-        row.seed_status, row.best_status = r.seed.status, r.best.status
-        row.seed_us = r.seed.timing.estimated_us if r.seed.timing else None
-        row.best_us = r.best.timing.estimated_us if r.best.timing else None
-        c = r.best.correctness
-        row.correct = (r.status != "seed_not_correct" and r.best.status == "correct"
-                       and c is not None and c.passed == c.trials)
-        row.speedup = r.speedup if row.correct else None
-        if r.status == "seed_not_correct":
-            c = r.seed.correctness
-            detail = (r.seed.diagnostics[0].message if r.seed.diagnostics
-                      else f"{c.passed}/{c.trials} trials pass" if c is not None else "")
-            row.reason = (f"{path.name}: the seed kernel is not correct ({r.seed.status}"
-                          + (f": {detail}" if detail else "") + "); sage-npu eval shows why")
+        _fill_row(row, r)
+        if r.deferred is not None:
+            log, lessons = r.deferred.log, list(r.deferred.lessons)
     row.wall_s = time.perf_counter() - t0
-    return row
+    return TaskOutcome(index=spec.index, row=row, log=log, lessons=lessons)
 
 
-def _worker(eval_settings: EvalSettings, memory_settings: MemorySettings | None, agent: AgentSettings,
-            todo, done) -> None:
-    """A worker process: its own Evaluator (torch worker) and memory handle, tasks until the sentinel."""
-    from sage_npu.npu_eval.evaluate import Evaluator
+def _fill_row(row: TaskRow, r) -> None:
+    """The row of a finished episode (`r`: its OptimizeResult)."""
+    row.status, row.turns, row.episode_id, row.applied = r.status, r.turns, r.episode_id, list(r.applied)
+    row.tokens = r.tokens
+    if r.error:
+        row.reason = f"{row.name}: the episode stopped early: {r.error}"
+    row.seed_status, row.best_status = r.seed.status, r.best.status
+    row.seed_us = r.seed.timing.estimated_us if r.seed.timing else None
+    row.best_us = r.best.timing.estimated_us if r.best.timing else None
+    c = r.best.correctness
+    row.correct = (r.status != "seed_not_correct" and r.best.status == "correct"
+                   and c is not None and c.passed == c.trials)
+    row.speedup = r.speedup if row.correct else None
+    if r.status == "seed_not_correct":
+        c = r.seed.correctness
+        detail = (r.seed.diagnostics[0].message if r.seed.diagnostics
+                  else f"{c.passed}/{c.trials} trials pass" if c is not None else "")
+        row.reason = (f"{row.name}: the seed kernel is not correct ({r.seed.status}"
+                      + (f": {detail}" if detail else "") + "); sage-npu eval shows why")
 
-    memory, memory_error = None, ""
-    try:
-        memory = _open_memory(memory_settings)
-    except Exception as e:  # noqa: BLE001 - reported in every row this worker runs
-        memory_error = f"the experience memory cannot be used ({e}); ran without it"
-    with Evaluator(eval_settings) as ev:
-        while (item := todo.get()) is not None:
-            row = run_task(Path(item), ev, agent, memory)
-            if memory_error and not row.reason:
-                row.reason = memory_error
-            done.put(row.__dict__)
+
+def failed_outcome(spec: TaskSpec, status: Literal["error", "timeout"], reason: str,
+                   wall_s: float = 0.0) -> TaskOutcome:
+    """The outcome of a task whose worker failed or that ran out of time: no episode reaches the memory."""
+    name = Path(spec.path).name
+    return TaskOutcome(index=spec.index, row=TaskRow(name, spec.path, status, reason=f"{name}: {reason}",
+                                                     wall_s=wall_s))
+
+
+# --- the run
+
+def commit_wave(memory: ExperienceMemory, outcomes: list[TaskOutcome], agent: AgentSettings) -> None:
+    """The one writer: credit each episode, store its lessons and run UGC when due, in suite order.
+    Crediting is idempotent by episode id, so a wave committed again after a crash changes nothing."""
+    from sage_npu.agent.llm import LLMClient
+    from sage_npu.agent.rule_abstraction import consolidate_if_due
+
+    with LLMClient(agent.llm) as client:
+        for o in sorted(outcomes, key=lambda o: o.index):
+            if o.log is None:
+                continue
+            if memory.credit(o.log).already_credited:
+                continue
+            if o.lessons:
+                memory.add_experiences(o.lessons)
+            consolidate_if_due(memory, agent.consolidate_every, client)
+
+
+def episode_id(run_id: str, index: int) -> str:
+    """A task's episode id: fixed by the run and the task's place, so a resumed run credits it once."""
+    return uuid.uuid5(uuid.UUID(run_id), str(index)).hex
 
 
 def run_suite(suite: str | Path, eval_settings: EvalSettings, agent: AgentSettings, jobs: int = 1,
               memory_settings: MemorySettings | None = None,
-              on_row: Callable[[TaskRow, int, int], None] | None = None) -> BenchResult:
-    """Run an episode (agent.turns at most) over every task of `suite`; `on_row(row, done, total)` as each finishes.
-    With `memory_settings`, every episode is recorded in that memory."""
+              on_row: Callable[[TaskRow, int, int], None] | None = None,
+              journal_path: Path | None = None, fresh: bool = False) -> BenchResult:
+    """Run an episode (agent.turns at most) over every task of `suite` in waves (see the module docstring);
+    `on_row(row, done, total)` as each finishes (a resumed run's journaled rows first). With
+    `memory_settings`, every episode is credited in that memory. With `journal_path`, a run of the same
+    suite and settings journaled there resumes (`fresh`: starts over). Ctrl-C ends the run with the rows
+    so far (`BenchResult.stopped` says so)."""
+    from sage_npu.agent import bench_journal
+
     t0 = time.perf_counter()
-    tasks, rows = discover(suite)
-    total = len(tasks) + len(rows)
+    root = Path(suite).expanduser().resolve()
+    tasks, broken = discover(root)
+    total = len(tasks) + len(broken)
+    rows: list[TaskRow] = []
 
     def finished(row: TaskRow) -> None:
         rows.append(row)
         if on_row:
             on_row(row, len(rows), total)
 
-    broken, rows = rows, []
-    for r in broken:
+    model = _model_name(agent)
+    memory = open_memory(memory_settings)  # created here once, so parallel workers never race to create it
+    where = str(_memory_path(memory_settings)) if memory_settings is not None else None
+    header = bench_journal.RunHeader(run_id=uuid.uuid4().hex, suite=str(root), tasks=[str(t) for t in tasks],
+                                     wave=agent.bench.wave, turns=agent.turns, model=model, memory=where)
+    journal = bench_journal.Journal.open(journal_path, header, fresh) if journal_path is not None else None
+    run_id = journal.header.run_id if journal is not None else header.run_id
+    resumed = dict(journal.outcomes) if journal is not None else {}
+    for r in [*broken, *(resumed[i].row for i in sorted(resumed))]:
         finished(r)
-    memory = _open_memory(memory_settings)  # created here once, so parallel workers never race to create it
-    jobs = max(1, min(jobs, len(tasks)))
-    if jobs == 1:
-        from sage_npu.npu_eval.evaluate import Evaluator
-
-        if tasks:
-            with Evaluator(eval_settings) as ev:
-                for path in tasks:
-                    finished(run_task(path, ev, agent, memory))
-    else:
-        _run_parallel(tasks, eval_settings, memory_settings, agent, jobs, finished)
+    specs = [TaskSpec(i, str(t), episode_id(run_id, i)) for i, t in enumerate(tasks)]
+    runner = make_runner(eval_settings, agent, jobs, memory_settings, memory, len(tasks) - len(resumed))
+    try:
+        stopped = _run_waves(runner, specs, resumed, journal, memory, agent, finished)
+    finally:
+        if runner is not None:
+            runner.close()
+    if stopped and journal_path is not None:
+        stopped += f"; run the same command again to resume from {journal_path}"
     rows.sort(key=lambda r: r.name)
-    from sage_npu.npu_eval.backends import resolve
-
     if resolve(eval_settings.backend)[0] == "ascend":
         add_torch_baselines(rows, eval_settings)
-    where = None
-    if memory_settings is not None:
-        from sage_npu.memory.experience_memory import memory_path
+    return BenchResult(suite=str(root), backend=resolve(eval_settings.backend)[0], chip=eval_settings.chip,
+                       turns=agent.turns,
+                       jobs=runner.slots if runner is not None else jobs, trials=eval_settings.trials, memory=where,
+                       rows=rows, wall_s=time.perf_counter() - t0, model=model, run_id=run_id,
+                       runner=runner.name if runner is not None else ("ray" if agent.bench.ray else "process"),
+                       wave=agent.bench.wave, seed=eval_settings.seed, stopped=stopped,
+                       settings={"eval": eval_settings.model_dump(mode="json"), "agent": agent.model_dump(mode="json")})
 
-        where = str(memory_path(memory_settings))
-    return BenchResult(suite=str(Path(suite).expanduser().resolve()), backend=resolve(eval_settings.backend)[0],
-                       chip=eval_settings.chip, turns=agent.turns, jobs=jobs, trials=eval_settings.trials,
-                       memory=where, rows=rows, wall_s=time.perf_counter() - t0, model=_model_name(agent))
+
+def _run_waves(runner: TaskRunner | None, specs: list[TaskSpec], resumed: dict[int, TaskOutcome],
+               journal: Journal | None, memory: ExperienceMemory | None, agent: AgentSettings,
+               finished: Callable[[TaskRow], None]) -> str:
+    """Every wave not committed yet: run, then commit; "" when all are, else why the run stopped."""
+    wave = agent.bench.wave
+    try:
+        for w, start in enumerate(range(0, len(specs), wave)):
+            if journal is not None and w in journal.waves:
+                continue
+            got = _run_wave(runner, specs[start:start + wave], resumed, journal, finished)
+            if memory is not None:
+                commit_wave(memory, got, agent)
+            if journal is not None:
+                journal.wave_done(w)
+    except (KeyboardInterrupt, SystemExit):   # Ctrl-C, SIGTERM: the rows so far are the summary
+        return "interrupted"
+    except Exception as e:  # noqa: BLE001 - the rows so far are still a summary (a lost cluster, a full disk)
+        return f"stopped by {type(e).__name__}: {e}"
+    return ""
+
+
+def _run_wave(runner: TaskRunner | None, wave: list[TaskSpec], resumed: dict[int, TaskOutcome],
+              journal: Journal | None,
+              finished: Callable[[TaskRow], None]) -> list[TaskOutcome]:
+    """Run the wave's tasks not journaled yet; every outcome of the wave, journaled ones included."""
+    got = {s.index: resumed[s.index] for s in wave if s.index in resumed}
+
+    def done(o: TaskOutcome) -> None:
+        got[o.index] = o
+        if journal is not None:
+            journal.task_done(o)
+        finished(o.row)
+
+    todo = [s for s in wave if s.index not in got]
+    if todo:
+        assert runner is not None
+        runner.run(todo, done)
+    return [got[s.index] for s in wave if s.index in got]
+
+
+def make_runner(eval_settings: EvalSettings, agent: AgentSettings, jobs: int, memory_settings: MemorySettings | None,
+                memory: ExperienceMemory | None, todo: int) -> TaskRunner | None:
+    """Ray's when agent.bench.ray, else this process's (jobs 1) or a pool of `jobs` processes; None with
+    nothing left to run."""
+    if todo <= 0:
+        return None
+    if agent.bench.ray:
+        from sage_npu.agent.bench_ray import RayRunner
+
+        return RayRunner(eval_settings, agent, memory_settings)
+    from sage_npu.agent.bench_pool import InProcessRunner, ProcessRunner
+
+    if min(jobs, todo) <= 1:
+        return InProcessRunner(eval_settings, agent, memory)
+    return ProcessRunner(min(jobs, todo), eval_settings, agent, memory_settings)
+
+
+def _memory_path(settings: MemorySettings) -> Path:
+    from sage_npu.memory.experience_memory import memory_path
+
+    return memory_path(settings)
 
 
 def _model_name(agent: AgentSettings) -> str:
@@ -306,41 +493,6 @@ def _model_name(agent: AgentSettings) -> str:
 
     client = LLMClient(agent.llm)
     return (client.model or "unnamed") if client.configured else "offline"
-
-
-def _run_parallel(tasks: list[Path], eval_settings: EvalSettings, memory_settings: MemorySettings | None,
-                  agent: AgentSettings, jobs: int, finished: Callable[[TaskRow], None]) -> None:
-    ctx = mp.get_context("spawn")
-    todo, done = ctx.Queue(), ctx.Queue()
-    for t in tasks:
-        todo.put(str(t))
-    for _ in range(jobs):
-        todo.put(None)
-    procs = [ctx.Process(target=_worker, args=(eval_settings, memory_settings, agent, todo, done),
-                         name=f"sage-bench-{i}", daemon=False) for i in range(jobs)]
-    for p in procs:
-        p.start()
-    out: list[TaskRow] = []
-    try:
-        while len(out) < len(tasks):
-            try:
-                out.append(TaskRow(**done.get(timeout=1.0)))
-            except queue.Empty:
-                if not any(p.is_alive() for p in procs):
-                    break
-                continue
-            finished(out[-1])
-    finally:
-        for p in procs:
-            p.join(timeout=30)
-            if p.is_alive():
-                p.kill()
-                p.join()
-    seen = {r.path for r in out}
-    for t in tasks:
-        if str(t) not in seen:  # its worker died (killed, out of memory) before reporting
-            finished(TaskRow(t.name, str(t), "error", reason=f"{t.name}: the worker process running it ended "
-                             f"unexpectedly (exit codes {[p.exitcode for p in procs]}); rerun with --jobs 1"))
 
 
 def _fmt(v: float | None, spec: str) -> str:
@@ -358,6 +510,7 @@ def format_table(result: BenchResult) -> str:
         if r.reason and r.status in EXPLAINED:
             lines.append(f"    {r.reason}")
     m = result.metrics()
+    where = "Ray" if result.runner == "ray" else f"{result.jobs} job{'s' if result.jobs != 1 else ''}"
     lines += [
         "",
         f"times: {result.timing_label}, {result.chip}, {result.trials} trials per evaluation",
@@ -367,10 +520,12 @@ def format_table(result: BenchResult) -> str:
         "S_self          " + ("n/a (no solved task)" if m["s_self"] is None
                               else f"{m['s_self']:.2f}x (median best/first over {m['solved']} solved tasks)"),
         f"total turns     {m['total_turns']}",
-        f"wall time       {m['wall_s']:.1f} s ({result.jobs} job{'s' if result.jobs != 1 else ''})",
+        f"wall time       {m['wall_s']:.1f} s ({where}, waves of {result.wave})",
         f"tokens          {m['tokens']}" + (" (offline optimizer)" if result.model == "offline" else
                                              f" ({result.model})"),
     ]
+    if result.stopped:
+        lines.append(f"NOT COMPLETE    {result.stopped}")
     return "\n".join(lines)
 
 

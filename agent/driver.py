@@ -256,7 +256,7 @@ class EpisodeDriver:
                 r.memory = self.recorder.credit(r.turns)
             if ep.proofs:
                 lessons = self.searcher.lessons(self.recorder.operator, ep.proofs, r.diff)
-                r.new_experiences = self.recorder.memory.add_experiences(lessons.experiences)
+                r.new_experiences = self.recorder.learn(lessons.experiences)
                 r.reflection_note = lessons.note
         r.tokens = self.searcher.tokens      # reflection included
 

@@ -10,11 +10,15 @@ import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sage_npu.agent.adoption_block import Adoption
 from sage_npu.memory.episodes import CreditResult
+from sage_npu.memory.models import EpisodeLog
 from sage_npu.npu_eval.report import Diagnostic, Report, Status
+
+if TYPE_CHECKING:
+    from sage_npu.memory.experience_memory import NewExperience
 
 MIN_GAIN = 0.02  # a candidate must be at least 2% faster to count as better (estimates are noisy at the margin)
 
@@ -104,6 +108,15 @@ class RuleChange:
 
 
 @dataclass
+class DeferredCredit:
+    """What a deferred episode (a bench worker's) leaves for the one writer of the memory: its log,
+    to credit, and its reflection's lessons, to store after it."""
+
+    log: EpisodeLog
+    lessons: list[NewExperience] = field(default_factory=list)
+
+
+@dataclass
 class OptimizeResult:
     task: str
     status: EpisodeStatus
@@ -127,6 +140,7 @@ class OptimizeResult:
     memory_held: bool = False                   # recorded open for a person's accept or reject (the editor)
     item_titles: dict[str, str] = field(default_factory=dict)  # titles of the memory items the credit changed
     rules: list[RuleChange] = field(default_factory=list)      # what consolidation after the episode changed
+    deferred: DeferredCredit | None = None      # a deferred episode's memory writes (sage-npu bench), not done yet
 
     def to_json(self) -> dict:
         return {"task": self.task, "status": self.status, "seed": self.seed.model_dump(mode="json"),

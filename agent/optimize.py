@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sage_npu.agent.driver import EpisodeDriver, Searcher
 from sage_npu.agent.episode import Attempt, OptimizeResult, RuleChange
-from sage_npu.agent.episode_memory import EpisodeRecorder
+from sage_npu.agent.episode_memory import EpisodeRecorder, Retriever
 from sage_npu.agent.llm import LLMClient, RetryNotice
 from sage_npu.agent.llm_loop import ModelSearcher
 from sage_npu.agent.offline import CatalogSearcher
@@ -30,19 +30,28 @@ def optimize(task_path: str | Path, evaluator: Evaluator, settings: AgentSetting
              turns: int | None = None, on_attempt: Callable[[Attempt], None] | None = None,
              on_token: Callable[[str], None] | None = None, hold: bool = False,
              cancel: threading.Event | None = None, env: Mapping[str, str] | None = None,
-             on_retry: Callable[[RetryNotice], None] | None = None) -> OptimizeResult:
+             on_retry: Callable[[RetryNotice], None] | None = None, retriever: Retriever | None = None,
+             episode_id: str | None = None) -> OptimizeResult:
     """Run one episode on the task; with `memory`, record and credit it (or hold it open with `hold`).
-    `on_attempt` hears every turn, `on_token` the model's answer as it streams, `on_retry` every
-    request to the endpoint that is tried again."""
+    With a `retriever` and no memory, the episode is deferred: it retrieves through the retriever and
+    leaves its log and lessons in `result.deferred` for the one writer (bench). `on_attempt` hears
+    every turn, `on_token` the model's answer as it streams, `on_retry` every request to the
+    endpoint that is tried again."""
     turns = turns if turns is not None else settings.turns
     with LLMClient(settings.llm, env=env, on_retry=on_retry) as client:
         model = client.model if client.configured else "offline"
-        recorder = (EpisodeRecorder(memory, operator=Path(task_path).resolve().name, model=model or "unnamed")
-                    if memory is not None else None)
+        recorder = None
+        if memory is not None or retriever is not None:
+            recorder = EpisodeRecorder(memory, operator=Path(task_path).resolve().name, model=model or "unnamed",
+                                       retriever=retriever)
+            if episode_id is not None:
+                recorder.episode_id = episode_id
         searcher: Searcher = ModelSearcher(client, on_token=on_token) if client.configured else CatalogSearcher()
         result = EpisodeDriver(evaluator, searcher, turns=turns, recorder=recorder, hold=hold, cancel=cancel,
                                on_attempt=on_attempt, max_unusable=settings.max_unusable_answers).run(task_path)
         result.retries = client.retries
+        if recorder is not None and memory is None:
+            result.deferred = recorder.deferred
         if memory is not None and result.memory is not None:
             try:
                 report = consolidate_if_due(memory, settings.consolidate_every, client)

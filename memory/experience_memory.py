@@ -40,6 +40,10 @@ class NewExperience(BaseModel):
     evidence: list[str] = Field(default_factory=list, description="attempt ids that prove it")
     id: str | None = Field(default=None, description="default: derived from title and text, so duplicates merge")
 
+    def item_id(self) -> str:
+        """The id its item gets (known before it is stored: the bench's workers report it)."""
+        return self.id or content_id("exp", self.title, self.text)
+
 
 class Stats(BaseModel):
     path: str
@@ -126,8 +130,7 @@ class ExperienceMemory:
         """Store new experiences (an existing id keeps its learned state); returns their ids."""
         items = []
         for e in experiences:
-            iid = e.id or content_id("exp", e.title, e.text)
-            items.append(Item(id=iid, title=e.title, text=e.text, operator=e.operator, category=e.category,
+            items.append(Item(id=e.item_id(), title=e.title, text=e.text, operator=e.operator, category=e.category,
                               tags=e.tags, source=e.source, evidence=e.evidence, u=self.settings.initial_utility,
                               u0=self.settings.initial_utility))
         return self._insert(items)

@@ -137,6 +137,25 @@ def _overrides(args: argparse.Namespace) -> dict:
     out: dict = {"eval": ev} if ev else {}
     if args.db is not None:
         out["memory"] = {"db": args.db}
+    bench = _bench_overrides(args)
+    if bench:
+        out["agent"] = {"bench": bench}
+    return out
+
+
+def _bench_overrides(args: argparse.Namespace) -> dict:
+    """`sage-npu bench --ray [ADDRESS] --wave N --timeout S --model M... --shared-memory` as agent.bench
+    settings."""
+    out: dict = {}
+    if getattr(args, "command", None) != "bench":   # `run --timeout` is the program's own limit
+        return out
+    ray = getattr(args, "ray", None)
+    if ray is not None:
+        out.update(ray=True, ray_address=ray or None)
+    for flag, name in (("wave", "wave"), ("timeout", "task_timeout_s"), ("model", "models"),
+                       ("shared_memory", "shared_memory")):
+        if getattr(args, flag, None) is not None:
+            out[name] = getattr(args, flag)
     return out
 
 

@@ -187,3 +187,60 @@ def test_discover_skips_non_task_folders(suite):
     tasks, broken = discover(suite)
     assert [t.name for t in tasks] == ["3_Relu", "half_done", "5_Neg", "sub_custom", "vadd_naive", "wrong_sub"]
     assert [b.name for b in broken] == ["kernel_only"]
+
+
+def test_discover_reads_multikernelbench_as_it_ships(tmp_path):
+    """MultiKernelBench's reference/<category>/<name>.py files, its NPUKernelBench levels with their JSON
+    cases beside them: each a staged task to draft, its category the staged folder's parent."""
+    ref = tmp_path / "MultiKernelBench" / "reference"
+    (ref / "activation").mkdir(parents=True)
+    (ref / "activation" / "relu.py").write_text(SINGLE_FILE.format(op="torch.relu(x)"))
+    (ref / "npukernelbench_level1").mkdir()
+    (ref / "npukernelbench_level1" / "10_layer_norm.py").write_text(SINGLE_FILE.format(op="-x"))
+    (ref / "npukernelbench_level1" / "10_layer_norm.json").write_text('{"inputs": [{"shape": [64]}]}\n')
+    tasks, broken = discover(ref)
+    assert [(t.parent.name, t.name) for t in tasks] == [("activation", "relu"),
+                                                        ("npukernelbench_level1", "10_layer_norm")]
+    assert not broken and (tasks[1] / "10_layer_norm.json").is_file() and (tasks[0] / "reference.py").is_file()
+
+
+def test_compare_two_runs(tmp_path, settings, capsys):
+    def row(name, speedup, status="improved"):
+        return TaskRow(name, "/x/" + name, status, correct=speedup is not None, speedup=speedup, turns=2)
+
+    a = BenchResult("/x", "sim", "910B2", 3, 1, 2, None, [row("add", 2.0), row("sub", None, "seed_not_correct")], 1.0)
+    b = BenchResult("/x", "sim", "910B2", 3, 2, 2, None, [row("add", 3.0), row("sub", 1.5), row("mul", 1.2)], 1.0,
+                    model="qwen", stopped="interrupted")
+    fa, fb = tmp_path / "a.json", tmp_path / "b.json"
+    fa.write_text(json.dumps(a.to_json()))
+    fb.write_text(json.dumps(b.to_json()))
+    assert _bench(["compare", str(fa), str(fb)], settings, MemorySettings()) == 0
+    out = capsys.readouterr().out
+    assert "B = " in out and "qwen" in out and "NOT COMPLETE" in out
+    assert "execution rate    50.0% ->  100.0%  +50.0 pts" in out and "S_self            2.00x ->   1.50x  -0.50" in out
+    assert any(line.split()[:3] == ["mul", "(absent)", "improved"] for line in out.splitlines())
+    assert _bench(["compare", str(fa), str(fb), "--json"], settings, MemorySettings()) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["name"]: r["ratio"] for r in data["tasks"]}["add"] == pytest.approx(1.5)
+    assert _bench(["compare", str(fa)], settings, MemorySettings()) == 2
+    (tmp_path / "bad.json").write_text("{}")
+    assert _bench(["compare", str(fa), str(tmp_path / "bad.json")], settings, MemorySettings()) == 2
+    assert "not a sage-npu bench --out file" in capsys.readouterr().err
+
+
+def test_several_models_get_a_run_and_a_memory_each(suite, settings, tmp_path, capsys):
+    only = tmp_path / "one"
+    only.mkdir()
+    shutil.copytree(suite / "vadd_naive", only / "vadd_naive")
+    out, db = tmp_path / "runs" / "r.json", tmp_path / "mem"
+    argv = [str(only), "--turns", "1", "--out", str(out), "--model", "coder-a", "--model", "org/coder-b"]
+    parser = argparse.ArgumentParser(prog="sage-npu")
+    add_bench_parser(parser.add_subparsers(dest="command"), _global_flags())
+    args = parser.parse_args(["bench", *argv])
+    agent = AgentSettings.model_validate({"bench": {"models": args.model}})
+    assert run_bench(settings, _memory(db), agent, args) == 0
+    stdout = capsys.readouterr().out
+    assert "== model coder-a" in stdout and "== model org/coder-b" in stdout
+    assert sorted(p.name for p in out.parent.glob("*.json")) == ["r.coder-a.json", "r.org_coder-b.json"]
+    for slug in ("coder-a", "org_coder-b"):
+        assert ExperienceMemory.open(_memory(db / slug), create=False).stats().episodes == 1

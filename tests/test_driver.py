@@ -129,6 +129,9 @@ class FakeRecorder:
         self.credited.append(turns)
         return "credit"
 
+    def learn(self, experiences) -> list[str]:
+        return self.memory.add_experiences(experiences)
+
 
 def test_kept_means_correct_error_free_and_two_percent_faster(task):
     ev = FakeEvaluator()
