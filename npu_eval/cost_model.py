@@ -113,6 +113,8 @@ class Rates:
     load_alone: float
     load_small_alone: float
     store_alone: float
+    # (api, dtype) -> (k, b, element size, passes: whether k, b are a WholeReduce pass's): looked up once
+    vec_rows: dict[tuple[str, str], tuple[float, float, int, bool]] = field(default_factory=dict, compare=False)
 
 
 def transfer_rates(costs: CostTable, active: int, hbm_bytes_per_cycle: float) -> Rates:
@@ -131,7 +133,7 @@ def instr_cycles(r: Rec, costs: CostTable, rates: Rates) -> float:
 def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
     """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take)."""
     if r.pipe == "V":
-        return vec_cost(r, costs)
+        return vec_cost(r, costs, rates.vec_rows)
     if r.pipe == "MTE2":
         return load_cost(r, costs, rates)
     if r.pipe == "MTE3":
@@ -141,24 +143,30 @@ def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, fl
     return costs.vec_head_cycles + r.bytes / 256.0, 0.0, 0.0  # cube pipes: not emulated yet
 
 
-def vec_cost(r: Rec, costs: CostTable) -> tuple[float, float, float]:
+def vec_cost(r: Rec, costs: CostTable, rows: dict[tuple[str, str], tuple[float, float, int, bool]] | None = None
+             ) -> tuple[float, float, float]:
     """k * N + b of the public per-API model (N: the elements the instruction spans), the per-element
-    part slowed by UB bank conflicts; reductions to one value as the WholeReduce passes they issue."""
-    size = DTYPE_BYTES.get(r.dtype, 2)
+    part slowed by UB bank conflicts; reductions to one value as the WholeReduce passes they issue.
+    `rows` caches the table lookups per (api, dtype)."""
+    row = rows.get((r.api, r.dtype)) if rows is not None else None
+    if row is None:
+        base = costs.vec_passes.get(r.api)
+        c = costs.vec_cost(base or r.api, r.dtype)
+        row = (c.k, c.b, DTYPE_BYTES.get(r.dtype, 2), base is not None)
+        if rows is not None:
+            rows[(r.api, r.dtype)] = row
+    k, b, size, passes = row
     n = max(r.elems, r.bytes // size)
-    base = costs.vec_passes.get(r.api)
-    if base is not None:
-        c = costs.vec_cost(base, r.dtype)
+    if passes:
         per_repeat, total = max(1, 256 // size), 0.0
         while True:
-            total += c.k * n + c.b
+            total += k * n + b
             if n <= per_repeat:
                 return total, 0.0, 0.0
             n = -(-n // per_repeat)
-    c = costs.vec_cost(r.api, r.dtype)
-    work = c.k * n
+    work = k * n
     f = bank_factor(r, costs)
-    return work * f + c.b, work * (f - 1.0), 0.0
+    return work * f + b, work * (f - 1.0), 0.0
 
 
 def bank_factor(r: Rec, costs: CostTable) -> float:
