@@ -4,7 +4,7 @@ Input: a CSV with a header and columns `task,measured_us` (device time of one la
 task's first trial, e.g. from msprof or a torch_npu profiler export, or the `msprof op` output
 folder to read it from; `chip` optional), or the pairs `sage-npu calibrate --from-device` measures. Each
 task is evaluated once to get its trace; then a few multiplicative factors on the cost table
-(vector cycles, MTE bandwidth, MTE setup and latency, issue) are fitted by coordinate search
+(vector cycles, GM bandwidth, per-transfer setup, per-kernel heads, issue) are fitted by coordinate search
 in log space to minimise the mean squared log error. The fitted table is saved as a user chip
 profile, which later evaluations on that chip use.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.cost_model import estimate
-from sage_npu.npu_eval.costs import CostTable
+from sage_npu.npu_eval.costs import CostTable, HeadLine, VecCost
 from sage_npu.npu_eval.trace import Trace
 
 
@@ -90,17 +90,41 @@ def _measured_us(csv_path: Path, row: int, cell: str | None) -> float:
 # The factors fitted: each scales fields of the cost table.
 FACTORS: dict[str, Callable[[CostTable, float], object]] = {
     "vector": lambda t, f: _scale_vec(t, f),
-    "bandwidth": lambda t, f: setattr(t, "mte_core_bytes_per_cycle", t.mte_core_bytes_per_cycle * f),
-    "setup": lambda t, f: setattr(t, "mte_setup_cycles", t.mte_setup_cycles * f),
-    "latency": lambda t, f: (setattr(t, "mte2_latency_cycles", t.mte2_latency_cycles * f),
-                             setattr(t, "mte3_latency_cycles", t.mte3_latency_cycles * f)),
+    "bandwidth": lambda t, f: _scale_bandwidth(t, f),
+    "setup": lambda t, f: _scale_setup(t, f),
+    "latency": lambda t, f: _scale_heads(t, f),
     "issue": lambda t, f: setattr(t, "issue_cycles", t.issue_cycles * f),
 }
 
 
 def _scale_vec(t: CostTable, f: float) -> None:
-    t.vec_cycles_per_repeat = {k: v * f for k, v in t.vec_cycles_per_repeat.items()}
-    t.vec_startup_cycles *= f
+    """Vector work: k and b of every API, and the vector pipe's head."""
+    t.vec = {k: VecCost(k=v.k * f, b=v.b * f) for k, v in t.vec.items()}
+    t.vec_head_cycles *= f
+
+
+def _scale_bandwidth(t: CostTable, f: float) -> None:
+    """The per-core GM rates: a and b of every transfer (a + b / active cores)."""
+    for name in ("load", "load_small", "store"):
+        x = getattr(t, name)
+        setattr(t, name, x.model_copy(update={"a": x.a * f, "b": x.b * f}))
+    t.store_middle_bytes_per_cycle *= f
+
+
+def _scale_setup(t: CostTable, f: float) -> None:
+    """The fixed cycles of every transfer (h)."""
+    for name in ("load", "load_small", "store"):
+        x = getattr(t, name)
+        setattr(t, name, x.model_copy(update={"h": x.h * f}))
+
+
+def _scale_heads(t: CostTable, f: float) -> None:
+    """The per-kernel fixed costs: the MTE2 and MTE3 pipe heads, the op head, and hand-overs between pipes."""
+    t.mte2_head = HeadLine(k=t.mte2_head.k * f, b=t.mte2_head.b * f)
+    t.mte2_head_small = HeadLine(k=t.mte2_head_small.k * f, b=t.mte2_head_small.b * f)
+    t.mte3_head_cycles *= f
+    t.op_head_cycles *= f
+    t.event_cycles *= f
 
 
 def apply_factors(base: CostTable, factors: dict[str, float]) -> CostTable:
@@ -118,7 +142,7 @@ def loss(samples: list[Sample], chip: ChipProfile, table: CostTable) -> float:
     return err / len(samples)
 
 
-def fit(samples: list[Sample], chip: ChipProfile, base: CostTable, rounds: int = 4) -> tuple[CostTable, dict, float]:
+def fit(samples: list[Sample], chip: ChipProfile, base: CostTable, rounds: int = 8) -> tuple[CostTable, dict, float]:
     """Coordinate search over log-factors; returns (table, factors, final loss)."""
     if not samples:
         raise CalibrationError("no measurements to fit")

@@ -77,13 +77,27 @@ _A2_SOURCES = {"cores/clock/hbm": _A2_SOURCE, "ub": _UB_910B, "npu_arch": _NPU_A
                "memory": _A2_MEMORY, "lib_api_workspace": _WORKSPACE}
 
 
-def _a2(name: str, vector_cores: int, clock_ghz: float, hbm_gbps: float) -> ChipProfile:
-    """A 910B (Atlas A2) part: what differs between them is the core count, clock and HBM bandwidth."""
+def _a2(name: str, vector_cores: int, clock_ghz: float, hbm_gbps: float,
+        sources: dict[str, str] | None = None) -> ChipProfile:
+    """A dav-2201 part (Atlas A2, and each die of Atlas A3): what differs between them is the core
+    count, clock and HBM bandwidth."""
     return ChipProfile(name=name, family=910, vector_cores=vector_cores, cube_cores=vector_cores // 2,
                        clock_ghz=clock_ghz, hbm_gbps=hbm_gbps, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
                        npu_arch=2201, soc_version="ASCEND910B", l1_bytes=512 * 1024, l0a_bytes=64 * 1024,
                        l0b_bytes=64 * 1024, l0c_bytes=128 * 1024, l2_bytes=192 * 1024**2, hbm_bytes=64 * 1024**3,
-                       lib_api_workspace_bytes=16 * 1024 * 1024, sources=_A2_SOURCES)
+                       lib_api_workspace_bytes=16 * 1024 * 1024, sources=sources or _A2_SOURCES)
+
+
+# Atlas A3 (Ascend910_93): the same dav-2201 core; the runtime maps its SoC strings to ASCEND910B.
+_A3_ARCH = ("asc-devkit .agent/skills/asc-npu-arch/references/npu-arch-guide.md: Ascend910_93's SocVersion maps to "
+            "SocVersion::ASCEND910B at run time, NpuArch DAV_2201 (Atlas A3 training/inference series); "
+            "cmake/asc/fwk_modules/util/const_var.py: ascend910_93 builds for Ascend910_9391")
+_A3_SOURCES = {**_A2_SOURCES, "npu_arch": _NPU_ARCH_SOURCE + "; " + _A3_ARCH, "soc": _A3_ARCH,
+               "cores/clock/hbm": ("assumption from public reporting on Atlas A3 (Ascend 910C): a package holds "
+                                   "two 910B-class dies, each seen by the runtime as one device with 24 AI Cores "
+                                   "(48 vector cores), 64 GB of HBM and half the package's ~3.2 TB/s; clock as "
+                                   "910B2 (assumption: no public per-SKU figure found); UB and buffers: the dav-2201 "
+                                   "figures above")}
 
 
 CHIPS: dict[str, ChipProfile] = {
@@ -93,6 +107,7 @@ CHIPS: dict[str, ChipProfile] = {
         _a2("910B2", vector_cores=48, clock_ghz=1.8, hbm_gbps=1600),
         _a2("910B3", vector_cores=40, clock_ghz=1.8, hbm_gbps=1600),
         _a2("910B4", vector_cores=40, clock_ghz=1.5, hbm_gbps=800),
+        _a2("910_9391", vector_cores=48, clock_ghz=1.8, hbm_gbps=1600, sources=_A3_SOURCES),
         ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
                     hbm_gbps=200, ub_bytes=248 * 1024, npu_arch=2002, soc_version="ASCEND310P",
                     standalone_vector_cores=7, l1_bytes=1024 * 1024, l0a_bytes=64 * 1024, l0b_bytes=64 * 1024,

@@ -1,27 +1,32 @@
 """The pipeline cost model: a discrete-event schedule of each block's trace over the pipes,
-and, from the same happens-before graph, the missing-sync check (docs/profile.md).
+and, from the same happens-before graph, the missing-sync check (docs/profile.md, docs/cost-model.md).
 
-Within a block the scalar unit issues API calls in program order; each instruction runs on
-its pipe (S, V, MTE2, MTE3, ...), in order within the pipe, in parallel across pipes, held
-back by the synchronisation the program expresses: queue EnQue/DeQue and AllocTensor/
-FreeTensor pairs, SetFlag/WaitFlag, PipeBarrier. Across blocks: blocks beyond the chip's
-vector cores run in waves on the same cores; the cores moving data share HBM bandwidth; the
-kernel takes as long as its slowest core, and never less than the roofline bound.
+Within a block the scalar unit issues API calls in program order (each charged on S); each
+instruction runs on its pipe (S, V, MTE2, MTE3, ...), in order within the pipe, in parallel across
+pipes, held back by the synchronisation the program expresses: queue EnQue/DeQue and AllocTensor/
+FreeTensor pairs, SetFlag/WaitFlag, PipeBarrier. An instruction costs what Huawei's public per-API
+model for Atlas A2 says (costs.py): vector APIs k*N + b, GM transfers bytes / (a + b / active
+cores) + h by their public cases, each pipe's head on its first instruction, and the op head once.
+Across blocks: blocks beyond the chip's vector cores run in waves on the same cores; the kernel
+takes as long as its slowest core, and never less than the roofline bound.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.chips import ChipProfile
-from sage_npu.npu_eval.costs import CostTable
+from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable, Transfer
+from sage_npu.npu_eval.report import TimeCauseName
 from sage_npu.npu_eval.trace import Rec, Trace
 
 PIPES = protocol.PIPES
 _PIX = {p: i for i, p in enumerate(PIPES)}
 _S = _PIX["S"]
+_MTE2, _MTE3 = _PIX["MTE2"], _PIX["MTE3"]
 # Flags name their pipes: HardEvent order of utils/common_types.h -> (setter, waiter).
 _EVENT_PIPES = protocol.EVENT_PIPES
 _PIPE_ALL = protocol.PIPE_ALL
@@ -90,31 +95,135 @@ class BlockSchedule:
     gm_bytes: int
     vec_cycles: float
     events: list[TimedEvent] = field(default_factory=list)
+    # Of each pipe's busy cycles: its head, UB bank conflicts, and the bandwidth other cores take.
+    heads: dict[str, float] = field(default_factory=dict)
+    bank: dict[str, float] = field(default_factory=dict)
+    share: dict[str, float] = field(default_factory=dict)
 
 
-def latency_cycles(r: Rec, costs: CostTable) -> float:
-    """Cycles after an instruction leaves its pipe until a waiting pipe may use its result."""
-    if r.pipe == "MTE2":
-        return costs.mte2_latency_cycles
-    if r.pipe == "MTE3":
-        return costs.mte3_latency_cycles
-    return 0.0
+@dataclass(frozen=True)
+class Rates:
+    """Per-core GM rates in bytes per cycle (a + b / active cores, capped by the core's share of HBM),
+    at the launch's active cores and for one core alone (the difference is the bandwidth share)."""
+
+    active: int
+    load: float
+    load_small: float
+    store: float
+    load_alone: float
+    load_small_alone: float
+    store_alone: float
+    # (api, dtype) -> (k, b, element size, passes: whether k, b are a WholeReduce pass's): looked up once
+    vec_rows: dict[tuple[str, str], tuple[float, float, int, bool]] = field(default_factory=dict, compare=False)
 
 
-def instr_cycles(r: Rec, costs: CostTable, mte_bytes_per_cycle: float) -> float:
-    """Cycles one traced instruction occupies its pipe."""
+def transfer_rates(costs: CostTable, active: int, hbm_bytes_per_cycle: float) -> Rates:
+    def rate(t: Transfer, n: int) -> float:
+        return min(t.a + t.b / n, hbm_bytes_per_cycle / n)
+
+    return Rates(active, rate(costs.load, active), rate(costs.load_small, active), rate(costs.store, active),
+                 rate(costs.load, 1), rate(costs.load_small, 1), rate(costs.store, 1))
+
+
+def instr_cycles(r: Rec, costs: CostTable, rates: Rates) -> float:
+    """Cycles one traced instruction occupies its pipe (pipe heads aside)."""
+    return instr_cost(r, costs, rates)[0]
+
+
+def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
+    """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take)."""
     if r.pipe == "V":
-        if r.api == "DataCopy":
-            return costs.vec_startup_cycles + r.bytes / costs.ub_copy_bytes_per_cycle
-        repeats = max(1, -(-r.bytes // 256))
-        return costs.vec_startup_cycles + costs.vec_per_repeat(r.api, r.dtype) * repeats
-    if r.pipe in ("MTE2", "MTE3"):
-        # a = the GM address's offset from a 512-byte boundary, b = bursts (set by the emulator)
-        stream = r.bytes / mte_bytes_per_cycle * (costs.mte_unaligned_factor if r.a else 1.0)
-        return costs.mte_setup_cycles + costs.mte_burst_cycles * max(r.b - 1, 0) + stream
+        return vec_cost(r, costs, rates.vec_rows)
+    if r.pipe == "MTE2":
+        return load_cost(r, costs, rates)
+    if r.pipe == "MTE3":
+        return store_cost(r, costs, rates)
     if r.pipe == "S":
-        return costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles
-    return costs.vec_startup_cycles + r.bytes / 256.0
+        return (costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles), 0.0, 0.0
+    return costs.vec_head_cycles + r.bytes / 256.0, 0.0, 0.0  # cube pipes: not emulated yet
+
+
+def vec_cost(r: Rec, costs: CostTable, rows: dict[tuple[str, str], tuple[float, float, int, bool]] | None = None
+             ) -> tuple[float, float, float]:
+    """k * N + b of the public per-API model (N: the elements the instruction spans), the per-element
+    part slowed by UB bank conflicts; reductions to one value as the WholeReduce passes they issue.
+    `rows` caches the table lookups per (api, dtype)."""
+    row = rows.get((r.api, r.dtype)) if rows is not None else None
+    if row is None:
+        base = costs.vec_passes.get(r.api)
+        c = costs.vec_cost(base or r.api, r.dtype)
+        row = (c.k, c.b, DTYPE_BYTES.get(r.dtype, 2), base is not None)
+        if rows is not None:
+            rows[(r.api, r.dtype)] = row
+    k, b, size, passes = row
+    n = max(r.elems, r.bytes // size)
+    if passes:
+        per_repeat, total = max(1, 256 // size), 0.0
+        while True:
+            total += k * n + b
+            if n <= per_repeat:
+                return total, 0.0, 0.0
+            n = -(-n // per_repeat)
+    work = k * n
+    f = bank_factor(r, costs)
+    return work * f + b, work * (f - 1.0), 0.0
+
+
+def bank_factor(r: Rec, costs: CostTable) -> float:
+    """How much longer a vector instruction's per-element work takes from UB bank conflicts (2201: 48
+    banks of 4 KB in 16 groups; address bits 17:16 the bank, 8:5 the group). Two sources starting in
+    the same group collide on every block (read-read); a source and the destination in the same bank
+    with their group orders shifted collide (read-write; the same start group is free)."""
+    f = 1.0
+    (s0, n0), (s1, n1), (d, nd) = r.r0, r.r1, r.w
+    if n0 and n1 and (s0 - s1) % 512 == 0:
+        f += costs.bank_read_read_factor - 1.0
+    if nd:
+        for s, n in ((s0, n0), (s1, n1)):
+            if n and s >> 16 == d >> 16 and ((d - s) >> 5) % 16 not in (0, 8):
+                f += costs.bank_read_write_factor - 1.0
+                break
+    return f
+
+
+def load_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
+    """GM -> UB: bytes / (a + b / active cores) + h, the small-block figures under 25,000 bytes; a burst
+    under 32 bytes fills a 32-byte UB block; strided bursts add k * bursts * (stride mod 256)."""
+    bursts = max(r.b, 1)
+    nbytes = bursts * 32 if bursts > 1 and r.bytes < bursts * 32 else r.bytes
+    small = r.bytes < costs.small_load_below_bytes
+    t, alone, h = ((rates.load_small, rates.load_small_alone, costs.load_small.h) if small
+                   else (rates.load, rates.load_alone, costs.load.h))
+    slow = 1.0 / costs.unaligned_bandwidth if r.a else 1.0
+    stride = costs.load_stride_k * bursts * costs.stride_mod_256 if bursts > 1 else 0.0
+    stream = nbytes / t * slow
+    return stream + h + stride, 0.0, stream - nbytes / alone * slow
+
+
+def store_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
+    """UB -> GM by the public store cases on the burst length: 32-byte multiples stream at
+    a + b / active cores; longer than 512 bytes unaligned pays a penalty; 33-511 bytes unaligned
+    2 bytes per cycle; under 32 bytes a per-burst cost growing with the active cores."""
+    bursts = max(r.b, 1)
+    blk = r.bytes / bursts
+    h, t, alone = costs.store.h, rates.store, rates.store_alone
+    slow = 1.0 / costs.unaligned_bandwidth if r.a else 1.0
+    if blk % 32 == 0 or blk > 512:
+        stream = r.bytes / t * slow
+        extra = costs.store_stride_k * bursts * costs.stride_mod_256 if bursts > 1 else 0.0
+        if blk % 32:
+            extra += 256.0 - (h + 512.0 / t)
+        return stream + h + extra, 0.0, stream - r.bytes / alone * slow
+    if blk > 32:
+        return r.bytes / costs.store_middle_bytes_per_cycle + costs.store_middle_h, 0.0, 0.0
+
+    def small(n: int) -> float:
+        a = costs.store_small_a.k * n + costs.store_small_a.b
+        b = costs.store_small_b.k * n + costs.store_small_b.b
+        return (a * blk + b) * bursts + h
+
+    c = small(rates.active)
+    return c, 0.0, c - small(1)
 
 
 # Scalar instructions that reach GM (a round trip each): GlobalTensor Get/SetValue, the dcache
@@ -131,6 +240,18 @@ def _gm_bytes(r: Rec) -> int:
     if r.pipe in ("MTE2", "MTE3") or (r.pipe == "S" and _scalar_gm(r.api)):
         return r.bytes
     return 0
+
+
+def pipe_heads(costs: CostTable, recs: list[Rec], active: int) -> list[float]:
+    """Each pipe's head, paid by its first instruction in a block: MTE2's grows with the block count,
+    the larger figure once a load reaches 25,000 bytes; MTE3 and V fixed."""
+    heads = [0.0] * len(PIPES)
+    biggest = max((r.bytes for r in recs if r.pipe == "MTE2" and r.kind == "I"), default=0)
+    h2 = costs.mte2_head if biggest >= costs.small_load_below_bytes else costs.mte2_head_small
+    heads[_PIX["MTE2"]] = h2.k * active + h2.b
+    heads[_PIX["MTE3"]] = costs.mte3_head_cycles
+    heads[_PIX["V"]] = costs.vec_head_cycles
+    return heads
 
 
 class _Clock:
@@ -155,11 +276,15 @@ class _Clock:
                     k[i] = v
 
 
-def schedule_block(block: int, recs: list[Rec], costs: CostTable, mte_bytes_per_cycle: float,
+def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                    keep_events: bool = False) -> tuple[BlockSchedule, list[SyncHazard]]:
     free = [0.0] * len(PIPES)           # when each pipe can start its next instruction
-    done = [0.0] * len(PIPES)           # when everything issued to each pipe is complete and visible
+    done = [0.0] * len(PIPES)           # when everything issued to each pipe is complete
     busy = [0.0] * len(PIPES)
+    head = pipe_heads(costs, recs, rates.active)  # paid by each pipe's first instruction, then zeroed
+    heads, bank, share = [0.0] * len(PIPES), [0.0] * len(PIPES), [0.0] * len(PIPES)
+    wait = costs.event_cycles
+    port = {_MTE2: deque(maxlen=8), _MTE3: deque(maxlen=8)}  # recent transfer intervals per direction
     issue = 0.0                          # the scalar unit's issue time
     clock = _Clock()
     flags: dict[tuple[int, int], deque] = defaultdict(deque)   # (event, id) -> (time, snapshot)
@@ -196,12 +321,25 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, mte_bytes_per_
         p = _PIX.get(r.pipe, _S)
         k = r.kind
         if k == "I":
-            c = instr_cycles(r, costs, mte_bytes_per_cycle)
+            c, b_extra, s_extra = instr_cost(r, costs, rates)
+            if head[p]:
+                c, heads[p], head[p] = c + head[p], head[p], 0.0
             start = max(issue, free[p])
+            if p in port:
+                # reads and writes of one core share its GM port: time streaming beside the other
+                # direction's transfers is slowed by the port share (cost_model docs)
+                other = port[_MTE3 if p == _MTE2 else _MTE2]
+                ov = sum(min(e, start + c) - max(b0, start) for b0, e in other if e > start and b0 < start + c)
+                if ov > 0:
+                    c += costs.port_share * ov
+                    s_extra += costs.port_share * ov
+                port[p].append((start, start + c))
             end = start + c
             free[p] = end
-            done[p] = max(done[p], end + latency_cycles(r, costs))
+            done[p] = max(done[p], end)
             busy[p] += c
+            bank[p] += b_extra
+            share[p] += s_extra
             line_cycles[r.loc] += c
             gm_bytes += _gm_bytes(r)
             if p == _PIX["V"]:
@@ -210,6 +348,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, mte_bytes_per_
                 issue = end  # scalar work blocks the issuing unit
             else:
                 issue += costs.issue_cycles
+                busy[_S] += costs.issue_cycles
                 reads = [x for x in (r.r0, r.r1) if x[1]]
                 if reads:
                     hazard_check(p, r, reads, False)
@@ -227,6 +366,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, mte_bytes_per_
                 events.append(TimedEvent(block, r.pipe, r.api, r.loc, start, end, r.bytes))
             continue
         issue += costs.issue_cycles
+        busy[_S] += costs.issue_cycles
         if k in ("enque", "free"):
             t = max(issue, done[p])
             snap = (t, clock.snapshot(p))
@@ -234,7 +374,9 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, mte_bytes_per_
         elif k in ("deque", "alloc"):
             got = (enq if k == "deque" else freed).get((r.a, r.b))
             if got:
-                free[p] = max(free[p], got[0]) + costs.event_cycles
+                # a hand-over from another pipe costs its latency only when the waiter has to wait
+                if got[0] >= free[p]:
+                    free[p] = got[0] + wait
                 clock.merge(p, got[1])
         elif k == "setflag":
             setter = _PIX[_EVENT_PIPES[r.a][0]] if r.a < len(_EVENT_PIPES) else p
@@ -243,23 +385,37 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, mte_bytes_per_
             waiter = _PIX[_EVENT_PIPES[r.a][1]] if r.a < len(_EVENT_PIPES) else p
             if flags[(r.a, r.b)]:
                 t, snap = flags[(r.a, r.b)].popleft()
-                free[waiter] = max(free[waiter], t) + costs.event_cycles
+                if t >= free[waiter]:
+                    free[waiter] = t + wait
                 clock.merge(waiter, snap)
                 if waiter == _S:
                     issue = max(issue, free[waiter])
         elif k == "barrier":
-            if r.a == _PIPE_ALL:
-                t = max(max(done), max(free), issue)
-                snaps = [clock.snapshot(i) for i in range(len(PIPES))]
-                for i in range(len(PIPES)):
-                    free[i] = t
-                    for s in snaps:
-                        clock.merge(i, s)
-                issue = t
+            issue = _barrier(r, p, costs, free, done, issue, clock)
     total = max(max(done), max(free), issue)
-    sched = BlockSchedule(block, total, {PIPES[i]: busy[i] for i in range(len(PIPES)) if busy[i]},
-                          dict(line_cycles), gm_bytes, vec_cycles, events)
+    named = range(len(PIPES))
+    sched = BlockSchedule(block, total, {PIPES[i]: busy[i] for i in named if busy[i]},
+                          dict(line_cycles), gm_bytes, vec_cycles, events,
+                          heads={PIPES[i]: heads[i] for i in named if heads[i]},
+                          bank={PIPES[i]: bank[i] for i in named if bank[i]},
+                          share={PIPES[i]: share[i] for i in named if share[i]})
     return sched, hazards
+
+
+def _barrier(r: Rec, p: int, costs: CostTable, free: list[float], done: list[float], issue: float,
+             clock: _Clock) -> float:
+    """PipeBarrier: PIPE_ALL waits for every pipe; PipeBarrier<PIPE_X> drains pipe X before its next
+    instruction. Returns the scalar unit's issue time after it."""
+    if r.a == _PIPE_ALL:
+        t = max(max(done), max(free), issue) + costs.barrier_cycles
+        snaps = [clock.snapshot(i) for i in range(len(PIPES))]
+        for i in range(len(PIPES)):
+            free[i] = t
+            for s in snaps:
+                clock.merge(i, s)
+        return t
+    free[p] = max(free[p], done[p]) + costs.barrier_cycles
+    return max(issue, free[p]) if p == _S else issue
 
 
 def _prune(recent: list[deque], clock: _Clock) -> None:
@@ -271,6 +427,15 @@ def _prune(recent: list[deque], clock: _Clock) -> None:
             recent[q].popleft()
         while len(recent[q]) > 4096:  # an unsynchronised stream: keep the newest
             recent[q].popleft()
+
+
+@dataclass(frozen=True)
+class TimeShare:
+    """One part of the estimate by cause (report.TimeCauseName), in cycles."""
+
+    cause: TimeCauseName
+    pipe: str      # the pipe the cause is on ("" for op_head, waits, roofline)
+    cycles: float
 
 
 @dataclass
@@ -286,6 +451,7 @@ class Estimate:
     schedules: list[BlockSchedule]
     block_core: dict[int, int]
     core_offsets: dict[int, float]  # block -> start cycle on its core
+    causes: list[TimeShare] = field(default_factory=list)
 
 
 def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, keep_events: bool = False
@@ -293,12 +459,11 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     cores = max(1, chip.vector_cores)
     active = max(1, min(block_dim, cores))
     hbm_bytes_per_cycle = chip.hbm_gbps / chip.clock_ghz  # GB/s over G cycles/s
-    # The cores moving data at once share HBM; one core alone reaches its own MTE peak.
-    mte_bw = min(costs.mte_core_bytes_per_cycle, hbm_bytes_per_cycle / active)
+    rates = transfer_rates(costs, active, hbm_bytes_per_cycle)
     schedules: list[BlockSchedule] = []
     hazards: list[SyncHazard] = []
     for b in sorted(trace.blocks):
-        s, h = schedule_block(b, trace.blocks[b], costs, mte_bw, keep_events)
+        s, h = schedule_block(b, trace.blocks[b], costs, rates, keep_events)
         schedules.append(s)
         hazards.extend(h)
     # Blocks go to cores in waves: block b runs on core b % cores after the earlier ones.
@@ -309,22 +474,15 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
         block_core[s.block], offsets[s.block] = core, core_time[core]
         core_time[core] += s.cycles
     critical_core = max(core_time, key=lambda c: core_time[c]) if core_time else 0
-    path = core_time.get(critical_core, 0.0)
-    total_gm = sum(s.gm_bytes for s in schedules)
-    total_vec = sum(s.vec_cycles for s in schedules)
-    memory_bound = total_gm / hbm_bytes_per_cycle
-    compute_bound = total_vec / active
+    op_head = costs.op_head_cycles if schedules else 0.0
+    path = core_time.get(critical_core, 0.0) + op_head
+    memory_bound = sum(s.gm_bytes for s in schedules) / hbm_bytes_per_cycle
+    compute_bound = sum(s.vec_cycles for s in schedules) / active
     roofline = max(memory_bound, compute_bound)
     cycles = max(path, roofline)
     to_us = 1.0 / (chip.clock_ghz * 1e3)
     crit = [s for s in schedules if block_core[s.block] == critical_core]
-    busy: dict[str, float] = defaultdict(float)
-    lines: dict[int, float] = defaultdict(float)
-    for s in crit:
-        for p, c in s.busy.items():
-            busy[p] += c
-        for loc, c in s.line_cycles.items():
-            lines[loc] += c
+    busy, lines = _sum_blocks(crit, "busy"), _sum_line_cycles(crit)
     pipes = {p: round(min(1.0, c / cycles), 4) for p, c in sorted(busy.items())} if cycles else {}
     if cycles and path < memory_bound and memory_bound >= compute_bound:
         bottleneck = "HBM"
@@ -335,7 +493,39 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     else:
         bottleneck = "none"
     hot = sorted(lines.items(), key=lambda kv: -kv[1])[:5]
+    causes = time_causes(crit, op_head, path, cycles)
     return Estimate(cycles=cycles, estimated_us=cycles * to_us, roofline_us=roofline * to_us,
                     launch_overhead_us=costs.launch_overhead_us, bottleneck=bottleneck, pipes=pipes,
                     hot_lines=[(loc, c * to_us) for loc, c in hot], hazards=hazards, schedules=schedules,
-                    block_core=block_core, core_offsets=offsets)
+                    block_core=block_core, core_offsets=offsets, causes=causes)
+
+
+def _sum_blocks(blocks: list[BlockSchedule], part: Literal["busy", "heads", "bank", "share"]) -> dict[str, float]:
+    out: dict[str, float] = defaultdict(float)
+    for s in blocks:
+        for p, c in getattr(s, part).items():
+            out[p] += c
+    return out
+
+
+def _sum_line_cycles(blocks: list[BlockSchedule]) -> dict[int, float]:
+    out: dict[int, float] = defaultdict(float)
+    for s in blocks:
+        for loc, c in s.line_cycles.items():
+            out[loc] += c
+    return out
+
+
+def time_causes(crit: list[BlockSchedule], op_head: float, path: float, cycles: float) -> list[TimeShare]:
+    """The critical core's time split by cause along its busiest pipe; the parts add up to `cycles`."""
+    busy = _sum_blocks(crit, "busy")
+    out = [TimeShare("op_head", "", op_head)] if op_head else []
+    if busy:
+        p = max(busy, key=lambda q: busy[q])
+        heads, bank, share = (_sum_blocks(crit, part).get(p, 0.0) for part in ("heads", "bank", "share"))
+        out += [TimeShare("pipe_work", p, busy[p] - heads - bank - share), TimeShare("pipe_heads", p, heads),
+                TimeShare("bank_conflicts", p, bank), TimeShare("bandwidth_share", p, share),
+                TimeShare("waits", "", max(0.0, path - op_head - busy[p]))]
+    if cycles > path:
+        out.append(TimeShare("roofline", "", cycles - path))
+    return [c for c in out if c.cycles > 0]

@@ -71,6 +71,19 @@ class HotLine(_Model):
     us: float
 
 
+# Where the estimated time goes (docs/profile.md): the op head; along the slowest core's busiest pipe,
+# that pipe's work, its head, UB bank conflicts and the bandwidth the other cores take; the time that
+# pipe waited on the others; and what the roofline bound adds.
+TimeCauseName = Literal["op_head", "pipe_work", "pipe_heads", "bank_conflicts", "bandwidth_share", "waits",
+                        "roofline"]
+
+
+class TimeCause(_Model):
+    cause: TimeCauseName
+    pipe: str = ""  # the pipe a pipe_* cause, bank_conflicts or bandwidth_share is on
+    us: float
+
+
 class Timing(_Model):
     # True for the emulator's cost model, False for a device measurement (msprof): every surface
     # labels its figures through `labelled()` from this flag.
@@ -81,6 +94,7 @@ class Timing(_Model):
     bottleneck: str
     pipes: dict[str, float]
     hot_lines: list[HotLine] = []
+    causes: list[TimeCause] = []  # parts of estimated_us by cause (estimates only)
 
 
 class Report(_Model):

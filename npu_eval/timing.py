@@ -13,7 +13,7 @@ from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
 from sage_npu.npu_eval.cost_model import Estimate, estimate
 from sage_npu.npu_eval.costs import CostTable, default_costs
-from sage_npu.npu_eval.report import Diagnostic, HotLine, Timing, diagnostic
+from sage_npu.npu_eval.report import Diagnostic, HotLine, TimeCause, Timing, diagnostic
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.trace import Trace, read_trace
 
@@ -52,9 +52,11 @@ def estimate_launch(outdir: Path, site: LaunchSite, chip: ChipProfile, costs: Co
         file, line = trace.where(loc)
         if file and line:
             hot.append(HotLine(file=file, line=line, us=round(us, 4)))
+    to_us = 1.0 / (chip.clock_ghz * 1e3)
+    causes = [TimeCause(cause=c.cause, pipe=c.pipe, us=round(c.cycles * to_us, 4)) for c in est.causes]
     timing = Timing(estimated_us=round(est.estimated_us, 4), launch_overhead_us=est.launch_overhead_us,
                     roofline_us=round(est.roofline_us, 4), bottleneck=est.bottleneck, pipes=est.pipes,
-                    hot_lines=hot)
+                    hot_lines=hot, causes=causes)
     return timing, trace
 
 

@@ -481,9 +481,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+# How `--profile` names each part of the estimate (report.TimeCauseName; docs/profile.md).
+CAUSE_LABELS = {
+    "op_head": "op head (fixed per launch)",
+    "pipe_work": "{pipe} work",
+    "pipe_heads": "{pipe} pipe head (fixed per kernel)",
+    "bank_conflicts": "{pipe} UB bank conflicts",
+    "bandwidth_share": "{pipe} bandwidth taken by other cores",
+    "waits": "waits on other pipes",
+    "roofline": "roofline bound",
+}
+
+
 def format_profile(report: Report) -> str:
     """The timeline (estimated, or measured on the device): device time, the bottleneck with what
-    it means and what to try (docs/profile.md), each pipe's busy share and the hot lines."""
+    it means and what to try (docs/profile.md), where the time goes by cause, each pipe's busy
+    share and the hot lines."""
     import textwrap
 
     from sage_npu.npu_eval.cost_model import bottleneck_advice
@@ -499,6 +512,12 @@ def format_profile(report: Report) -> str:
     if advice:
         lines += textwrap.wrap(f"{t.bottleneck}: {advice} (docs/profile.md)", width=100, initial_indent="  ",
                                subsequent_indent="  ")
+    if t.causes:
+        lines.append("where the time goes (slowest core):")
+        for c in t.causes:
+            label = CAUSE_LABELS.get(c.cause, c.cause).format(pipe=c.pipe)
+            share = c.us / t.estimated_us if t.estimated_us else 0.0
+            lines.append(f"  {label:<38} {c.us:9.3f} us {share * 100:5.1f}%")
     lines.append("pipe   busy")
     for pipe, ratio in sorted(t.pipes.items(), key=lambda kv: -kv[1]):
         lines.append(f"{pipe:<6} {ratio * 100:5.1f}%  {'#' * round(ratio * 40)}")

@@ -121,7 +121,8 @@ def test_optimize_tells_the_truth_about_each_turn_and_credits_the_attempt(task, 
     assert t0 and t2 and t3 and t2 >= t0 > t3
     # z = 1 - T_best/T_first = 1 - t3/t0
     z = 1 - t3 / t0
-    assert episode.reward == pytest.approx(z) and 0.3 < z < 1
+    # double buffering on vadd_naive: 1.26x by the public per-API costs (docs/cost-model.md)
+    assert episode.reward == pytest.approx(z) and 0.1 < z < 1
     a, b, c, d = (mem.item(i) for i in ids[:4])
     # every item starts at u = 0, n_ret = 0: eta = max(1/(1+1), 0.05) = 1/2
     # A (new best, alone in it): xi = z/1 -> u = 0.5*0 + 0.5*z = z/2; n_ado 1; the operator joins

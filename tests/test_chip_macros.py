@@ -81,7 +81,7 @@ def task(root: Path, bias: float) -> Path:
 
 def test_chip_profiles_name_the_documented_architectures():
     assert {c.name: c.npu_arch for c in CHIPS.values()} == {
-        "910B1": 2201, "910B2": 2201, "910B3": 2201, "910B4": 2201, "310P3": 2002}
+        "910B1": 2201, "910B2": 2201, "910B3": 2201, "910B4": 2201, "910_9391": 2201, "310P3": 2002}
     assert all("__NPU_ARCH__" in c.sources["npu_arch"] for c in CHIPS.values())
 
 

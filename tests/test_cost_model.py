@@ -41,7 +41,9 @@ def timing(vadd_task):
 def test_double_buffering_pays_with_many_tiles_not_with_one(ev, tmp_path, timing):
     many1 = timing(ev, tmp_path, tiles=16, buffers=1).estimated_us
     many2 = timing(ev, tmp_path, tiles=16, buffers=2).estimated_us
-    assert many1 / many2 >= 1.3
+    # By the public per-API figures vadd's copies dominate: double buffering hides the Add and the
+    # queue hand-overs, not the copies (tests/test_cost_fidelity.py holds the magnitudes).
+    assert many1 / many2 >= 1.04
     one1 = timing(ev, tmp_path, tiles=1, tile=4096, buffers=1).estimated_us
     one2 = timing(ev, tmp_path, tiles=1, tile=4096, buffers=2).estimated_us
     assert abs(one1 / one2 - 1) < 0.1
@@ -51,19 +53,23 @@ def test_doubling_blocks_halves_time_until_bandwidth_saturates(ev, tmp_path, tim
     total_tiles = 48 * 4
     t = {b: timing(ev, tmp_path, blocks=b, tiles=total_tiles // b, tile=2048).estimated_us for b in (2, 4, 24, 48)}
     assert 1.6 <= t[2] / t[4] <= 2.2
-    assert t[24] / t[48] < 1.25  # HBM is shared: more cores stop helping
+    # Each core's GM rate falls as more cores move data (public a + b / cores), but HBM is not
+    # saturated at 24: the chip still scales (issue 19: 8 -> 48 cores about 5x).
+    assert 1.5 <= t[24] / t[48] <= 2.1
 
 
 def test_scalar_loop_is_far_slower_than_vector_ops(ev, tmp_path, timing):
     vec = timing(ev, tmp_path, blocks=2, tiles=2, tile=512).estimated_us
     scalar = timing(ev, tmp_path, blocks=2, tiles=2, tile=512, scalar=1).estimated_us
-    assert scalar / vec > 10
+    assert scalar / vec > 5  # the vector kernel's time is mostly the fixed pipe and op heads
 
 
 def test_bigger_tiles_cut_overhead_until_the_ub_limit(ev, tmp_path, timing, vadd_task):
     total = 8 * 16384
     est = [timing(ev, tmp_path, tiles=total // 8 // tile, tile=tile).estimated_us for tile in (256, 1024, 4096)]
-    assert est[0] > est[1] > est[2]
+    # Past a few KB the public small-block rate is flat: bigger tiles save the per-call h, then
+    # only lengthen the pipeline's fill and drain.
+    assert est[0] > est[1] and est[2] == pytest.approx(est[1], rel=0.05)
     r = ev.evaluate(vadd_task(tmp_path, tiles=1, tile=16384)).report
     assert r.status == "runtime_error" and any(x.code == "ub-overflow" for x in r.diagnostics)
 
@@ -181,11 +187,12 @@ def test_scheduling_is_fast_enough_for_large_traces():
 
 
 def test_unaligned_gm_and_many_bursts_cost_more():
-    from sage_npu.npu_eval.cost_model import instr_cycles
+    from sage_npu.npu_eval.cost_model import instr_cycles, transfer_rates
 
     costs = default_costs(910)
+    rates = transfer_rates(costs, 1, 889.0)
     base = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 0, 1, (0, 16384), (0, 0), (0, 0))
     unaligned = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 64, 1, (0, 16384), (0, 0), (0, 0))
     strided = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 0, 64, (0, 16384), (0, 0), (0, 0))
-    t = [instr_cycles(r, costs, 64.0) for r in (base, unaligned, strided)]
+    t = [instr_cycles(r, costs, rates) for r in (base, unaligned, strided)]
     assert t[1] > t[0] and t[2] > t[0]
