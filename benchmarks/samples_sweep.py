@@ -47,6 +47,10 @@ CUBE = re.compile(r"\bMmad\b|\bLoadData\b|\bMatmul\b|\bFixpipe\b|KERNEL_TYPE_MIX
 # Commands that need CANN's framework tools (op packaging, graph compilers, profilers, torch_npu).
 FRAMEWORK = re.compile(r"msopgen|\batc\b|custom_opp|\bmsprof\b|msopprof|ASCEND_CUSTOM_OPP_PATH|aclnn|torch|"
                        r"tensorflow|onnx|run_add_custom|add_custom_test|cmake -S|cmake --build|tiling_sink")
+# A CMake build that packages operators for CANN (op packages, aclnn's generated API, the op
+# repository a sample installs into) or builds a superproject of them.
+CMAKE_FRAMEWORK = re.compile(r"\bnpu_op_package\b|\bnpu_op_kernel_library\b|\bnpu_op_code_gen\b|ASCEND_OPP_PATH|"
+                             r"\bnnopbase\b|\bcust_opapi\b|\bExternalProject_Add\b")
 # `test failed!` ends a failing sample's output, but a report keeps only the first 64 KB of it: a
 # sample that prints every mismatching element (`CompareResult golden.bin failed ...`) is known
 # failed from its first such line.
@@ -120,6 +124,16 @@ def framework_text(root: Path, c: PlanCase) -> str:
     return " ; ".join(parts)
 
 
+def needs_framework(root: Path, c: PlanCase) -> bool:
+    """Whether the case needs a CANN framework step: its commands or scripts run one
+    (FRAMEWORK), or its CMake build packages operators for CANN (CMAKE_FRAMEWORK: an aclnn
+    sample links the op package another sample installs)."""
+    if FRAMEWORK.search(framework_text(root, c)):
+        return True
+    folder = root / "examples" / c.source_case
+    return any(CMAKE_FRAMEWORK.search(p.read_text(errors="replace")) for p in folder.rglob("CMakeLists.txt"))
+
+
 CubeSelection = Literal["exclude", "include", "only"]
 
 
@@ -146,7 +160,7 @@ def select(root: Path, plan: list[PlanCase], cube: CubeSelection = "exclude",
             why = "skipped by the plan"
         elif not (root / "examples" / c.source_case).is_dir():
             why = "no sample folder"
-        elif FRAMEWORK.search(framework_text(root, c)):
+        elif needs_framework(root, c):
             why = "CANN framework step"
         elif CUBE.search(sample_sources(root, c)):
             why = None if cube != "exclude" else "cube or mixed"
@@ -161,6 +175,17 @@ def select(root: Path, plan: list[PlanCase], cube: CubeSelection = "exclude",
     return chosen, left
 
 
+def rule_count(root: Path, plan: list[PlanCase]) -> str:
+    """How many cases the selection rule of this sweep selects, as the issue it measures states
+    it (every case that lists dav-2201, uses only vector cores and needs no CANN framework step),
+    split into those outside 04_advanced_api, which a run selects, and the advanced API's,
+    which --advanced adds."""
+    every, _ = select(root, plan, advanced=True)
+    advanced = sum(ADVANCED in c.case for c in every)
+    return (f"the rule (lists {ARCH}, vector cores only, no CANN framework step) selects {len(every)} cases: "
+            f"{len(every) - advanced} outside {ADVANCED} and {advanced} in it (--advanced)")
+
+
 @dataclass
 class Build:
     """What the sample's CMake would build: the executable's sources and its definitions."""
@@ -172,9 +197,22 @@ class Build:
 _CALL = re.compile(r"(\w+)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)", re.S)
 
 
+_ARG = re.compile(r'(?:[^\s"]+|"(?:\\.|[^"\\])*")+')
+
+
+def _cmake_args(text: str) -> list[str]:
+    """CMake's arguments: a quoted argument loses its quotes; quotes inside an unquoted one stay
+    (`DEF="v"` defines DEF as the string literal "v", as CMake passes it to the compiler)."""
+    out = []
+    for word in _ARG.findall(text):
+        whole = re.fullmatch(r'"((?:\\.|[^"\\])*)"', word)
+        out.append(whole.group(1).replace('\\"', '"') if whole else word)
+    return out
+
+
 def _cmake_calls(text: str) -> list[tuple[str, list[str]]]:
     text = re.sub(r"#[^\n]*", "", text)
-    return [(name.lower(), shlex.split(args, posix=True)) for name, args in _CALL.findall(text)]
+    return [(name.lower(), _cmake_args(args)) for name, args in _CALL.findall(text)]
 
 
 def _cmake_condition(args: list[str], values: dict[str, str]) -> bool:
@@ -238,23 +276,51 @@ def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str],
     return out
 
 
+_TARGET_WORDS = ("WIN32", "MACOSX_BUNDLE", "EXCLUDE_FROM_ALL", "STATIC", "SHARED", "MODULE", "OBJECT")
+
+
 def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | None:
     """Read add_executable(<exe> ...) and its target_compile_definitions from the sample's
-    CMakeLists.txt files; None when the build is not one executable from listed sources
-    (ExternalProject, custom commands), which the sweep cannot stand in for."""
-    for lists in sorted(folder.rglob("CMakeLists.txt")):
-        calls = _cmake_run(_cmake_calls(lists.read_text(errors="replace")), cmake_cmds,
-                           {"CMAKE_CURRENT_SOURCE_DIR": str(lists.parent)})
+    CMakeLists.txt files, with the sources of the libraries of the sample it links
+    (add_library + target_link_libraries: a kernel built as a shared or static library);
+    None when the build is not one executable from listed sources (ExternalProject, custom
+    commands), which the sweep cannot stand in for."""
+    read = [(lists.parent, _cmake_run(_cmake_calls(lists.read_text(errors="replace")), cmake_cmds,
+                                      {"CMAKE_CURRENT_SOURCE_DIR": str(lists.parent)}))
+            for lists in sorted(folder.rglob("CMakeLists.txt"))]
+    libraries = {a[0]: (d, a[1:], calls) for d, calls in read for name, a in calls if name == "add_library" and a}
+    for where, calls in read:
         exe_calls = [a for name, a in calls if name == "add_executable" and a and a[0] == exe]
         if not exe_calls:
             continue
-        listed = [s for s in exe_calls[0][1:] if s not in ("WIN32", "MACOSX_BUNDLE", "EXCLUDE_FROM_ALL")]
-        if any(not s.endswith((".asc", ".cpp", ".cc", *HEADER_SUFFIXES)) for s in listed):
+        linked = _linked(read, exe, set(libraries))
+        targets = [(where, exe_calls[0][1:])] + [libraries[lib][:2] for lib in linked]
+        listed = [(d, s) for d, srcs in targets for s in srcs if s not in _TARGET_WORDS]
+        if any(not s.endswith((".asc", ".cpp", ".cc", *HEADER_SUFFIXES)) for _, s in listed):
             return None  # e.g. an AI CPU kernel (.aicpu), which the emulator does not build
-        srcs = [lists.parent / s for s in listed if s.endswith((".asc", ".cpp", ".cc"))]
+        srcs = [d / s for d, s in listed if s.endswith((".asc", ".cpp", ".cc"))]
         if srcs and all(s.is_file() for s in srcs):
-            return Build(srcs, _definitions(calls, exe))
+            defines = _definitions(calls, exe)
+            for lib in linked:
+                defines.update(_definitions(libraries[lib][2], lib))
+            return Build(srcs, defines)
     return None
+
+
+def _linked(read: list[tuple[Path, list[tuple[str, list[str]]]]], target: str, libraries: set[str]) -> list[str]:
+    """The sample's own libraries `target` links, directly or through another of them, in link order."""
+    found: list[str] = []
+    todo = [target]
+    while todo:
+        t = todo.pop(0)
+        for _, calls in read:
+            for name, a in calls:
+                if name == "target_link_libraries" and a and a[0] == t:
+                    for lib in a[1:]:
+                        if lib in libraries and lib not in found and lib != target:
+                            found.append(lib)
+                            todo.append(lib)
+    return found
 
 
 def unbuildable(folder: Path, exe: str) -> str:
@@ -372,7 +438,7 @@ def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
                 return _failed(outcome, t0, why)
             outcome.errors_on_pass = errs
             continue
-        why = _run_script(cmd, bdir, env)
+        why = run_script(cmd, bdir, env)
         if why:
             return _failed(outcome, t0, why)
     outcome.seconds = time.monotonic() - t0
@@ -395,7 +461,7 @@ def _run_program(cmd: list[str], cwd: Path) -> tuple[str | None, list[str], list
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
-def _run_script(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> str | None:
+def run_script(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> str | None:
     """A command of the sample's own (data generation, verification), with the runner's
     environment added; why it failed, or None."""
     try:
@@ -486,7 +552,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sage-npu" / "asc-devkit"
     root, commit = checkout(a.asc_devkit.resolve(), a.rev, cache)
-    chosen, left = select(root, load_plan(root, a.cases), a.cube, a.advanced)
+    plan = load_plan(root, a.cases)
+    print(f"asc-devkit {commit[:12]}: {rule_count(root, plan)}")
+    chosen, left = select(root, plan, a.cube, a.advanced)
     if a.advanced:
         print(f"--advanced: {sum(ADVANCED in c.case for c in chosen)} of the {len(chosen)} selected cases are "
               f"{ADVANCED} samples")

@@ -80,20 +80,23 @@ def _name(src: bytes, fn) -> str:
     return src[name.start_byte:name.end_byte].decode(errors="replace") if name is not None else "?"
 
 
-def kernel_part(kernel: Path, cache_dir: Path) -> Path:
+def kernel_part(kernel: Path, cache_dir: Path, name: str | None = None) -> Path:
     """The file the harness should include for `kernel`: itself, or its kernel part when it holds
     host code or `__ubuf__` arrays to place in the emulated UB (ubuf.py), under `#line` naming the
-    original, at a path that depends only on the content."""
+    original, at a path that depends only on the content. With `name` (a build's neutral name
+    for the kernel, build.neutral_paths) the part is always made and its `#line` gives that name,
+    so a copy of the kernel in another folder gives the same part."""
     src = kernel.read_bytes()
     stripped, removed = split_host(src)
     placed = rewrite_ubuf(stripped)
-    if not removed and placed == stripped:
+    if name is None and not removed and placed == stripped:
         return kernel
     stripped = placed
-    original = str(kernel.resolve())
-    text = f"#line 1 \"{_escape(original)}\"\n".encode() + stripped
-    digest = hashlib.sha256(original.encode() + b"\0" + text).hexdigest()[:20]
-    out = cache_dir / "kernel-parts" / f"{kernel.stem}-{digest}{kernel.suffix if kernel.suffix != '.asc' else '.cpp'}"
+    shown = name or str(kernel.resolve())
+    text = f"#line 1 \"{_escape(shown)}\"\n".encode() + stripped
+    digest = hashlib.sha256(text).hexdigest()[:20]
+    suffix = kernel.suffix if kernel.suffix != ".asc" else ".cpp"
+    out = cache_dir / "kernel-parts" / f"{Path(shown).stem}-{digest}{suffix}"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(".tmp")

@@ -9,7 +9,10 @@ in the sandbox, without CANN.
   compile errors and faults name the user's file and line; the columns the rewrite moved on a
   launch line are mapped back before the compiler's output is read.
 - build: the rewritten program with the emulator's headers (sim/include: kernel_operator.h,
-  acl/acl.h, tikicpulib.h) through build.py, cached like task builds.
+  acl/acl.h, tikicpulib.h) through build.py, cached like task builds. A program that compiles
+  kernels while it runs (aclrtc) is linked with -rdynamic and given the build's compiler command
+  (rtc_compiler.txt in its output folder): sage_sim/rtc.h compiles them into shared objects the
+  program loads, in the same sandboxed run.
 - run: in the sandbox, in a copy of the current directory (the program reads and writes its
   files there as it would on the device; new and changed files are copied back), as an
   unprivileged user when started as root, with a time limit. Each launch writes its faults
@@ -265,6 +268,14 @@ def _main_line(src: bytes) -> int:
     return src.count(b"\n", 0, m.start()) + 1 if m else 1
 
 
+# A program that compiles kernels while it runs (aclrtc, acl/acl_rt_compile.h).
+_RTC_USE = re.compile(rb"\baclrtcCompileProg\b")
+
+
+def uses_rtc(sources: list[Path]) -> bool:
+    return any(_RTC_USE.search(p.read_bytes()) for p in sources)
+
+
 @dataclass
 class Built:
     binary: Path | None
@@ -273,6 +284,7 @@ class Built:
     diagnostics: list[Diagnostic]
     rewrites: dict[str, Rewrite]
     paths: PathMap = field(default_factory=PathMap)  # the neutral names the binary reports paths by
+    rtc_compiler: list[str] = field(default_factory=list)  # aclrtc's command line, when the program uses it
 
 
 def build_program(sources: list[Path], settings: EvalSettings, defines: dict[str, str] | None = None,
@@ -306,13 +318,18 @@ def build_program(sources: list[Path], settings: EvalSettings, defines: dict[str
         flags.append("-g1")
     for d in dict.fromkeys(str(p.resolve().parent) for p in sources):
         flags += ["-iquote", d]
+    # aclrtc compiles kernels at run time with the program's own compiler and flags into a shared
+    # object the program loads; -rdynamic lets it share the program's emulator state.
+    rtc = [shutil.which(settings.cxx) or settings.cxx, *flags] if uses_rtc(sources) else []
+    if rtc:
+        flags.append("-rdynamic")
     user_files = _user_files(sources)
     fallback = (first, _main_line(sources[0].read_bytes()))
     cache = BuildCache(settings.cache_dir or default_cache_dir(), settings.build_cache_mb << 20)
     res = build("\n".join(parts), flags, settings.cxx, cache, user_files, fallback, settings.compile_timeout_s,
                 paths=paths)
     if res.ok:
-        return Built(res.binary, res.seconds, res.cached, [], rewrites, paths)
+        return Built(res.binary, res.seconds, res.cached, [], rewrites, paths, rtc)
     if res.output:
         parsed = compile_errors.parse(remap_compiler_output(res.output, rewrites), user_files, fallback)
         cdiags = parsed or res.diagnostics
@@ -517,6 +534,8 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         before = mirror_in(cwd, work)
         binary = bindir / (path.stem or "program")
         shutil.copy2(built.binary, binary)
+        if built.rtc_compiler:
+            (out / protocol.RTC_COMPILER).write_text("\n".join(built.rtc_compiler) + "\n")
         sb.prepare_scratch(scratch)
         limits = sb.SandboxLimits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S,
                                   memory_bytes=settings.memory_limit_mb << 20, file_bytes=1 << 30)

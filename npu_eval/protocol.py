@@ -28,6 +28,7 @@ LAUNCH_PREFIX = "launch_"
 META = "meta.tsv"           # index, file, line, column, kernel, block_dim of one launch
 HOST_FAULTS = "host_faults.tsv"
 HOST_CRASH = "host_crash.tsv"
+RTC_COMPILER = "rtc_compiler.txt"  # aclrtc: the compiler command line, one argument a line (sage_sim/rtc.h)
 # A crash.tsv row with this code is no finding: its message holds "<pc> <exec_start>" (hex) of a
 # kernel that died before its first Ascend C call, for symbolize.py to name the function.
 CRASH_PC = "pc"

@@ -22,7 +22,6 @@ MAX_CHARS = 200
 # what they are): header path prefix -> what it is.
 CANN_LIBRARIES = {
     "aclnn": "aclnn, CANN's operator library",
-    "acl/acl_rt_compile.h": "aclrtc, CANN's runtime compiler",
     "acl/acl_op": "CANN's single-operator API",
     "graph/": "CANN's graph engine",
     "ge/": "CANN's graph engine",

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.build import PathMap
 from sage_npu.npu_eval.launch_plan import ScalarArg, TensorArg, TilingArg, TrialPlan
 from sage_npu.npu_eval.sandbox import SandboxLimits, SandboxResult, prepare_scratch, run_sandboxed
 from sage_npu.npu_eval.symbolize import CrashPc, function_at, short_name
@@ -39,6 +40,7 @@ class TrialRun:
     finished: bool                # the harness got to the end and wrote its outputs
     outdir: Path
     locs: dict[int, tuple[str, int]] = field(default_factory=dict)
+    paths: PathMap = field(default_factory=PathMap)  # the build's neutral names (faults and locs are mapped back)
 
     def output(self, arg: int) -> Path:
         return self.outdir / f"{protocol.OUTPUT_PREFIX}{arg}.bin"
@@ -82,10 +84,12 @@ def _read_tsv(path: Path) -> list[list[str]]:
         return []
 
 
-def read_faults(tdir: Path, binary: Path) -> list[Fault]:
-    """The findings a run left (faults.tsv, crash.tsv). A crash or timeout before the block's
+def read_faults(tdir: Path, binary: Path, paths: PathMap | None = None) -> list[Fault]:
+    """The findings a run left (faults.tsv, crash.tsv), their files and messages back in the
+    user's folder (`paths`: the build's neutral names). A crash or timeout before the block's
     first Ascend C call has no line; it gets the name of the function it was in, when the
     program counter the harness recorded falls in the kernel binary."""
+    paths = paths or PathMap()
     rows = [r for r in _read_tsv(tdir / protocol.FAULTS) + _read_tsv(tdir / protocol.CRASH)
             if len(r) >= len(protocol.FAULT_COLUMNS)]
     where = next((CrashPc.parse(r[6]) for r in rows if r[0] == protocol.CRASH_PC), None)
@@ -94,7 +98,7 @@ def read_faults(tdir: Path, binary: Path) -> list[Fault]:
     for r in rows:
         if r[0] == protocol.CRASH_PC:
             continue
-        f = Fault(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), r[6])
+        f = Fault(r[0], r[1], paths.to_real(r[2]), int(r[3]), int(r[4]), int(r[5]), paths.to_real(r[6]))
         if function and f.line == 0 and f.code in ("crash", "timeout"):
             f.function = short_name(function)
         faults.append(f)
@@ -102,8 +106,10 @@ def read_faults(tdir: Path, binary: Path) -> list[Fault]:
 
 
 def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, index: int, ub: tuple[int, int],
-              trace: bool, limits: SandboxLimits, stdout_limit: int) -> TrialRun:
-    """Run one trial. `scratch` is this evaluation's sandbox root (already prepared)."""
+              trace: bool, limits: SandboxLimits, stdout_limit: int, paths: PathMap | None = None) -> TrialRun:
+    """Run one trial. `scratch` is this evaluation's sandbox root (already prepared); `paths`
+    are the neutral names the binary was built under."""
+    paths = paths or PathMap()
     tdir = scratch / f"t{index}"
     if tdir.exists():
         shutil.rmtree(tdir)
@@ -116,8 +122,8 @@ def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, i
     write_manifest(manifest, trial, names, tdir, ub, trace, arrays)
     prepare_scratch(tdir)
     res = run_sandboxed([str(binary), str(manifest)], tdir, limits, stdout_limit)
-    faults = read_faults(tdir, binary)
-    locs = {int(r[0]): (r[2], int(r[1])) for r in _read_tsv(tdir / protocol.LOCS) if len(r) >= 3}
+    faults = read_faults(tdir, binary, paths)
+    locs = {int(r[0]): (paths.to_real(r[2]), int(r[1])) for r in _read_tsv(tdir / protocol.LOCS) if len(r) >= 3}
     return TrialRun(
         result=res,
         faults=faults,
@@ -125,4 +131,5 @@ def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, i
         finished=(tdir / protocol.DONE).exists(),
         outdir=tdir,
         locs=locs,
+        paths=paths,
     )

@@ -15,7 +15,8 @@ from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
 
 def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--with", dest="extra_sources", action="append", type=Path, default=[], metavar="SRC",
-                   help="another source of the program (e.g. the kernel file of a main.cpp), compiled with it")
+                   help="another source of the program, compiled with it: the kernel file of a main.cpp, or the "
+                   "sources of a kernel library it links (a CMake add_library, shared or static)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help=f"wall-clock limit of the run in seconds (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.build import PathMap
 from sage_npu.npu_eval.calibrate import load_user_costs
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
@@ -34,14 +35,15 @@ def costs_for(settings: EvalSettings, chip: ChipProfile) -> CostTable:
 
 
 def estimate_launch(outdir: Path, site: LaunchSite, chip: ChipProfile, costs: CostTable,
-                    diags: dict[tuple, Diagnostic], trace_out: Path | None = None
+                    diags: dict[tuple, Diagnostic], trace_out: Path | None = None, paths: PathMap | None = None
                     ) -> tuple[Timing | None, Trace | None]:
     """The timing of the run in `outdir` and the trace it read (None, None without a trace);
-    findings are added to `diags`. `trace_out`: also write a Chrome trace there."""
+    findings are added to `diags`. `trace_out`: also write a Chrome trace there. `paths`: the
+    neutral names the binary was built under, mapped back in the trace's locations."""
     trace_file, locs_file = outdir / protocol.TRACE, outdir / protocol.LOCS
     if not trace_file.exists() or not locs_file.exists():
         return None, None
-    trace = read_trace(trace_file, locs_file)
+    trace = read_trace(trace_file, locs_file, paths)
     est = estimate(trace, chip, costs, site.block_dim, keep_events=trace_out is not None)
     _hazards(est, trace, diags)
     _bounds(est, trace, site, chip, diags)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.build import PathMap
 
 
 @dataclass(slots=True)
@@ -43,12 +44,15 @@ class Trace:
         return self.locs.get(loc, ("", 0))
 
 
-def read_trace(trace_path: Path, locs_path: Path) -> Trace:
+def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) -> Trace:
+    """The trace and its locations, their files back in the user's folder (`paths`: the
+    neutral names the binary was built under)."""
+    paths = paths or PathMap()
     locs: dict[int, tuple[str, int]] = {}
     for ln in locs_path.read_text(errors="replace").splitlines():
         parts = ln.split("\t")
         if len(parts) >= 3:
-            locs[int(parts[0])] = (parts[2], int(parts[1]))
+            locs[int(parts[0])] = (paths.to_real(parts[2]), int(parts[1]))
     blocks: dict[int, list[Rec]] = {}
     cur: list[Rec] | None = None
     truncated = False

@@ -1,9 +1,12 @@
 """The build cache: hits while the dependencies hash the same, and a size bound that drops the
-least recently used entries (but never one in use right now)."""
+least recently used entries (but never one in use right now); task builds keyed on content, so a
+faulty task copied to another folder reuses its build and its faults name the copy."""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 from pathlib import Path
 
@@ -90,3 +93,24 @@ def test_dependencies_in_the_users_folder_are_checked_where_the_copy_is(tmp_path
     assert cache.lookup("k" * 8, mine) == stored
     assert theirs.to_real("/sage-src/0/src0.asc:12") == f"{copy}:12"
     assert theirs.to_real("/sage-src/0/data_utils.h") == str(copy.parent / "data_utils.h")
+
+
+def test_a_faulty_task_copied_elsewhere_reuses_its_build_and_its_faults_name_the_copy(fault_tasks, tmp_path):
+    from sage_npu.npu_eval.evaluate import Evaluator
+    from sage_npu.npu_eval.settings import EvalSettings
+
+    first = fault_tasks["gm_out_of_bounds_tail"]
+    copy = tmp_path / "elsewhere" / "deeper" / "my_task"
+    shutil.copytree(first, copy)
+    with Evaluator(EvalSettings(trials=1, cache_dir=tmp_path / "builds")) as ev:
+        for task, cached in ((first, False), (copy, True)):
+            done = ev.evaluate(task)
+            assert done.stages.build_cached is cached, task
+            kernel = next(p for p in task.iterdir() if p.suffix == ".cpp")
+            line = next(i for i, t in enumerate(kernel.read_text().splitlines(), 1)
+                        if re.search(r"//\s*expect:\s*gm-out-of-bounds", t))
+            found = [d for d in done.report.diagnostics if d.code == "gm-out-of-bounds"]
+            assert found and all(Path(d.file) == kernel for d in found), [(d.code, d.file) for d in found]
+            assert found[0].line == line
+            if task == copy:  # nothing in the copy's report names the first folder
+                assert str(first) not in done.report.model_dump_json()

@@ -46,6 +46,7 @@ int main() {
     str("META", p::kMeta);
     str("HOST_FAULTS", p::kHostFaults);
     str("HOST_CRASH", p::kHostCrash);
+    str("RTC_COMPILER", p::kRtcCompiler);
     str("CRASH_PC", p::kCrashPc);
     str("ENV_PROGRAM_OUT", p::kEnvProgramOut);
     str("ENV_PROGRAM_TRACE", p::kEnvProgramTrace);

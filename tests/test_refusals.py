@@ -37,7 +37,7 @@ def parse_one(tmp_path: Path, message: str, source: str = "int main() {}\n") -> 
     ("'DataCpy' is not a member of 'AscendC'", "compile-error", ["did you mean DataCopy"]),
     ("'Nonexistent' is not a member of 'AscendC'", "compile-error", ["AscendC::Nonexistent", "spelling"]),
     ("aclnn/aclnn_base.h: No such file or directory", "not-emulated", ["aclnn", "CANN"]),
-    ("acl/acl_rt_compile.h: No such file or directory", "not-emulated", ["aclrtc"]),
+    ("acl/acl_op_compiler.h: No such file or directory", "not-emulated", ["single-operator API"]),
     ("graph/graph.h: No such file or directory", "not-emulated", ["graph engine"]),
     ("lib/matmul_intf.h: No such file or directory", "not-emulated", ["matmul_intf.h", "cube"]),
     ("gflags/gflags.h: No such file or directory", "compile-error", ["host library"]),

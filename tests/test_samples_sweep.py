@@ -116,6 +116,34 @@ def test_a_build_the_sweep_cannot_stand_in_for_is_none(tmp_path):
     assert sweep.understand_build(tmp_path, "missing", []) is None
 
 
+@pytest.mark.parametrize("kind", ["SHARED", "STATIC"])
+def test_a_kernel_library_the_executable_links_is_built_with_it(tmp_path, kind):
+    # asc-devkit's 02_dynamic_library_compile and 03_static_library_compile: main.cpp declares
+    # run_add_custom, the library's add_kernel.asc defines it.
+    for name in ("main.cpp", "add_kernel.asc", "helper.asc", "unused.asc"):
+        write(tmp_path / name, "// source\n")
+    write(tmp_path / "CMakeLists.txt", f"add_library(add_kernel {kind} add_kernel.asc)\n"
+                                       "add_library(helper STATIC helper.asc)\nadd_library(unused SHARED unused.asc)\n"
+                                       "target_link_libraries(add_kernel PRIVATE helper m)\n"
+                                       "target_compile_definitions(add_kernel PRIVATE KERNEL_LIB=1)\n"
+                                       "add_executable(demo main.cpp)\n"
+                                       "target_link_libraries(demo PRIVATE add_kernel ascendcl)\n")
+    build = sweep.understand_build(tmp_path, "demo", ["cmake .."])
+    assert build is not None
+    assert [p.name for p in build.sources] == ["main.cpp", "add_kernel.asc", "helper.asc"]
+    assert build.defines == {"KERNEL_LIB": "1"}
+
+
+def test_a_quoted_definition_value_stays_a_string_literal(tmp_path):
+    # asc-devkit's aclrtc samples: ACL_RTC_NPU_ARCH="${CMAKE_ASC_ARCHITECTURES}" is the string "dav-2201".
+    write(tmp_path / "rtc.cpp", "")
+    write(tmp_path / "CMakeLists.txt", 'set(CMAKE_ASC_ARCHITECTURES "dav-2201" CACHE STRING "NPU arch")\n'
+                                       "add_executable(demo rtc.cpp)\n"
+                                       'target_compile_definitions(demo PRIVATE ARCH="${CMAKE_ASC_ARCHITECTURES}")\n')
+    build = sweep.understand_build(tmp_path, "demo", ["cmake .. -DCMAKE_ASC_ARCHITECTURES=dav-2201"])
+    assert build is not None and build.defines == {"ARCH": '"dav-2201"'}
+
+
 # ---- the selection rule ----
 
 VECTOR = "AscendC::Add(zLocal, xLocal, yLocal, 256);\n"
@@ -139,6 +167,10 @@ def fake_checkout(tmp_path):
     write(ex / "02_features/op/op.asc", VECTOR)
     write(ex / "02_features/op/run.sh", "export ASCEND_CUSTOM_OPP_PATH=$PWD/build_out\n")
     write(ex / "02_features/opgen/op.asc", VECTOR)
+    write(ex / "02_features/aclnn/main.cpp", "#include \"aclnn_add_custom.h\"\n")
+    write(ex / "02_features/aclnn/CMakeLists.txt",
+          "add_executable(execute_add_op main.cpp)\n"
+          "target_link_libraries(execute_add_op PRIVATE cust_opapi nnopbase)\n")
     plan = [
         plan_entry("00_intro/vec"),
         plan_entry("00_intro/vec__scenario_2", source_case="00_intro/vec",
@@ -153,6 +185,7 @@ def fake_checkout(tmp_path):
         plan_entry("00_intro/gone"),
         plan_entry("02_features/op", commands=["bash run.sh -v float16"]),
         plan_entry("02_features/opgen", commands=["msopgen gen -i op.json", "./demo"]),
+        plan_entry("02_features/aclnn", commands=["cmake ..", "make -j", "./execute_add_op"]),
     ]
     return tmp_path, [sweep.PlanCase.model_validate(c) for c in plan]
 
@@ -162,7 +195,8 @@ def test_the_selection_rule_counts_what_it_leaves_out(fake_checkout):
     chosen, left = sweep.select(root, plan)
     assert [c.case for c in chosen] == ["00_intro/vec", "00_intro/vec__scenario_2", "00_intro/two/vector"]
     assert left == {"cube or mixed": 2, "not dav-2201": 1, "advanced API": 1, "skipped by the plan": 2,
-                    "no sample folder": 1, "CANN framework step": 2}
+                    "no sample folder": 1, "CANN framework step": 3}
+    assert sweep.rule_count(root, plan).endswith("selects 4 cases: 3 outside 04_advanced_api and 1 in it (--advanced)")
 
 
 def test_advanced_adds_the_advanced_api_samples_under_the_same_rules(fake_checkout):
@@ -192,14 +226,15 @@ def test_the_runner_scripts_environment_reaches_the_cases_commands(tmp_path):
     case = sweep.PlanCase.model_validate(plan_entry("b", runner="scripts/presmoke/cases/b/run.sh"))
     env = sweep.runner_env(tmp_path, case)
     assert env == {"TESTCASE": "1"}  # soc_version names the runner's own variable: left out
-    assert sweep._run_script('test "$TESTCASE" = 1', tmp_path, env) is None
-    assert sweep._run_script('test "$TESTCASE" = 1', tmp_path, {}) is not None
+    assert sweep.run_script('test "$TESTCASE" = 1', tmp_path, env) is None
+    assert sweep.run_script('test "$TESTCASE" = 1', tmp_path, {}) is not None
     assert sweep.runner_env(tmp_path, sweep.PlanCase.model_validate(plan_entry("c"))) == {}
 
 
 def test_a_script_missing_a_python_package_says_which(tmp_path):
-    why = sweep._run_script("python3 -c 'import sage_no_such_pkg.sub'", tmp_path)
+    why = sweep.run_script("python3 -c 'import sage_no_such_pkg.sub'", tmp_path)
     assert why is not None and "needs the Python package sage_no_such_pkg" in why and "not the emulator" in why
+    assert len(sweep.one_line(why)) <= sweep.REASON_MAX
 
 
 # ---- the verdict on `sage-npu run --json` ----
@@ -446,3 +481,5 @@ def test_one_sample_runs_end_to_end_and_passes_its_own_check(tmp_path, monkeypat
     assert outcome["errors_on_pass"] == []
     printed = capsys.readouterr().out
     assert "1 cases selected" in printed and "PASS  00_intro/vadd" in printed and "summary: 1/1 pass" in printed
+
+

@@ -14,10 +14,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from sage_npu.npu_eval.build import PathMap
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.launch_plan import LaunchPlan, TrialPlan
 from sage_npu.npu_eval.report import Diagnostic, Status, Timing
@@ -41,6 +42,7 @@ class Binary:
     chip: ChipProfile             # the chip it was built for (its UB size binds the run)
     seconds: float
     cached: bool
+    paths: PathMap = field(default_factory=PathMap)  # the neutral names it reports the task's files by
 
 
 @dataclass(frozen=True)

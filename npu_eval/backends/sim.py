@@ -9,7 +9,15 @@ from pathlib import Path
 
 from sage_npu.npu_eval import harness
 from sage_npu.npu_eval.backends import Binary, BuildFailed, Measured
-from sage_npu.npu_eval.build import BuildCache, build, compile_flags, coop_define, default_cache_dir
+from sage_npu.npu_eval.build import (
+    BuildCache,
+    PathMap,
+    build,
+    compile_flags,
+    coop_define,
+    default_cache_dir,
+    neutral_paths,
+)
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.launch_plan import LaunchArg, LaunchPlan, TensorArg, TrialPlan
@@ -64,13 +72,20 @@ class SimBackend:
         prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s)  # starts making it if missing
 
     def build(self, task: Task, entry: Entry, plan: LaunchPlan, chip: ChipProfile) -> Binary | BuildFailed:
+        """The harness for `entry`, compiled (cached). The task's folder is compiled under a
+        neutral name (build.neutral_paths; a gdb build keeps the real one), so the same task
+        copied elsewhere reuses the build; the Binary carries the names to map back."""
         s, first, kernel_call = self.settings, plan.first, plan.signature.kernel
+        kernel = str(task.kernel.resolve())
+        paths = PathMap() if self.debug else neutral_paths([kernel])
         try:
-            source = harness.generate(kernel_part(task.kernel, self.cache_dir), entry, kernel_call, first.args,
-                                      first.launch_file, first.launch_line)
+            part = kernel_part(task.kernel, self.cache_dir, None if self.debug else paths.to_neutral(kernel))
+            source = harness.generate(part, entry, kernel_call, first.args, first.launch_file, first.launch_line)
         except harness.HarnessError as e:
             return BuildFailed("harness_error", [diagnostic(e.file or first.launch_file, e.line or first.launch_line,
                                                             "error", "host-error", e.message)])
+        # host.py's lines in the harness (#line directives) by their neutral names too.
+        source = "\n".join(paths.to_neutral(ln) if ln.startswith("#line") else ln for ln in source.split("\n"))
         src = task.kernel.read_bytes()
         defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
         flags = compile_flags(chip, "-O0" if self.debug else s.opt_level, defines, debug=self.debug)
@@ -78,12 +93,12 @@ class SimBackend:
         use_prebuilt = s.prebuilt and not self.debug
         parts = prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s) if use_prebuilt else None
         built = build(source, flags, s.cxx, BuildCache(self.cache_dir, s.build_cache_mb << 20), task.user_files(),
-                      (str(task.kernel), entry.line), s.compile_timeout_s, parts)
+                      (str(task.kernel), entry.line), s.compile_timeout_s, parts, paths=paths)
         if not built.ok or built.binary is None:
             return BuildFailed("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
                                                  for d in built.diagnostics], built.seconds)
         self._prepare(built.binary, plan)
-        return Binary(self.rundir / "harness", chip, built.seconds, built.cached)
+        return Binary(self.rundir / "harness", chip, built.seconds, built.cached, paths)
 
     def _prepare(self, built: Path, plan: LaunchPlan) -> None:
         """The sandbox's folder with the binary, and limits sized for the largest buffer."""
@@ -98,13 +113,14 @@ class SimBackend:
     def run(self, binary: Binary, trial: TrialPlan, index: int, names: list[str], trace: bool) -> TrialRun:
         ub = (binary.chip.ub_bytes, binary.chip.ub_reserved_bytes)
         return run_trial(binary.path, trial, names, self.rundir, index, ub, trace=trace, limits=self._limits,
-                         stdout_limit=self.settings.stdout_limit)
+                         stdout_limit=self.settings.stdout_limit, paths=binary.paths)
 
     def measure(self, run: TrialRun, trial: TrialPlan, chip: ChipProfile, diags: dict[tuple, Diagnostic],
                 trace_out: Path | None) -> Measured:
         site = LaunchSite(trial.block_dim, trial.launch_file or "", trial.launch_line or 1,
                           out_bytes=sum(a.bytes for a in trial.tensors if a.role == "out"))
-        timing, trace = estimate_launch(run.outdir, site, chip, costs_for(self.settings, chip), diags, trace_out)
+        timing, trace = estimate_launch(run.outdir, site, chip, costs_for(self.settings, chip), diags, trace_out,
+                                        paths=run.paths)
         return Measured(timing, trace)
 
 

@@ -1,4 +1,15 @@
 // ACL's basic types and error codes (names and values as CANN's acl_base.h spells them).
+//
+// Every value below is CANN's own, checked against the public headers of CANN's runtime
+// (github.com/hicann/runtime, include/external/acl/, at 681ef7610df1):
+//   ACL_SUCCESS .. ACL_ERROR_FAILURE: acl_base_rt.h (static const int, as here);
+//   ACL_ERROR_RT_*: error_codes/rt_error_codes.h (#defines there: 107000 param invalid, 107027
+//     stream is captured, 107029 stream is not in capture status, 107036 capture not initiated in
+//     this stream, 107042 symbol not found, 207000 feature not supported, 207001 memory
+//     allocation, 507000 internal error, 507014 aicore timeout, 507015 aicore exception,
+//     507027 kernel lookup error);
+//   aclDataType and aclFormat: acl_base_rt.h.
+// The aclrtc codes (ACL_ERROR_RTC_*) are in acl_rt_compile.h, from asc-devkit's own aclrtc.
 #pragma once
 
 #include <cstddef>
@@ -22,10 +33,16 @@ static const int ACL_ERROR_MEMORY_ADDRESS_UNALIGNED = 200003;
 static const int ACL_ERROR_INTERNAL_ERROR = 500000;
 static const int ACL_ERROR_FAILURE = 500001;
 static const int ACL_ERROR_RT_PARAM_INVALID = 107000;
+static const int ACL_ERROR_RT_STREAM_CAPTURED = 107027;
+static const int ACL_ERROR_RT_STREAM_NOT_CAPTURED = 107029;
+static const int ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED = 107036;
+static const int ACL_ERROR_RT_SYMBOL_NOT_FOUND = 107042;
+static const int ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 static const int ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
 static const int ACL_ERROR_RT_INTERNAL_ERROR = 507000;
 static const int ACL_ERROR_RT_AICORE_TIMEOUT = 507014;
 static const int ACL_ERROR_RT_AICORE_EXCEPTION = 507015;
+static const int ACL_ERROR_RT_KERNEL_LOOKUP = 507027;
 
 typedef enum {
     ACL_DT_UNDEFINED = -1,

@@ -4,10 +4,14 @@
 // reported at the user's line. Errors are returned as ACL does; the report says why.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "acl_base.h"
 
@@ -15,6 +19,28 @@ typedef void* aclrtStream;
 typedef void* aclrtContext;
 typedef void* aclrtEvent;
 typedef void* aclrtNotify;
+typedef void* aclmdlRI;
+
+// Values as CANN's acl_rt.h defines them (github.com/hicann/runtime, include/external/acl/acl_rt.h).
+#define ACL_EVENT_SYNC 0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
+#define ACL_EVENT_TIME_LINE 0x00000008U
+#define ACL_EVENT_DEVICE_USE_ONLY 0x00000010U
+#define ACL_EVENT_EXTERNAL 0x00000020U
+#define ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY 0x0UL
+#define ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE 0x1UL
+
+typedef enum {
+    ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0,
+    ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL,
+    ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
+} aclmdlRICaptureMode;
+
+typedef enum {
+    ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0,
+    ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
+    ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED,
+} aclmdlRICaptureStatus;
 
 typedef enum aclrtRunMode { ACL_DEVICE, ACL_HOST } aclrtRunMode;
 
@@ -36,6 +62,8 @@ typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_FIRST_P2P,
     ACL_MEM_MALLOC_HUGE_ONLY_P2P,
     ACL_MEM_MALLOC_NORMAL_ONLY_P2P,
+    ACL_MEM_MALLOC_HUGE1G_ONLY,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P,
     ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
     ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
 } aclrtMemMallocPolicy;
@@ -51,6 +79,8 @@ typedef enum aclrtMemAttr {
     ACL_DDR_MEM_P2P_NORMAL,
     ACL_HBM_MEM_P2P_HUGE,
     ACL_HBM_MEM_P2P_NORMAL,
+    ACL_HBM_MEM_HUGE1G,
+    ACL_HBM_MEM_P2P_HUGE1G,
 } aclrtMemAttr;
 
 namespace sage {
@@ -238,8 +268,15 @@ inline aclError aclrtDestroyStreamForce(aclrtStream stream, SAGE_LOC) { return a
 // Launches run when they are made, so a stream is always drained; a launch that faulted
 // fails every synchronisation after it, as an AI Core exception does on the device.
 inline aclError aclrtSynchronizeStream(aclrtStream stream, SAGE_LOC) {
-    if (!::sage::sim::stream_ok(stream, "aclrtSynchronizeStream", loc)) return ACL_ERROR_RT_PARAM_INVALID;
-    return ::sage::sim::acl_sync(loc);
+    using namespace ::sage::sim;
+    if (!stream_ok(stream, "aclrtSynchronizeStream", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    if (captured(stream)) {
+        host_report("acl-error", Severity::Error, loc, "aclrtSynchronizeStream on a stream being captured "
+                    "(aclmdlRICaptureBegin): nothing on it runs until the model executes; end the capture first "
+                    "(ACL_ERROR_RT_STREAM_CAPTURED)");
+        return ACL_ERROR_RT_STREAM_CAPTURED;
+    }
+    return acl_sync(loc);
 }
 inline aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout, SAGE_LOC) {
     (void)timeout;
@@ -260,13 +297,24 @@ inline aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag, SAGE_
     (void)flag;
     return aclrtCreateEvent(event, loc);
 }
+inline aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag, SAGE_LOC) {
+    (void)flag;
+    return aclrtCreateEvent(event, loc);
+}
 inline aclError aclrtDestroyEvent(aclrtEvent event, SAGE_LOC) {
     return ::sage::sim::handle_given(event, "aclrtDestroyEvent", "event", loc) ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
+// Launches run when they are made, so an event is complete when recorded. In a capture, an event
+// recorded on a captured stream is what brings another stream into it (aclrtStreamWaitEvent).
 inline aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream, SAGE_LOC) {
     using namespace ::sage::sim;
     if (!handle_given(event, "aclrtRecordEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
-    return stream_ok(stream, "aclrtRecordEvent", loc) ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
+    if (!stream_ok(stream, "aclrtRecordEvent", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    if (captured(stream)) {
+        capture().events.push_back(event);
+        capture().tasks.push_back(CapturedTask{"EVENT_RECORD", "aclrtRecordEvent", loc, [] {}});
+    }
+    return ACL_SUCCESS;
 }
 inline aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream, SAGE_LOC) {
     using namespace ::sage::sim;
@@ -276,7 +324,13 @@ inline aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream, SAGE_LOC) 
 inline aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event, SAGE_LOC) {
     using namespace ::sage::sim;
     if (!handle_given(event, "aclrtStreamWaitEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
-    return stream_ok(stream, "aclrtStreamWaitEvent", loc) ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
+    if (!stream_ok(stream, "aclrtStreamWaitEvent", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    CaptureState& c = capture();
+    bool from_capture = false;
+    for (const void* e : c.events) from_capture = from_capture || e == event;
+    if (c.active && from_capture && stream && !captured(stream)) c.streams.push_back(stream);  // it joins the capture
+    if (captured(stream)) c.tasks.push_back(CapturedTask{"EVENT_WAIT", "aclrtStreamWaitEvent", loc, [] {}});
+    return ACL_SUCCESS;
 }
 inline aclError aclrtSynchronizeEvent(aclrtEvent event, SAGE_LOC) {
     if (!::sage::sim::handle_given(event, "aclrtSynchronizeEvent", "event", loc)) return ACL_ERROR_INVALID_PARAM;
@@ -427,7 +481,13 @@ inline aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t c
 }
 inline aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
                                  aclrtStream stream, SAGE_LOC) {
-    if (!::sage::sim::stream_ok(stream, "aclrtMemcpyAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    using namespace ::sage::sim;
+    if (!stream_ok(stream, "aclrtMemcpyAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    if (captured(stream)) {
+        capture().tasks.push_back(CapturedTask{"MEMCPY_ASYNC", memcpy_kind_name(kind), loc,
+                                               [=] { aclrtMemcpy(dst, destMax, src, count, kind, loc); }});
+        return ACL_SUCCESS;
+    }
     return aclrtMemcpy(dst, destMax, src, count, kind, loc);
 }
 inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count, SAGE_LOC) {
@@ -446,6 +506,183 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
 }
 inline aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream,
                                  SAGE_LOC) {
-    if (!::sage::sim::stream_ok(stream, "aclrtMemsetAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    using namespace ::sage::sim;
+    if (!stream_ok(stream, "aclrtMemsetAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    if (captured(stream)) {
+        capture().tasks.push_back(CapturedTask{"MEMSET_ASYNC", "aclrtMemsetAsync", loc,
+                                               [=] { aclrtMemset(devPtr, maxCount, value, count, loc); }});
+        return ACL_SUCCESS;
+    }
     return aclrtMemset(devPtr, maxCount, value, count, loc);
 }
+
+// ---- ACL graphs: capturing a stream into a model and running it (aclmdlRI*) ----
+// Between aclmdlRICaptureBegin and aclmdlRICaptureEnd, what is issued on the stream (and on
+// streams that wait on an event recorded in it) is recorded, not run; each aclmdlRIExecuteAsync
+// runs the recorded tasks in the order they were issued, a kernel launch with the arguments it
+// was given, so each execution is a launch of its own in the report.
+
+namespace sage {
+namespace sim {
+
+struct ModelRI {
+    std::vector<CapturedTask> tasks;
+    SrcLoc captured_at;
+};
+
+struct ModelRIs {
+    std::unordered_map<const void*, std::unique_ptr<ModelRI>> live;
+    std::unordered_map<const void*, SrcLoc> destroyed;
+};
+inline ModelRIs& models() {
+    static ModelRIs m;
+    return m;
+}
+
+// The model a handle names, or null after reporting why not (at `loc`).
+inline ModelRI* model_of(aclmdlRI modelRI, const char* api, SrcLoc loc) {
+    auto& m = models();
+    auto it = m.live.find(modelRI);
+    if (it != m.live.end()) return it->second.get();
+    auto d = m.destroyed.find(modelRI);
+    if (d != m.destroyed.end())
+        host_report("acl-error", Severity::Error, loc, "%s is given a model aclmdlRIDestroy destroyed at %s "
+                    "(ACL_ERROR_RT_PARAM_INVALID)", api, line_ref(d->second, loc).c_str());
+    else
+        host_report("acl-error", Severity::Error, loc, "%s is given %p, which is not a model from aclmdlRICaptureEnd "
+                    "(ACL_ERROR_RT_PARAM_INVALID)", api, modelRI);
+    return nullptr;
+}
+
+inline std::string json_text(const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
+    }
+    return out + "\"";
+}
+
+}  // namespace sim
+}  // namespace sage
+
+inline aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode, SAGE_LOC) {
+    using namespace ::sage::sim;
+    (void)mode;
+    if (!stream_ok(stream, "aclmdlRICaptureBegin", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    CaptureState& c = capture();
+    if (!stream) {
+        host_report("acl-error", Severity::Error, loc, "aclmdlRICaptureBegin on the default stream: capture a stream "
+                    "from aclrtCreateStream (ACL_ERROR_RT_PARAM_INVALID)");
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (c.active) {
+        host_report("acl-error", Severity::Error, loc, "aclmdlRICaptureBegin while a capture is in progress: end it "
+                    "with aclmdlRICaptureEnd first (ACL_ERROR_RT_STREAM_CAPTURED)");
+        return ACL_ERROR_RT_STREAM_CAPTURED;
+    }
+    c = CaptureState{};
+    c.active = true;
+    c.origin = stream;
+    c.streams.push_back(stream);
+    return ACL_SUCCESS;
+}
+
+inline aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus* status, aclmdlRI* modelRI) {
+    if (!status) return ACL_ERROR_INVALID_PARAM;
+    *status = ::sage::sim::captured(stream) ? ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE : ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+    if (modelRI) *modelRI = nullptr;  // the model exists once the capture ends
+    return ACL_SUCCESS;
+}
+
+inline aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI, SAGE_LOC) {
+    using namespace ::sage::sim;
+    CaptureState& c = capture();
+    if (!handle_given(modelRI, "aclmdlRICaptureEnd", "modelRI", loc)) return ACL_ERROR_INVALID_PARAM;
+    if (!c.active) {
+        host_report("acl-error", Severity::Error, loc, "aclmdlRICaptureEnd without aclmdlRICaptureBegin "
+                    "(ACL_ERROR_RT_STREAM_NOT_CAPTURED)");
+        return ACL_ERROR_RT_STREAM_NOT_CAPTURED;
+    }
+    if (stream != c.origin) {
+        host_report("acl-error", Severity::Error, loc, "aclmdlRICaptureEnd on another stream than the one "
+                    "aclmdlRICaptureBegin began the capture on (ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED)");
+        return ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED;
+    }
+    auto model = std::make_unique<ModelRI>();
+    model->tasks = std::move(c.tasks);
+    model->captured_at = loc;
+    *modelRI = acl_handle();
+    models().live[*modelRI] = std::move(model);
+    models().destroyed.erase(*modelRI);
+    c = CaptureState{};
+    return ACL_SUCCESS;
+}
+
+inline aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
+    static aclmdlRICaptureMode current = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+    if (!mode) return ACL_ERROR_INVALID_PARAM;
+    std::swap(current, *mode);
+    return ACL_SUCCESS;
+}
+
+inline aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!stream_ok(stream, "aclmdlRIExecuteAsync", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    ModelRI* m = model_of(modelRI, "aclmdlRIExecuteAsync", loc);
+    if (!m) return ACL_ERROR_RT_PARAM_INVALID;
+    touch(loc);
+    for (auto& t : m->tasks) t.run();
+    return ACL_SUCCESS;
+}
+
+inline aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout, SAGE_LOC) {
+    (void)timeout;
+    aclError e = aclmdlRIExecuteAsync(modelRI, nullptr, loc);
+    return e != ACL_SUCCESS ? e : ::sage::sim::acl_sync(loc);
+}
+
+inline aclError aclmdlRIDestroy(aclmdlRI modelRI, SAGE_LOC) {
+    using namespace ::sage::sim;
+    if (!model_of(modelRI, "aclmdlRIDestroy", loc)) return ACL_ERROR_RT_PARAM_INVALID;
+    models().live.erase(modelRI);
+    models().destroyed[modelRI] = loc;
+    return ACL_SUCCESS;
+}
+
+// The model's tasks as JSON at `path` (relative to the working directory), one entry per task
+// with its type and the line that issued it; VERBOSE adds nothing here.
+inline aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char* path, uint32_t flags, SAGE_LOC) {
+    using namespace ::sage::sim;
+    (void)flags;
+    ModelRI* m = model_of(modelRI, "aclmdlRIDebugJsonPrint", loc);
+    if (!m) return ACL_ERROR_RT_PARAM_INVALID;
+    if (!path) return ACL_ERROR_INVALID_PARAM;
+    std::string out = "{\n  \"tasks\": [";
+    for (size_t i = 0; i < m->tasks.size(); ++i) {
+        const CapturedTask& t = m->tasks[i];
+        out += std::string(i ? "," : "") + "\n    {\"index\": " + std::to_string(i) + ", \"type\": " + json_text(t.kind) +
+               ", \"name\": " + json_text(t.what) + ", \"line\": " + std::to_string(t.at.line) + "}";
+    }
+    out += "\n  ]\n}\n";
+    FILE* f = std::fopen(path, "w");
+    if (!f) {
+        host_report("acl-error", Severity::Error, loc, "aclmdlRIDebugJsonPrint cannot write %s", path);
+        return ACL_ERROR_INVALID_FILE;
+    }
+    std::fputs(out.c_str(), f);
+    std::fclose(f);
+    return ACL_SUCCESS;
+}
+
+inline aclError aclmdlRIDebugPrint(aclmdlRI modelRI, SAGE_LOC) {
+    using namespace ::sage::sim;
+    ModelRI* m = model_of(modelRI, "aclmdlRIDebugPrint", loc);
+    if (!m) return ACL_ERROR_RT_PARAM_INVALID;
+    for (size_t i = 0; i < m->tasks.size(); ++i)
+        std::printf("task %zu: %s %s\n", i, m->tasks[i].kind.c_str(), m->tasks[i].what.c_str());
+    return ACL_SUCCESS;
+}
+
+// Kernel binaries loaded at run time (aclrtc's), declared by CANN in this header too.
+#include "acl_rt_binary.h"

@@ -31,7 +31,8 @@
 
 // The linker's first byte of this executable's image (GNU ld, gold and lld define it): with
 // a symbol's link-time address it turns a run-time program counter into a symbol-table one.
-extern "C" char __executable_start;
+// Weak: a shared object aclrtc compiled (sage_sim/rtc.h) has none of its own; the program defines it.
+extern "C" char __executable_start __attribute__((weak));
 
 namespace sage {
 namespace sim {

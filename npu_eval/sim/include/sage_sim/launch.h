@@ -20,7 +20,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -324,23 +326,86 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
     write_file(dir + "/done", done.data(), done.size());
 }
 
+// ---- stream capture (ACL graphs: aclmdlRICaptureBegin .. aclmdlRICaptureEnd) ----
+
+// What a capture records instead of running it, to run each time the model executes: a copy,
+// a memset, a kernel launch (its arguments copied as they were at the launch), an event.
+struct CapturedTask {
+    std::string kind;   // the task type aclmdlRIDebugJsonPrint names: KERNEL, MEMCPY_ASYNC, ...
+    std::string what;   // the kernel, or the call
+    SrcLoc at;
+    std::function<void()> run;
+};
+
+// The one capture in progress (ACL captures per stream; the emulator has one host thread): the
+// stream it began on, the streams that joined it by waiting on an event recorded in it, and the
+// tasks in the order they were issued, which is an order the device may run them in.
+struct CaptureState {
+    bool active = false;
+    const void* origin = nullptr;
+    std::vector<const void*> streams;
+    std::vector<const void*> events;
+    std::vector<CapturedTask> tasks;
+};
+
+inline CaptureState& capture() {
+    static CaptureState c;
+    return c;
+}
+
+inline bool captured(const void* stream) {
+    const CaptureState& c = capture();
+    if (!c.active || !stream) return false;
+    for (const void* s : c.streams)
+        if (s == stream) return true;
+    return false;
+}
+
+template <class T>
+inline const void* as_stream(const T& v) {
+    if constexpr (std::is_pointer<T>::value) return reinterpret_cast<const void*>(v);
+    return nullptr;
+}
+
+// The stream of `<<<blockDim, l2ctrl, stream>>>`: the configuration's second element.
+template <class... Cfg>
+inline const void* launch_stream(const Cfg&... cfg) {
+    const void* found = nullptr;
+    size_t i = 0;
+    ((found = i++ == 1 ? as_stream(cfg) : found), ...);
+    return found;
+}
+
 // `kernel<<<blockDim, l2ctrl, stream>>>(args)` becomes `kernel_launch(site, kernel, blockDim,
 // l2ctrl, stream)(args)`: the arguments keep their place, and convert to the kernel's
-// parameters as in any call.
+// parameters as in any call. On a stream being captured the launch is recorded, not run.
 template <class F>
 struct Launcher {
     LaunchSite site;
     F f;
     int64_t block_dim;
+    const void* stream;
     template <class... A>
     void operator()(A&&... args) {
+        if (captured(stream)) {
+            auto saved = std::make_tuple(std::decay_t<A>(args)...);
+            LaunchSite s = site;
+            F fn = f;
+            int64_t blocks = block_dim;
+            capture().tasks.push_back(CapturedTask{"KERNEL", site.kernel, SrcLoc{site.file, site.line},
+                                                   [s, fn, blocks, saved]() mutable {
+                                                       std::apply([&](auto&... a) { run_launch(s, fn, blocks, a...); },
+                                                                  saved);
+                                                   }});
+            return;
+        }
         run_launch(site, f, block_dim, args...);
     }
 };
 
 template <class F, class... Cfg>
-inline Launcher<std::decay_t<F>> kernel_launch(const LaunchSite& site, F&& f, int64_t block_dim, Cfg&&...) {
-    return Launcher<std::decay_t<F>>{site, f, block_dim};
+inline Launcher<std::decay_t<F>> kernel_launch(const LaunchSite& site, F&& f, int64_t block_dim, Cfg&&... cfg) {
+    return Launcher<std::decay_t<F>>{site, f, block_dim, launch_stream(cfg...)};
 }
 
 // ---- start-up ----

@@ -27,6 +27,7 @@ constexpr const char* kLaunchPrefix = "launch_";   // program mode: launch_<n>/
 constexpr const char* kMeta = "meta.tsv";
 constexpr const char* kHostFaults = "host_faults.tsv";
 constexpr const char* kHostCrash = "host_crash.tsv";
+constexpr const char* kRtcCompiler = "rtc_compiler.txt";  // aclrtc: the compiler, one argument a line
 // A crash.tsv row with this code carries, in its message column, the program counter where a
 // kernel died before its first Ascend C call and the runtime address of __executable_start
 // (both hex), so the Python side can name the function from the binary's symbol table.
