@@ -46,9 +46,12 @@ BOTTLENECK_ADVICE = {
          "instead of short counts), a narrower dtype where the precision allows",
     "S": "the scalar unit is the busiest: per-element GetValue/SetValue or scalar loops; use vector APIs and "
          "move index arithmetic out of the loops",
-    "MTE1": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
-    "M": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
-    "FIX": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
+    "MTE1": "L1 -> L0 loads (LoadData) keep their pipe the busiest: reuse what L0A/L0B hold across more Mmads "
+            "(a bigger baseK, or keep A in L0A while B moves), and double-buffer L0A/L0B so loads overlap the cube",
+    "M": "the cube (Mmad) is the busiest: the kernel is compute-bound, which is where a matmul should be; fewer "
+         "padded fractals (shapes that are multiples of 16) and int8 or half inputs go faster",
+    "FIX": "Fixpipe (L0C -> GM/L1) keeps its pipe the busiest: write bigger blocks (larger baseM/baseN) less "
+           "often, accumulate more of K in L0C before each Fixpipe, and a narrower output dtype",
     "none": "nothing was traced, so nothing was busy",
 }
 
@@ -114,6 +117,8 @@ def instr_cycles(r: Rec, costs: CostTable, mte_bytes_per_cycle: float) -> float:
         return costs.mte_setup_cycles + costs.mte_burst_cycles * max(r.b - 1, 0) + stream
     if r.pipe == "S":
         return costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles
+    if r.pipe in ("MTE1", "M", "FIX"):
+        return costs.cube.cycles(r.pipe, r.elems, r.bytes)
     return costs.vec_startup_cycles + r.bytes / 256.0
 
 
@@ -129,6 +134,8 @@ def _scalar_gm(api: str) -> bool:
 
 def _gm_bytes(r: Rec) -> int:
     if r.pipe in ("MTE2", "MTE3") or (r.pipe == "S" and _scalar_gm(r.api)):
+        return r.bytes
+    if r.pipe == "FIX" and r.b:  # a Fixpipe to GM (the emulator records its bursts; one to L1 has none)
         return r.bytes
     return 0
 
