@@ -115,9 +115,21 @@ inline void cube_operand(const LocalTensor<T>& t, sage::sim::Mem want, uint32_t 
     }
 }
 
-// `bytes` from the tensor's start must fit its buffer.
+// `bytes` from the tensor's start must fit its buffer. A tensor the kernel placed at a fixed
+// address has no buffer on the device, only its memory: the official samples size such an L0C
+// tensor for n and let an Mmad with n padded to 32 write past it, so for those only the memory's
+// end counts.
 template <typename T>
 inline void cube_span(const LocalTensor<T>& t, uint64_t bytes, const char* api, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    const Mem mem = mem_of(t);
+    if (t.slot_ && t.slot_->kind && std::strcmp(t.slot_->kind, "cube LocalTensor at a fixed address") == 0) {
+        if (mem_offset(t) + bytes <= mem_bytes(mem)) return;
+        fail("ub-out-of-bounds", loc,
+             "%s reaches %llu bytes from %s byte %u, past the %u bytes of the %s, in block %d: check m, n and k "
+             "against the tiles the kernel loaded",
+             api, (unsigned long long)bytes, mem_name(mem), mem_offset(t), mem_bytes(mem), mem_name(mem), blk().idx);
+    }
     t.check(api, (bytes + sizeof(T) - 1) / sizeof(T), loc, false);
 }
 
