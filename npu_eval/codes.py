@@ -17,6 +17,7 @@ DiagnosticCode = Literal[
     "compile-error",
     "not-emulated",
     "ub-overflow",
+    "cube-buffer-overflow",
     "unaligned-copy",
     "gm-out-of-bounds",
     "ub-out-of-bounds",
@@ -65,11 +66,14 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
              "API, says so)"),
     CodeInfo("not-emulated", ("compiler", "emulator"),
              "the kernel uses what the emulator cannot run, in one line naming it and what to do: a cube-unit API "
-             "(Mmad, LoadData, Fixpipe, Matmul), an Ascend 950-only API, HCCL, a CANN-only library or a host library; "
-             "while it runs, a mode of an API the emulator has not modelled yet (a Transpose type)"),
+             "not emulated yet (Matmul, LoadData3DV2, ...), an Ascend 950-only API, HCCL, a CANN-only library or a "
+             "host library; while it runs, a mode of an API the emulator has not modelled yet (a Transpose type)"),
     CodeInfo("ub-overflow", ("emulator", "source"),
              "buffers exceed the chip's usable Unified Buffer (910B: error past 192 KB, warning past 184 KB; "
              "310P: 248 KB)"),
+    CodeInfo("cube-buffer-overflow", ("emulator",),
+             "buffers exceed one of the cube unit's memories (910B: L1 512 KB, L0A and L0B 64 KB each, L0C 128 KB, "
+             "BiasTable 1 KB), reported at the InitBuffer, LocalMemAllocator::Alloc or LocalTensor that crosses it"),
     CodeInfo("unaligned-copy", ("emulator", "source"),
              "a DataCopy length that is not a multiple of 32 bytes, or a UB address off a 32-byte boundary"),
     CodeInfo("gm-out-of-bounds", ("emulator",),
@@ -86,7 +90,8 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("use-after-free", ("emulator",),
              "a local tensor used after FreeTensor (or device memory after aclrtFree)"),
     CodeInfo("uninitialized-read", ("emulator",),
-             "a vector op reads UB not written since its AllocTensor/Get (warning)"),
+             "a vector op reads UB not written since its AllocTensor/Get (warning); a Fixpipe or an accumulating Mmad "
+             "reading L0C that no Mmad wrote (error)"),
     CodeInfo("uninitialized-gm-read", ("emulator",),
              "a kernel reads device memory (aclrtMalloc) that neither the host nor any kernel wrote (warning)"),
     CodeInfo("gm-race", ("emulator",),

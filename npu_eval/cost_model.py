@@ -51,9 +51,12 @@ BOTTLENECK_ADVICE = {
          "instead of short counts), a narrower dtype where the precision allows",
     "S": "the scalar unit is the busiest: per-element GetValue/SetValue or scalar loops; use vector APIs and "
          "move index arithmetic out of the loops",
-    "MTE1": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
-    "M": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
-    "FIX": "a cube-unit pipe is the busiest (cube APIs are not emulated yet)",
+    "MTE1": "L1 -> L0 loads (LoadData) keep their pipe the busiest: reuse what L0A/L0B hold across more Mmads "
+            "(a bigger baseK, or keep A in L0A while B moves), and double-buffer L0A/L0B so loads overlap the cube",
+    "M": "the cube (Mmad) is the busiest: the kernel is compute-bound, which is where a matmul should be; fewer "
+         "padded fractals (shapes that are multiples of 16) and int8 or half inputs go faster",
+    "FIX": "Fixpipe (L0C -> GM/L1) keeps its pipe the busiest: write bigger blocks (larger baseM/baseN) less "
+           "often, accumulate more of K in L0C before each Fixpipe, and a narrower output dtype",
     "none": "nothing was traced, so nothing was busy",
 }
 
@@ -140,7 +143,9 @@ def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, fl
         return store_cost(r, costs, rates)
     if r.pipe == "S":
         return (costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles), 0.0, 0.0
-    return costs.vec_head_cycles + r.bytes / 256.0, 0.0, 0.0  # cube pipes: not emulated yet
+    if r.pipe in ("MTE1", "M", "FIX"):
+        return costs.cube.cycles(r.pipe, r.elems, r.bytes), 0.0, 0.0
+    return costs.vec_head_cycles + r.bytes / 256.0, 0.0, 0.0
 
 
 def vec_cost(r: Rec, costs: CostTable, rows: dict[tuple[str, str], tuple[float, float, int, bool]] | None = None
@@ -238,6 +243,8 @@ def _scalar_gm(api: str) -> bool:
 
 def _gm_bytes(r: Rec) -> int:
     if r.pipe in ("MTE2", "MTE3") or (r.pipe == "S" and _scalar_gm(r.api)):
+        return r.bytes
+    if r.pipe == "FIX" and r.b:  # a Fixpipe to GM (the emulator records its bursts; one to L1 has none)
         return r.bytes
     return 0
 

@@ -145,6 +145,46 @@ def _vector_block() -> tuple[dict[str, VecCost], dict[str, str]]:
     return table, sources
 
 
+# ---- The cube unit (MTE1, M, FIX pipes): a block of its own, costed from what the emulator traces
+# for LoadData (MTE1: bytes moved), Mmad (M: `elems` = fractal steps, one 16 x 16 output fractal
+# times 32 bytes of k each: 16x16x16 for half/bfloat16, 16x16x32 for int8, 16x16x8 for float) and
+# Fixpipe (FIX: output bytes).
+_CUBE_SOURCES = {
+    "mmad_cycles_per_fractal": "Ascend 910B public peak: 313 TFLOPS fp16 over 24 cube cores at 1.8 GHz is ~3.6k "
+                               "multiply-adds per core per cycle, i.e. one 16x16x16 fp16 fractal step (4096) per "
+                               "cycle; int8 doubles the k per step (16x16x32), fp32 halves it (16x16x8), as the cube "
+                               "reads 32 bytes of k per step. Assumption beyond that: calibrate",
+    "mmad_startup_cycles": "assumption (pipeline fill of one Mmad), calibrate",
+    "mte1_bytes_per_cycle": "assumption: L1 -> L0A/L0B at 256 bytes per cycle (half a 512-byte fractal), "
+                            "calibrate",
+    "mte1_startup_cycles": "assumption, calibrate",
+    "fix_bytes_per_cycle": "assumption: Fixpipe writes 64 output bytes per cycle (one 16-element float row), "
+                           "calibrate",
+    "fix_startup_cycles": "assumption (the FIX pipe's setup and the write's latency to L1/GM), calibrate",
+}
+
+
+class CubeCosts(BaseModel):
+    """Per-instruction cycles of the cube unit's pipes: LoadData on MTE1, Mmad on M, Fixpipe on FIX."""
+
+    mmad_cycles_per_fractal: float = Field(default=1.0, description="M: cycles per fractal step (16x16 outputs "
+                                           "times 32 bytes of k)")
+    mmad_startup_cycles: float = Field(default=20.0, description="M: fixed cycles per Mmad")
+    mte1_bytes_per_cycle: float = Field(default=256.0, description="MTE1: L1 -> L0A/L0B/BiasTable bytes per cycle")
+    mte1_startup_cycles: float = Field(default=16.0, description="MTE1: fixed cycles per LoadData")
+    fix_bytes_per_cycle: float = Field(default=64.0, description="FIX: L0C -> GM/L1 output bytes per cycle")
+    fix_startup_cycles: float = Field(default=40.0, description="FIX: fixed cycles per Fixpipe")
+    sources: dict[str, str] = Field(default_factory=lambda: dict(_CUBE_SOURCES))
+
+    def cycles(self, pipe: str, elems: int, moved: int) -> float:
+        """Cycles one cube instruction occupies its pipe: `elems` and `moved` as the emulator traces them."""
+        if pipe == "M":
+            return self.mmad_startup_cycles + self.mmad_cycles_per_fractal * elems
+        if pipe == "MTE1":
+            return self.mte1_startup_cycles + moved / self.mte1_bytes_per_cycle
+        return self.fix_startup_cycles + moved / self.fix_bytes_per_cycle
+
+
 class CostTable(BaseModel):
     # vector unit
     vec: dict[str, VecCost] = Field(default_factory=dict, description='"API.dtype class" -> k, b')
@@ -184,6 +224,7 @@ class CostTable(BaseModel):
     event_cycles: float = Field(default=14.0, description="a flag or queue hand-over between two pipes")
     barrier_cycles: float = Field(default=20.0, description="a PipeBarrier draining its pipe")
     launch_overhead_us: float = Field(default=25.0, description="host launch to kernel start, reported apart")
+    cube: CubeCosts = Field(default_factory=CubeCosts, description="the cube unit's pipes (MTE1, M, FIX)")
     sources: dict[str, str] = Field(default_factory=dict)
 
     def vec_cost(self, api: str, dtype: str) -> VecCost:

@@ -35,9 +35,10 @@ CANN_LIBRARIES = {
     "torch": "PyTorch",
     "torch_npu": "torch_npu",
 }
-# Buffer positions only the cube unit has (TPosition members: the enum is shared, so no header
-# path tells them apart).
-CUBE_POSITIONS = ("A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2")
+# Cube buffer positions the emulator does not place (TPosition members: the enum is shared, so no
+# header path tells them apart). A1/B1/C1 (L1), A2 (L0A), B2 (L0B), CO1 (L0C) and C2 (BiasTable)
+# are emulated; CO2 is global memory on the 910B, not a buffer.
+CUBE_POSITIONS = ("CO2",)
 _CUBE_POSITION = re.compile(r"\b(?:TPosition|QuePosition)::(" + "|".join(CUBE_POSITIONS) + r")\b")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _WORD = re.compile(r"(?<![.>\w])(?:AscendC::)?([A-Za-z_]\w*)\b")
@@ -69,8 +70,8 @@ def for_name(name: str, qualified: bool) -> str | None:
         return None  # a name emulated since the table was generated is the user's mistake
     src = _short(hit.where)
     text = {
-        "cube": f"{name} is a cube-unit (matrix) API (asc-devkit {src}): sage-npu emulates the vector unit "
-                "only; run this kernel on a device, or test its vector part as a kernel of its own",
+        "cube": f"{name} is a cube-unit (matrix) API (asc-devkit {src}) sage-npu does not emulate yet (it has the "
+                "vector unit and the cube's basic LoadData/Mmad/Fixpipe); run this kernel on a device",
         "ascend950": f"{name} is an Ascend 950-only API (asc-devkit {src} lists no 910B support): sage-npu "
                      "emulates 910B and 310P; write it with the 910B basic API",
         "not910b": f"{name} is not available on 910B or 310P (asc-devkit {src}), the chips sage-npu emulates",
@@ -92,7 +93,7 @@ def for_header(header: str) -> str | None:
     hit = api_classes.header(header)
     if hit is None:
         return None
-    what = {"cube": "a cube-unit (matrix) API: sage-npu emulates the vector unit only",
+    what = {"cube": "a cube-unit (matrix) API sage-npu does not emulate yet",
             "ascend950": "an Ascend 950-only API: sage-npu emulates 910B and 310P",
             "not910b": "not available on 910B or 310P",
             "hccl": "HCCL, CANN's collective communication library",
@@ -147,5 +148,5 @@ def cube_use(files: dict[str, str]) -> CubeUse | None:
 
 
 def for_cube_use(use: CubeUse) -> str:
-    return one_line(f"this kernel uses the cube unit ({use.name}, a matrix API): sage-npu emulates the vector unit "
-                    "only; run it on a device, or test its vector part as a kernel of its own")
+    return one_line(f"this kernel uses a cube-unit API sage-npu does not emulate yet ({use.name}; the basic "
+                    "LoadData, Mmad and Fixpipe are emulated): run it on a device")

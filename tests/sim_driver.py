@@ -48,7 +48,7 @@ def main_calling(*calls: str) -> str:
     body = "\n".join(f"        {c}" for c in calls)
     return f"""
 int main(int argc, char** argv) {{
-    std::vector<uint8_t> ub(sage::sim::rt().ub_bytes), init(sage::sim::rt().ub_bytes);
+    std::vector<uint8_t> ub(sage::sim::local_bytes()), init(sage::sim::local_bytes());
     auto& blk = sage::sim::blk();
     blk.ub = ub.data();
     blk.ub_init = init.data();

@@ -384,13 +384,13 @@ def test_compile_error_names_the_original_line_and_column(tmp_path, settings):
 
 def test_cube_api_gets_one_actionable_line(tmp_path, settings):
     text = edit(TEMPLATE_PROGRAM, "    AscendC::PipeBarrier<PIPE_ALL>();\n",
-                "    AscendC::Mmad(v, v, v, AscendC::MmadParams());\n")
+                "    AscendC::MmadWithSparse(v, v, v, AscendC::MmadParams());\n")
     path = write_program(tmp_path / "cube", "cube.asc", text, with_data=False)
     report = run(settings, path)
     assert report.status == "compile_error"
-    msgs = [d for d in report.diagnostics if "Mmad" in d.message]
-    assert msgs and msgs[0].line == line_of(path, "AscendC::Mmad(")
-    assert "cube" in msgs[0].message and "vector unit only" in msgs[0].message and len(msgs[0].message) <= 200
+    msgs = [d for d in report.diagnostics if "MmadWithSparse" in d.message]
+    assert msgs and msgs[0].line == line_of(path, "AscendC::MmadWithSparse(")
+    assert "cube" in msgs[0].message and "not emulate" in msgs[0].message and len(msgs[0].message) <= 200
 
 
 def test_hanging_program_ends_in_a_timeout_report(tmp_path, settings):

@@ -30,8 +30,9 @@ def parse_one(tmp_path: Path, message: str, source: str = "int main() {}\n") -> 
 
 
 @pytest.mark.parametrize("message, code, words", [
-    ("\u2018Mmad\u2019 is not a member of \u2018AscendC\u2019", "not-emulated", ["Mmad", "cube"]),
-    ("'LoadData2DParams' in namespace 'AscendC' does not name a type", "not-emulated", ["LoadData2DParams", "cube"]),
+    ("\u2018MmadWithSparse\u2019 is not a member of \u2018AscendC\u2019", "not-emulated", ["MmadWithSparse", "cube"]),
+    ("'LoadData3DParamsV2' in namespace 'AscendC' does not name a type", "not-emulated",
+     ["LoadData3DParamsV2", "cube"]),
     ("'RegTensor' is not a member of 'AscendC'", "not-emulated", ["RegTensor", "Ascend 950"]),
     ("'HcclHandle' was not declared in this scope", "not-emulated", ["HcclHandle", "HCCL"]),
     ("'DataCpy' is not a member of 'AscendC'", "compile-error", ["did you mean DataCopy"]),
@@ -56,15 +57,15 @@ def test_a_failed_build_that_uses_the_cube_unit_is_one_refusal_at_the_first_cube
               "struct Own { void Iterate(); };\n"
               "__aicore__ void k() {\n"
               "    own.Iterate();\n"            # a member call is anyone's
-              "    AscendC::LoadData(a, b, AscendC::LoadData2DParams());\n"
-              "    AscendC::Mmad(c, a, b, p);\n"
+              "    AscendC::LoadDataWithSparse(a, b, i, p);\n"
+              "    AscendC::MmadWithSparse(c, a, b, p);\n"
               "}\n")
     src = tmp_path / "mm.asc"
     src.write_text(source)
     out = gcc(str(src), 5, "'IsSameType' was not declared in this scope") + gcc(str(src), 7, "something else")
     diags = compile_errors.parse(out, {str(src.resolve())}, (str(src), 1))
     assert [(d.line, d.code) for d in diags] == [(6, "not-emulated")], diags
-    assert "cube" in diags[0].message and "LoadData" in diags[0].message
+    assert "cube" in diags[0].message and "LoadDataWithSparse" in diags[0].message
     assert len(diags[0].message) <= refusals.MAX_CHARS
 
 
@@ -77,8 +78,9 @@ def test_a_vector_kernel_that_fails_keeps_its_own_errors(tmp_path):
 
 
 def test_cube_positions_mark_a_cube_kernel():
-    use = refusals.cube_use({"k.asc": "int a;\nTQue<TPosition::A1, 1> q;\n"})
-    assert use is not None and use.line == 2 and use.name == "TPosition::A1"
+    use = refusals.cube_use({"k.asc": "int a;\nTQue<TPosition::CO2, 1> q;\n"})
+    assert use is not None and use.line == 2 and use.name == "TPosition::CO2"
+    assert refusals.cube_use({"k.asc": "TQue<TPosition::A1, 1> a;\nTQue<TPosition::CO1, 1> c;\n"}) is None
 
 
 def test_did_you_mean_offers_the_nearest_emulated_names():
@@ -104,12 +106,14 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("Mmad", "LoadData", "Fixpipe", "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling", "LoadData2DParams"):
+    for name in ("MmadWithSparse", "LoadDataWithSparse", "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling",
+                 "LoadData3DParamsV2"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
     assert hit is not None and hit.kind == "cube" and hit.where == "include/adv_api/matmul/matmul_intf.h"
-    assert api_classes.lookup("DataCopy") is None  # emulated
+    for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams"):
+        assert api_classes.lookup(name) is None, name  # emulated
 
 
 @pytest.mark.skipif(not os.environ.get("SAGE_NPU_ASC_DEVKIT"),

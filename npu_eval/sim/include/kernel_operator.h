@@ -13,6 +13,8 @@
 #include "basic_api/kernel_tensor.h"
 #include "basic_api/kernel_tpipe.h"
 #include "basic_api/kernel_operator_data_copy_intf.h"
+#include "basic_api/kernel_operator_mm_intf.h"
+#include "basic_api/kernel_operator_fixpipe_intf.h"
 #include "basic_api/kernel_operator_set_atomic_intf.h"
 #include "basic_api/kernel_operator_block_sync_intf.h"
 #include "basic_api/kernel_operator_determine_compute_sync_intf.h"

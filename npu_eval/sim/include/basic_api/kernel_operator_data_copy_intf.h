@@ -158,10 +158,36 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     sage::sim::trace_gm_shape(dst.addr_, p.blockCount);
 }
 
+namespace detail {
+// L1 (C1) -> BiasTable (C2) on the MTE1 pipe: on the 910B its blockLen counts 64-byte blocks
+// (the DataCopy L1ToBiasTable doc page; the mmad sample copies biasSizeAlign / 64), the strides
+// 32-byte blocks.
+template <typename T>
+inline void l1_to_bias_table(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                             SrcLoc loc) {
+    uint64_t burst = uint64_t(p.blockLen) * 64;
+    for (uint16_t i = 0; i < p.blockCount; ++i) {
+        LocalTensor<T> d = dst, s = src;
+        d.addr_ += uint32_t(i * (burst + p.dstStride * 32ull));
+        s.addr_ += uint32_t(i * (burst + p.srcStride * 32ull));
+        d.check("DataCopy", burst / sizeof(T), loc, false);
+        s.check("DataCopy", burst / sizeof(T), loc);
+        // no unwritten-read check: kernels pad the bias to 64 bytes past what they loaded
+        memmove(d.data(), s.data(), burst);
+        sage::sim::ub_mark(d.range(burst / sizeof(T)));
+    }
+    sage::sim::trace_instr(Pipe::MTE1, "DataCopy", sage::sim::dtype_name<T>(),
+                           uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc,
+                           {dst.addr_, uint32_t(burst * p.blockCount)}, {src.addr_, uint32_t(burst * p.blockCount)});
+}
+}  // namespace detail
+
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
                                 SAGE_LOC) {
     sage::sim::touch(loc);
+    if (sage::sim::mem_at(dst.addr_) == sage::sim::Mem::BT && sage::sim::mem_at(src.addr_) == sage::sim::Mem::L1)
+        return detail::l1_to_bias_table(dst, src, p, loc);
     uint64_t burst = uint64_t(p.blockLen) * 32;
     for (uint16_t i = 0; i < p.blockCount; ++i) {
         LocalTensor<T> d = dst, s = src;
@@ -523,6 +549,71 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(),
                            uint32_t(piece * pieces.size()), piece * pieces.size() * sizeof(T), loc, {}, src.range(end));
     sage::sim::trace_gm_shape(dst.addr_ + (pieces.empty() ? 0 : pieces[0].first), uint32_t(pieces.size()));
+}
+
+// ---------------------------------------------------------------- GM -> L1 with ND -> NZ
+
+// The parameters of a GM -> L1 copy that turns ND rows into NZ fractals (kernel_struct_data_copy.h).
+struct Nd2NzParams {
+    __aicore__ Nd2NzParams() {}
+    __aicore__ Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
+                           const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn,
+                           const uint16_t dstNzC0StrideIn, const uint16_t dstNzNStrideIn,
+                           const uint16_t dstNzMatrixStrideIn)
+        : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+          srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+          dstNzMatrixStride(dstNzMatrixStrideIn) {}
+    uint16_t ndNum = 0;
+    uint16_t nValue = 0;
+    uint16_t dValue = 0;
+    uint16_t srcNdMatrixStride = 0;
+    uint16_t srcDValue = 0;
+    uint16_t dstNzC0Stride = 0;
+    uint16_t dstNzNStride = 0;
+    uint16_t dstNzMatrixStride = 0;
+};
+
+// GM (ND) -> L1 (NZ, A1/B1/C1): ndNum matrices of nValue rows x dValue elements, each row cut
+// into 32-byte C0 blocks placed dstNzC0Stride blocks apart, rows dstNzNStride blocks apart; a
+// short last block is zero-filled (the doc page "DataCopy（GMToL1随路转换-ND2NZ搬运）").
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& intriParams,
+                                SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    const Nd2NzParams& p = intriParams;
+    dst.check("DataCopy", 0, loc);
+    if (mem_at(dst.addr_) != Mem::L1) {
+        fail("api-misuse", loc,
+             "DataCopy with Nd2NzParams into the %s, in block %d: the ND -> NZ copy writes the L1 Buffer (TPosition "
+             "A1/B1/C1) on %s",
+             mem_name(mem_at(dst.addr_)), blk().idx, chip_name());
+    }
+    if (p.ndNum > 4095 || p.nValue > 16384 || p.srcDValue == 0 || p.dstNzC0Stride == 0 || p.dstNzNStride == 0 ||
+        p.dstNzC0Stride > 16384 || p.dstNzNStride > 16384 || p.dstNzMatrixStride > 16384) {
+        fail("api-misuse", loc,
+             "DataCopy with Nd2NzParams{ndNum %u, nValue %u, dValue %u, srcNdMatrixStride %u, srcDValue %u, "
+             "dstNzC0Stride %u, dstNzNStride %u, dstNzMatrixStride %u} out of the documented ranges, in block %d "
+             "(ndNum <= 4095, nValue <= 16384, srcDValue >= 1, 1 <= dstNzC0Stride, dstNzNStride <= 16384, "
+             "dstNzMatrixStride <= 16384)",
+             p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue, p.dstNzC0Stride, p.dstNzNStride,
+             p.dstNzMatrixStride, blk().idx);
+    }
+    if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) return;  // a NOP, as documented
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    const uint32_t blocks = (p.dValue + c0 - 1) / c0;
+    const uint64_t dst_bytes = uint64_t(p.ndNum - 1) * p.dstNzMatrixStride * sizeof(T) +
+                               (uint64_t(blocks - 1) * p.dstNzC0Stride + uint64_t(p.nValue - 1) * p.dstNzNStride + 1) * 32;
+    const uint64_t src_elems = uint64_t(p.ndNum - 1) * p.srcNdMatrixStride + uint64_t(p.nValue - 1) * p.srcDValue +
+                               p.dValue;
+    dst.check("DataCopy", (dst_bytes + sizeof(T) - 1) / sizeof(T), loc);
+    gm_check(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    Nd2Nz shape{uint32_t(sizeof(T)), p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
+                p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride};
+    cube_nd2nz(blk().ub, blk().ub_init, dst.addr_, reinterpret_cast<const uint8_t*>(src.addr_), shape);
+    trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), uint32_t(p.ndNum) * p.nValue * p.dValue,
+                uint64_t(p.ndNum) * p.nValue * blocks * 32, loc, {dst.addr_, uint32_t(dst_bytes)});
+    trace_gm_shape(src.addr_, uint32_t(p.ndNum) * p.nValue);
 }
 
 }  // namespace AscendC

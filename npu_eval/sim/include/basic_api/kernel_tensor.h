@@ -6,6 +6,7 @@
 
 #include "../utils/common_types.h"
 #include "../sage_sim/dcache.h"
+#include "../sage_sim/cube.h"
 
 // The most dimensions a ShapeInfo holds; a kernel may define it (to 0, to save stack) before
 // including kernel_operator.h, as CANN's headers allow.
@@ -14,6 +15,26 @@
 #endif
 
 namespace AscendC {
+
+namespace detail {
+// The memory a position lives in on the 910B (CANN's positionHardMap for __NPU_ARCH__ 2201): L1
+// for A1/B1/C1/TSCM, L0A for A2, L0B for B2, L0C for CO1, the BiasTable for C2; the vector
+// positions are the Unified Buffer.
+constexpr sage::sim::Mem pos_mem(TPosition pos) {
+    using sage::sim::Mem;
+    return pos == TPosition::A1 || pos == TPosition::B1 || pos == TPosition::C1 || pos == TPosition::TSCM ? Mem::L1
+           : pos == TPosition::A2                                                                        ? Mem::L0A
+           : pos == TPosition::B2                                                                        ? Mem::L0B
+           : pos == TPosition::CO1                                                                       ? Mem::L0C
+           : pos == TPosition::C2                                                                        ? Mem::BT
+                                                                                                         : Mem::UB;
+}
+constexpr sage::sim::Mem hard_mem(Hardware hard) {
+    using sage::sim::Mem;
+    return hard == Hardware::L1 ? Mem::L1 : hard == Hardware::L0A ? Mem::L0A : hard == Hardware::L0B ? Mem::L0B
+           : hard == Hardware::L0C ? Mem::L0C : hard == Hardware::BIAS ? Mem::BT : Mem::UB;
+}
+}  // namespace detail
 
 #ifndef ASCC_ENUM_DATAFORMAT
 #define ASCC_ENUM_DATAFORMAT
@@ -151,26 +172,29 @@ public:
     using PrimType = T;
     __aicore__ LocalTensor() = default;
 
-    // CANN 9: a tensor at a fixed UB byte address `addr`, `tileSize` elements, no allocator (the
-    // kernel places its tensors itself). Past the UB is a fault; an unaligned address is
-    // reported by the first vector op or DataCopy that uses it.
+    // CANN 9: a tensor at a fixed byte address `addr` of its position's memory (the Unified Buffer,
+    // or for a cube position L1, L0A, L0B, L0C or the BiasTable), `tileSize` elements, no
+    // allocator (the kernel places its tensors itself). Past the memory is a fault; an unaligned
+    // address is reported by the first op that uses it.
     __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, SAGE_LOC) {
         using namespace sage::sim;
         touch(loc);
-        (void)pos;
+        const Mem mem = detail::pos_mem(pos);
         uint64_t bytes = uint64_t(tileSize) * sizeof(T);
-        if (uint64_t(addr) + bytes > rt().ub_bytes) {
-            fail("ub-overflow", loc,
-                 "LocalTensor(pos, addr %u, tileSize %u) spans UB bytes %u..%llu, past the %zu bytes (%zu KB) of "
-                 "Unified Buffer on %s, in block %d: place it lower or make it smaller",
-                 addr, tileSize, addr, (unsigned long long)(addr + bytes - 1), rt().ub_bytes, rt().ub_bytes / 1024,
-                 chip_name(), blk().idx);
+        if (uint64_t(addr) + bytes > mem_bytes(mem)) {
+            fail(mem == Mem::UB ? "ub-overflow" : "cube-buffer-overflow", loc,
+                 "LocalTensor(pos, addr %u, tileSize %u) spans %s bytes %u..%llu, past the %u bytes (%u KB) of "
+                 "%s on %s, in block %d: place it lower or make it smaller",
+                 addr, tileSize, mem_name(mem), addr, (unsigned long long)(addr + bytes - 1), mem_bytes(mem),
+                 mem_bytes(mem) / 1024, mem_name(mem), chip_name(), blk().idx);
         }
         auto& b = blk();
-        b.slots.push_back(Slot{addr, uint32_t(bytes), 0, SlotState::Scratch, -1, "LocalTensor at a fixed address",
+        const uint32_t at = mem_base(mem) + addr;
+        b.slots.push_back(Slot{at, uint32_t(bytes), 0, SlotState::Scratch, -1,
+                               mem == Mem::UB ? "LocalTensor at a fixed address" : "cube LocalTensor at a fixed address",
                                loc, 0, 1});
-        ub_clear({addr, uint32_t(bytes)});
-        addr_ = addr;
+        ub_clear({at, uint32_t(bytes)});
+        addr_ = at;
         size_ = tileSize;
         slot_ = &b.slots.back();
         gen_ = 0;
@@ -336,23 +360,24 @@ inline sage::sim::Slot* static_slot(uint32_t addr, uint32_t bytes, const char* k
 }
 }  // namespace detail
 
-// CANN 9's static tensor allocation: a bump pointer over the Unified Buffer, no queues. Each
-// Alloc takes the next tileSize elements; like the device it does not round up to 32 bytes,
-// so a tile of an odd size leaves the next tensor unaligned (reported when a vector op or a
-// DataCopy uses it). Only one allocator may own the UB at a time and it must not be mixed
-// with TPipe (both carve the same UB from its start).
+// CANN 9's static tensor allocation: a bump pointer over one memory (the Unified Buffer by
+// default; L1, L0A, L0B, L0C or the BiasTable for cube kernels), no queues. Each Alloc takes the
+// next tileSize elements; like the device it does not round up to 32 bytes, so a tile of an odd
+// size leaves the next tensor unaligned (reported when an op uses it). Only one allocator may
+// own a memory at a time, and a UB allocator must not be mixed with TPipe (both carve the same
+// UB from its start).
 template <Hardware hard = Hardware::UB>
 class LocalMemAllocator {
 public:
     static_assert(hard != Hardware::GM && hard != Hardware::MAX, "illegal hardware position GM or MAX");
-    static_assert(hard == Hardware::UB,
-                  "LocalMemAllocator: the emulator models the Unified Buffer only (vector kernels); L1/L0 "
-                  "memories of the cube unit are not emulated");
+    static_assert(hard != Hardware::FIXBUF,
+                  "LocalMemAllocator: the Fixpipe buffer (FIXBUF) is not emulated; the UB, L1, L0A/L0B/L0C and "
+                  "BIAS are");
 
     __aicore__ inline LocalMemAllocator(SAGE_LOC) {
         using namespace sage::sim;
         touch(loc);
-        if (blk().ub_used != 0) {
+        if (hard == Hardware::UB && blk().ub_used != 0) {
             report("ub-overflow", Severity::Warning, loc,
                    "LocalMemAllocator created while TPipe::InitBuffer has already carved %u bytes of the Unified "
                    "Buffer, in block %d: both start at the beginning of the UB, so their tensors overlap on the "
@@ -365,14 +390,16 @@ public:
 
     template <TPosition pos, class DataType, uint32_t tileSize>
     __aicore__ inline LocalTensor<DataType> Alloc(SAGE_LOC) {
-        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
-                      "logic pos and hardware pos not matched: a UB allocator hands out VECIN/VECOUT/VECCALC");
+        static_assert(detail::pos_mem(pos) == detail::hard_mem(hard),
+                      "logic pos and hardware pos not matched: UB takes VECIN/VECOUT/VECCALC, L1 A1/B1/C1, L0A A2, "
+                      "L0B B2, L0C CO1, BIAS C2");
         return take<DataType>(tileSize, loc);
     }
     template <TPosition pos, class DataType>
     __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize, SAGE_LOC) {
-        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC,
-                      "logic pos and hardware pos not matched: a UB allocator hands out VECIN/VECOUT/VECCALC");
+        static_assert(detail::pos_mem(pos) == detail::hard_mem(hard),
+                      "logic pos and hardware pos not matched: UB takes VECIN/VECOUT/VECCALC, L1 A1/B1/C1, L0A A2, "
+                      "L0B B2, L0C CO1, BIAS C2");
         return take<DataType>(tileSize, loc);
     }
     template <class DataType, uint32_t tileSize>
@@ -385,21 +412,24 @@ public:
     }
 
 private:
+    static constexpr sage::sim::Mem mem_ = detail::hard_mem(hard);
+
     template <class T>
     LocalTensor<T> take(uint32_t tileSize, sage::sim::SrcLoc loc) {
         using namespace sage::sim;
         touch(loc);
         uint64_t bytes = uint64_t(tileSize) * sizeof(T);
-        if (uint64_t(head_) + bytes > rt().ub_bytes) {
-            fail("ub-overflow", loc,
-                 "LocalMemAllocator::Alloc of %u elements of %u bytes (%llu bytes) from UB byte %u needs %llu bytes, "
-                 "past the %zu bytes (%zu KB) of Unified Buffer on %s by %llu bytes, in block %d. Shrink the tiles "
-                 "(more tiles per block) or spread the data over more blocks",
-                 tileSize, uint32_t(sizeof(T)), (unsigned long long)bytes, head_,
-                 (unsigned long long)(head_ + bytes), rt().ub_bytes, rt().ub_bytes / 1024, chip_name(),
-                 (unsigned long long)(head_ + bytes - rt().ub_bytes), blk().idx);
+        const uint32_t size = mem_bytes(mem_);
+        if (uint64_t(head_) + bytes > size) {
+            fail(mem_ == Mem::UB ? "ub-overflow" : "cube-buffer-overflow", loc,
+                 "LocalMemAllocator::Alloc of %u elements of %u bytes (%llu bytes) from %s byte %u needs %llu bytes, "
+                 "past the %u bytes (%u KB) of %s on %s by %llu bytes, in block %d. Shrink the tiles (more tiles "
+                 "per block) or spread the data over more blocks",
+                 tileSize, uint32_t(sizeof(T)), (unsigned long long)bytes, mem_name(mem_), head_,
+                 (unsigned long long)(head_ + bytes), size, size / 1024, mem_name(mem_), chip_name(),
+                 (unsigned long long)(head_ + bytes - size), blk().idx);
         }
-        if (uint64_t(head_) + bytes > rt().ub_bytes - rt().ub_reserved_bytes) {
+        if (mem_ == Mem::UB && uint64_t(head_) + bytes > rt().ub_bytes - rt().ub_reserved_bytes) {
             report("ub-overflow", Severity::Warning, loc,
                    "LocalMemAllocator::Alloc brings the Unified Buffer to %llu bytes, into the top %zu KB of the "
                    "%zu KB on %s, which some CANN versions reserve",
@@ -407,9 +437,11 @@ private:
                    chip_name());
         }
         LocalTensor<T> t;
-        t.addr_ = head_;
+        t.addr_ = mem_base(mem_) + head_;
         t.size_ = tileSize;
-        t.slot_ = detail::static_slot(head_, uint32_t(bytes), "static tensor (LocalMemAllocator)", loc);
+        t.slot_ = detail::static_slot(t.addr_, uint32_t(bytes), mem_ == Mem::UB ? "static tensor (LocalMemAllocator)"
+                                                                                : "static cube tensor (LocalMemAllocator)",
+                                      loc);
         t.gen_ = 0;
         head_ += uint32_t(bytes);
         return t;

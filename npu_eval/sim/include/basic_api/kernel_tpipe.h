@@ -14,19 +14,46 @@
 namespace AscendC {
 
 namespace detail {
+// The pipe that fills a queue's buffers and the one that drains them: GM -> UB/L1 is MTE2,
+// L1 -> L0A/L0B/BiasTable is MTE1, the cube (M) writes L0C, Fixpipe (FIX) empties it, UB -> GM
+// is MTE3, the rest is the vector unit.
 inline sage::sim::Pipe producer_pipe(TPosition pos) {
-    return pos == TPosition::VECIN ? sage::sim::Pipe::MTE2 : sage::sim::Pipe::V;
+    using sage::sim::Pipe;
+    switch (pos_mem(pos)) {
+        case sage::sim::Mem::L1: return Pipe::MTE2;
+        case sage::sim::Mem::L0A: case sage::sim::Mem::L0B: case sage::sim::Mem::BT: return Pipe::MTE1;
+        case sage::sim::Mem::L0C: return Pipe::M;
+        default: return pos == TPosition::VECIN ? Pipe::MTE2 : Pipe::V;
+    }
 }
 inline sage::sim::Pipe consumer_pipe(TPosition pos) {
-    return pos == TPosition::VECOUT ? sage::sim::Pipe::MTE3 : sage::sim::Pipe::V;
+    using sage::sim::Pipe;
+    switch (pos_mem(pos)) {
+        case sage::sim::Mem::L1: return Pipe::MTE1;
+        case sage::sim::Mem::L0A: case sage::sim::Mem::L0B: case sage::sim::Mem::BT: return Pipe::M;
+        case sage::sim::Mem::L0C: return Pipe::FIX;
+        default: return pos == TPosition::VECOUT ? Pipe::MTE3 : Pipe::V;
+    }
 }
 inline const char* queue_kind(TPosition pos) {
     switch (pos) {
         case TPosition::VECIN: return "VECIN queue";
         case TPosition::VECOUT: return "VECOUT queue";
         case TPosition::VECCALC: return "VECCALC queue";
+        case TPosition::A1: return "A1 (L1) queue";
+        case TPosition::B1: return "B1 (L1) queue";
+        case TPosition::C1: return "C1 (L1) queue";
+        case TPosition::TSCM: return "TSCM (L1) queue";
+        case TPosition::A2: return "A2 (L0A) queue";
+        case TPosition::B2: return "B2 (L0B) queue";
+        case TPosition::CO1: return "CO1 (L0C) queue";
+        case TPosition::C2: return "C2 (BiasTable) queue";
         default: return "queue";
     }
+}
+// The memory a queue's buffers live in: its source position's, unless that is the UB or GM.
+constexpr sage::sim::Mem queue_mem(TPosition src, TPosition dst) {
+    return pos_mem(src) != sage::sim::Mem::UB ? pos_mem(src) : pos_mem(dst);
 }
 // What each buffer of a queue is doing, for a deadlock message: "buffer 0 AllocTensor'd at
 // line 41 and not yet EnQue'd; buffer 1 ...".
@@ -624,11 +651,19 @@ public:
     template <TPosition src, TPosition dst, int32_t depth, auto mask>
     __aicore__ inline bool InitBuffer(TQueBind<src, dst, depth, mask>& que, uint8_t num, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);
-        reserve(num, len, loc, "InitBuffer");
+        constexpr sage::sim::Mem mem = detail::queue_mem(src, dst);
         // A queue given memory again (after Reset) holds only the new buffers, as on the device.
         que.slots_.clear();
         que.fifo_.clear();
         que.next_alloc_ = 0;
+        if constexpr (mem != sage::sim::Mem::UB) {
+            uint32_t at = cube_reserve(mem, num, len, loc);
+            for (uint8_t i = 0; i < num; ++i)
+                que.slots_.push_back(detail::carve_at(at + i * detail::round32(len), detail::round32(len), que.id_,
+                                                      detail::queue_kind(src), i, num, loc));
+            return true;
+        }
+        reserve(num, len, loc, "InitBuffer");
         for (uint8_t i = 0; i < num; ++i)
             que.slots_.push_back(carve(len, que.id_, detail::queue_kind(src), i, num, loc));
         return true;
@@ -636,8 +671,14 @@ public:
     template <TPosition pos>
     __aicore__ inline bool InitBuffer(TBuf<pos>& buf, uint32_t len, SAGE_LOC) {
         sage::sim::touch(loc);
-        reserve(1, len, loc, "InitBuffer");
-        buf.slot_ = carve(len, buf.id_, "TBuf", 0, 1, loc);
+        constexpr sage::sim::Mem mem = detail::pos_mem(pos);
+        if constexpr (mem != sage::sim::Mem::UB) {
+            buf.slot_ = detail::carve_at(cube_reserve(mem, 1, len, loc), detail::round32(len), buf.id_, "TBuf", 0, 1,
+                                         loc);
+        } else {
+            reserve(1, len, loc, "InitBuffer");
+            buf.slot_ = carve(len, buf.id_, "TBuf", 0, 1, loc);
+        }
         buf.slot_->state = sage::sim::SlotState::Scratch;
         return true;
     }
@@ -677,6 +718,7 @@ public:
         trace_event(TraceKind::Barrier, Pipe::MTE3, "TPipe::Reset", loc, int32_t(PIPE_MTE3), 0);
         blk().ub_used = 0;
         pools_.clear();
+        for (uint32_t& u : cube_used_) u = 0;
     }
     __aicore__ inline void Destroy(SAGE_LOC) {
         using namespace sage::sim;
@@ -684,6 +726,7 @@ public:
         trace_event(TraceKind::Barrier, Pipe::ALL, "TPipe::Destroy", loc, int32_t(PIPE_ALL), 0);
         blk().ub_used = 0;
         pools_.clear();
+        for (uint32_t& u : cube_used_) u = 0;
         destroyed_ = true;
     }
     __aicore__ inline void Init() {}
@@ -703,6 +746,30 @@ public:
 
 private:
     bool destroyed_ = false;
+    uint32_t cube_used_[int(sage::sim::Mem::Count)] = {};  // bytes InitBuffer took from each cube memory
+
+    // `num` buffers of `len` bytes (each rounded up to 32) from a cube memory (L1, L0A, L0B, L0C,
+    // BiasTable), above what earlier InitBuffer calls took from it; past its size is a fault here.
+    // Returns the first buffer's address in the block's local memory.
+    SAGE_SIM_OUTLINE uint32_t cube_reserve(sage::sim::Mem mem, int num, uint32_t len, sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        uint64_t need = uint64_t(num) * rounded(len);
+        uint32_t& used = cube_used_[int(mem)];
+        if (used + need > mem_bytes(mem)) {
+            fail("cube-buffer-overflow", loc,
+                 "InitBuffer of %d x %u bytes%s needs %llu bytes of %s, but earlier InitBuffer calls already hold "
+                 "%u of it: %llu in all, past the %u bytes (%u KB) of %s on %s by %llu bytes, in block %d. Shrink "
+                 "the base block (baseM/baseN/baseK), use fewer buffers, or split the work into more iterations",
+                 num, len, rounded(len) != len ? format(" (%llu each, rounded to 32-byte blocks)",
+                                                      (unsigned long long)rounded(len)).c_str() : "",
+                 (unsigned long long)need, mem_name(mem), used, (unsigned long long)(used + need), mem_bytes(mem),
+                 mem_bytes(mem) / 1024, mem_name(mem), chip_name(), (unsigned long long)(used + need - mem_bytes(mem)),
+                 blk().idx);
+        }
+        uint32_t at = mem_base(mem) + used;
+        used += uint32_t(need);
+        return at;
+    }
     struct PoolNote {
         uint32_t addr, bytes;
         sage::sim::SrcLoc init;

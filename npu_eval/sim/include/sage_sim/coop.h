@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "protocol.h"
+#include "cube.h"
 #include "vec.h"
 
 namespace sage {
@@ -175,8 +176,8 @@ inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
     for (int b = 0; b < blocks; ++b) {
         auto f = std::make_unique<Fiber>();
         f->idx = b;
-        f->ub.assign(rt().ub_bytes, ub_fill);
-        f->ub_init.assign(rt().ub_bytes, 0);
+        f->ub.assign(local_bytes(), ub_fill);
+        f->ub_init.assign(local_bytes(), 0);
         f->st.idx = b;
         f->st.num = blocks;
         f->st.ub = f->ub.data();

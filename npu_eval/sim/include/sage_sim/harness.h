@@ -501,7 +501,7 @@ int harness_main(int argc, char** argv, BlockFn run_block) {
     rt().tracing = m.trace;
     sandbox_enter_kernel();
 
-    std::vector<uint8_t> ub(rt().ub_bytes), ub_init(rt().ub_bytes);
+    std::vector<uint8_t> ub(local_bytes()), ub_init(local_bytes());  // the UB and the cube memories (cube.h)
     FILE* trace = m.trace ? std::fopen(out_path(m, protocol::kTrace).c_str(), "w") : nullptr;
     int status = run_blocks(m.block_dim, ub, ub_init, trace, [&] { run_block(m); });
     std::fflush(stdout);

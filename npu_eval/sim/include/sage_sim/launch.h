@@ -294,9 +294,9 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
             sandbox_enter_kernel();  // stays for the rest of the program (a filter cannot be lifted)
             p.sandboxed = true;
         }
-        if (p.ub.size() != rt().ub_bytes) {
-            p.ub.assign(rt().ub_bytes, 0);
-            p.ub_init.assign(rt().ub_bytes, 0);
+        if (p.ub.size() != local_bytes()) {
+            p.ub.assign(local_bytes(), 0);
+            p.ub_init.assign(local_bytes(), 0);
         }
         int fd = dir.empty() ? -1 : ::open((dir + "/" + protocol::kCrash).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                            0644);

@@ -225,7 +225,9 @@ inline BlockState& blk() { return rt().block; }
 // tensors placed by address have no end): conservative, never under a live tensor.
 inline uint32_t ub_free_base() {
     uint64_t top = blk().ub_used;
-    for (const Slot& s : blk().slots) top = std::max<uint64_t>(top, uint64_t(s.addr) + s.bytes);
+    for (const Slot& s : blk().slots)
+        if (s.addr < rt().ub_bytes) top = std::max<uint64_t>(top, uint64_t(s.addr) + s.bytes);  // not L1/L0
+
     top = (top + 31) / 32 * 32;
     return top < rt().ub_bytes ? uint32_t(top) : uint32_t(rt().ub_bytes);
 }

@@ -266,4 +266,15 @@ struct Conditional<false, A, B> {
     using type = B;
 };
 
+// Whether two types are the same (CANN's kernel_utils: IsSameType<T, U>::value), as kernels test
+// their template types.
+template <typename T, typename U>
+struct IsSameType {
+    static constexpr bool value = false;
+};
+template <typename T>
+struct IsSameType<T, T> {
+    static constexpr bool value = true;
+};
+
 }  // namespace AscendC

@@ -1,0 +1,337 @@
+// The cube unit's memories and arithmetic. A block's local memory is one byte array: the Unified
+// Buffer first, then L1, L0A, L0B, L0C and the BiasTable, each a window at its own base (sizes
+// from the chip profile's SAGE_CHIP_* defines). A LocalTensor's address is its byte offset in
+// that array, so the race checks, the written-bytes bookkeeping and the trace treat every memory
+// alike, and two memories never overlap.
+//
+// The loops that move and multiply fractals (ND->NZ copies, LoadData, Mmad, Fixpipe) are plain
+// functions on bytes here, SAGE_SIM_OUTLINE so a kernel build calls the prebuilt runtime object's
+// copy, and compiled optimised whatever the kernel's own -O level (SAGE_SIM_HOT): a kernel's
+// templates only check the parameters and call them.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "dtypes.h"
+#include "runtime.h"
+
+#ifndef SAGE_CHIP_L1_BYTES
+#define SAGE_CHIP_L1_BYTES (512 * 1024)
+#endif
+#ifndef SAGE_CHIP_L0A_BYTES
+#define SAGE_CHIP_L0A_BYTES (64 * 1024)
+#endif
+#ifndef SAGE_CHIP_L0B_BYTES
+#define SAGE_CHIP_L0B_BYTES (64 * 1024)
+#endif
+#ifndef SAGE_CHIP_L0C_BYTES
+#define SAGE_CHIP_L0C_BYTES (128 * 1024)
+#endif
+#ifndef SAGE_CHIP_BT_BYTES
+#define SAGE_CHIP_BT_BYTES 1024
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define SAGE_SIM_HOT __attribute__((optimize("O2")))
+#else
+#define SAGE_SIM_HOT
+#endif
+
+namespace sage {
+namespace sim {
+
+enum class Mem : uint8_t { UB, L1, L0A, L0B, L0C, BT, Count };
+
+inline const char* mem_name(Mem m) {
+    static const char* names[] = {"Unified Buffer", "L1 Buffer", "L0A Buffer", "L0B Buffer", "L0C Buffer",
+                                  "BiasTable Buffer", "?"};
+    return names[int(m)];
+}
+inline uint32_t mem_bytes(Mem m) {
+    switch (m) {
+        case Mem::UB: return uint32_t(rt().ub_bytes);
+        case Mem::L1: return SAGE_CHIP_L1_BYTES;
+        case Mem::L0A: return SAGE_CHIP_L0A_BYTES;
+        case Mem::L0B: return SAGE_CHIP_L0B_BYTES;
+        case Mem::L0C: return SAGE_CHIP_L0C_BYTES;
+        case Mem::BT: return SAGE_CHIP_BT_BYTES;
+        default: return 0;
+    }
+}
+// Where a memory's window starts in the block's local array (4 KB aligned, so a 1024-byte
+// aligned L0C address is aligned in the array too).
+inline uint32_t mem_base(Mem m) {
+    uint32_t base = 0;
+    for (int i = 0; i < int(m); ++i) base += (mem_bytes(Mem(i)) + 4095u) / 4096u * 4096u;
+    return base;
+}
+// The bytes of a block's local memory array: what the runners allocate per block.
+inline size_t local_bytes() { return mem_base(Mem::Count); }
+// The memory an address of the local array lies in.
+inline Mem mem_at(uint32_t addr) {
+    for (int i = int(Mem::Count) - 1; i > 0; --i)
+        if (addr >= mem_base(Mem(i))) return Mem(i);
+    return Mem::UB;
+}
+
+// The element types the cube unit reads and writes.
+enum class CubeType : uint8_t { F16, BF16, F32, S8, U8, S32 };
+
+inline float cube_load(const uint8_t* p, CubeType t) {
+    switch (t) {
+        case CubeType::F16: { uint16_t h; memcpy(&h, p, 2); return half_bits_to_float(h); }
+        case CubeType::BF16: { uint16_t h; memcpy(&h, p, 2); return bf16_bits_to_float(h); }
+        case CubeType::F32: { float f; memcpy(&f, p, 4); return f; }
+        case CubeType::S8: return float(int8_t(*p));
+        case CubeType::U8: return float(*p);
+        case CubeType::S32: { int32_t v; memcpy(&v, p, 4); return float(v); }
+    }
+    return 0.0f;
+}
+
+// GM ND -> L1 NZ (DataCopy with Nd2NzParams): each row's dValue elements cut into 32-byte C0
+// blocks, block c of row r of matrix i at dst + i*dstNzMatrixStride elements +
+// (c*dstNzC0Stride + r*dstNzNStride) * 32 bytes; a short last block is zero-filled.
+struct Nd2Nz {
+    uint32_t esize, ndNum, nValue, dValue;
+    uint64_t srcNdMatrixStride, srcDValue;
+    uint32_t dstNzC0Stride, dstNzNStride;
+    uint64_t dstNzMatrixStride;
+};
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_nd2nz(uint8_t* local, uint8_t* init, uint32_t dst, const uint8_t* src,
+                                              const Nd2Nz& p) {
+    const uint32_t c0 = 32 / p.esize, blocks = (p.dValue + c0 - 1) / c0;
+    for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
+        const uint8_t* s = src + nd * p.srcNdMatrixStride * p.esize;
+        uint64_t d = dst + nd * p.dstNzMatrixStride * p.esize;
+        for (uint32_t r = 0; r < p.nValue; ++r) {
+            for (uint32_t c = 0; c < blocks; ++c) {
+                uint64_t o = d + (uint64_t(c) * p.dstNzC0Stride + uint64_t(r) * p.dstNzNStride) * 32;
+                uint32_t n = (p.dValue - c * c0 < c0 ? p.dValue - c * c0 : c0) * p.esize;
+                memcpy(local + o, s + (uint64_t(r) * p.srcDValue + uint64_t(c) * c0) * p.esize, n);
+                memset(local + o + n, 0, 32 - n);
+                memset(init + o, 1, 32);
+            }
+        }
+    }
+}
+
+// LoadData with LoadData2DParams: `repeat` 512-byte fractals, the j-th from src fractal
+// startIndex + j*srcStride to dst fractal j*(1 + dstGap); `transpose` swaps a 16x16 fractal of
+// 2-byte elements. The written-bytes flags move with the data (a tail's padding rows stay
+// unwritten, and reading them later is not reported: the cube ignores them).
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fractal_move(uint8_t* base, uint64_t dst, uint64_t src, bool transpose) {
+    if (!transpose) {
+        memmove(base + dst, base + src, 512);
+        return;
+    }
+    uint16_t tmp[256];
+    memcpy(tmp, base + src, 512);
+    for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 16; ++c) memcpy(base + dst + (c * 16 + r) * 2, &tmp[r * 16 + c], 2);
+}
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load2d(uint8_t* local, uint8_t* init, uint32_t dst, uint32_t src,
+                                               uint32_t startIndex, uint32_t repeat, uint32_t srcStride,
+                                               uint32_t dstGap, bool transpose) {
+    for (uint32_t j = 0; j < repeat; ++j) {
+        uint64_t s = src + (uint64_t(startIndex) + uint64_t(j) * srcStride) * 512;
+        uint64_t d = dst + uint64_t(j) * (1 + dstGap) * 512;
+        cube_fractal_move(local, d, s, transpose);
+        cube_fractal_move(init, d, s, transpose);
+    }
+}
+
+// LoadDataWithTranspose (LoadData2dTransposeParams): each repeat transposes one square of two
+// consecutive 512-byte source fractals (int8: the two stacked, 32 x 32 bytes; float/int32: side by
+// side, 16 x 16 elements; 2-byte types: one 16 x 16 fractal), into dst fractals at j*(1 + dstGap)
+// fractals, the second dstFracGap fractals after the first's end. srcStride counts squares.
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_square_transpose(uint8_t* base, uint64_t dst, uint64_t dst2, uint64_t src,
+                                                         uint32_t esize) {
+    uint8_t tmp[1024];
+    memcpy(tmp, base + src, 1024);
+    if (esize == 1) {  // S[r][c] = tmp[r*32 + c], r, c < 32; dst row c of T: T[c][r]
+        for (int c = 0; c < 32; ++c)
+            for (int r = 0; r < 32; ++r) base[(c < 16 ? dst : dst2) + (c % 16) * 32 + r] = tmp[r * 32 + c];
+        return;
+    }
+    // esize 4: S[r][c] = f0[r][c] (c < 8) or f1[r][c - 8]; T = S^T split the same way.
+    for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 16; ++c) {
+            const uint8_t* from = tmp + (c < 8 ? 0 : 512) + (r * 8 + c % 8) * 4;
+            uint64_t to = (r < 8 ? dst : dst2) + (uint64_t(c) * 8 + r % 8) * 4;
+            memcpy(base + to, from, 4);
+        }
+}
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load_transpose(uint8_t* local, uint8_t* init, uint32_t dst, uint32_t src,
+                                                       uint32_t esize, uint32_t startIndex, uint32_t repeat,
+                                                       uint32_t srcStride, uint32_t dstGap, uint32_t dstFracGap) {
+    for (uint32_t j = 0; j < repeat; ++j) {
+        const uint64_t d = dst + uint64_t(j) * (1 + dstGap) * 512;
+        if (esize == 2) {
+            const uint64_t s = src + (uint64_t(startIndex) + uint64_t(j) * srcStride) * 512;
+            cube_fractal_move(local, d, s, true);
+            cube_fractal_move(init, d, s, true);
+            continue;
+        }
+        const uint64_t s = src + (uint64_t(startIndex) + uint64_t(j) * srcStride) * 1024;
+        const uint64_t d2 = d + (1 + uint64_t(dstFracGap)) * 512;
+        cube_square_transpose(local, d, d2, s, esize);
+        memset(init + d, 1, 512);
+        memset(init + d2, 1, 512);
+    }
+}
+
+// Mmad: C (L0C, NZ: n-block major, 16x16 fractals of m rows x 16 n) = init + A * B, where A is
+// L0A's m-block-major fractals of 16 m x k0 k and B is L0B's k-block-major fractals of 16 n x k0
+// k (k0 = 32 bytes of the input type). Every product of two half or bfloat16 values is exact in
+// float; the sum runs over k in order, in float (int32 for int8), each C element on its own.
+// Rows and columns up to the next 16 are computed too (the fractals' padding, as the device
+// fills them); k stops at k.
+struct MmadShape {
+    uint32_t m, n, k;
+    CubeType in;          // A and B
+    int init;             // 0: zero, 1: C's current value (accumulate), 2: the bias vector
+    uint32_t bias;        // address of the bias (float or int32, n elements) when init == 2
+    uint32_t k1;          // k fractals per A row block / B block row (kDirectionAlign may round it up)
+};
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_mmad(uint8_t* local, uint8_t* init, uint32_t c, uint32_t a, uint32_t b,
+                                             const MmadShape& s) {
+    const uint32_t esize = s.in == CubeType::F32 ? 4 : (s.in == CubeType::S8 || s.in == CubeType::U8) ? 1 : 2;
+    const uint32_t k0 = 32 / esize, m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, k1 = s.k1;
+    const uint32_t M = m16 * 16, N = n16 * 16, K = s.k;
+    const bool integer = s.in == CubeType::S8 || s.in == CubeType::U8;
+    static std::vector<float> af, bf, cf;
+    static std::vector<int32_t> ai, bi, ci;
+    // Unpack A to row-major M x K and B to K x N.
+    // m = 1 is GEMV: the hardware reads A's one row from L0A as ND (the Mmad doc page); the other
+    // 15 rows of the fractal are not computed from anything and come out as 0 here.
+    static const uint8_t zero[4] = {};
+    auto a_at = [&](uint32_t i, uint32_t kk) -> const uint8_t* {
+        if (s.m == 1) return i ? zero : local + a + uint64_t(kk) * esize;
+        return local + a + ((uint64_t(i / 16) * k1 + kk / k0) * 16 * k0 + (i % 16) * k0 + kk % k0) * esize;
+    };
+    auto b_at = [&](uint32_t kk, uint32_t j) {
+        return local + b + ((uint64_t(kk / k0) * n16 + j / 16) * 16 * k0 + (j % 16) * k0 + kk % k0) * esize;
+    };
+    auto c_at = [&](uint32_t i, uint32_t j) {
+        return local + c + ((uint64_t(j / 16) * m16 + i / 16) * 256 + (i % 16) * 16 + j % 16) * 4;
+    };
+    if (integer) {
+        ai.assign(size_t(M) * K, 0), bi.assign(size_t(K) * N, 0), ci.assign(size_t(M) * N, 0);
+        bool u = s.in == CubeType::U8;
+        for (uint32_t i = 0; i < M; ++i)
+            for (uint32_t kk = 0; kk < K; ++kk) ai[size_t(i) * K + kk] = u ? *a_at(i, kk) : int8_t(*a_at(i, kk));
+        for (uint32_t kk = 0; kk < K; ++kk)
+            for (uint32_t j = 0; j < N; ++j) bi[size_t(kk) * N + j] = u ? *b_at(kk, j) : int8_t(*b_at(kk, j));
+    } else {
+        af.assign(size_t(M) * K, 0.0f), bf.assign(size_t(K) * N, 0.0f), cf.assign(size_t(M) * N, 0.0f);
+        for (uint32_t i = 0; i < M; ++i)
+            for (uint32_t kk = 0; kk < K; ++kk) af[size_t(i) * K + kk] = cube_load(a_at(i, kk), s.in);
+        for (uint32_t kk = 0; kk < K; ++kk)
+            for (uint32_t j = 0; j < N; ++j) bf[size_t(kk) * N + j] = cube_load(b_at(kk, j), s.in);
+    }
+    for (uint32_t i = 0; i < M; ++i) {
+        for (uint32_t j = 0; j < N; ++j) {
+            const uint8_t* from = s.init == 1 ? c_at(i, j) : s.init == 2 ? local + s.bias + uint64_t(j) * 4 : nullptr;
+            if (integer) {
+                int32_t v = 0;
+                if (from) memcpy(&v, from, 4);
+                ci[size_t(i) * N + j] = v;
+            } else {
+                float v = 0.0f;
+                if (from) memcpy(&v, from, 4);
+                cf[size_t(i) * N + j] = v;
+            }
+        }
+        // k outermost inside the row: each element's sum runs over k in order, and the loop over
+        // j vectorises without reordering any element's additions.
+        if (integer) {
+            int32_t* cr = &ci[size_t(i) * N];
+            for (uint32_t kk = 0; kk < K; ++kk) {
+                const int32_t av = ai[size_t(i) * K + kk];
+                const int32_t* br = &bi[size_t(kk) * N];
+                for (uint32_t j = 0; j < N; ++j) cr[j] += av * br[j];
+            }
+        } else {
+            float* cr = &cf[size_t(i) * N];
+            for (uint32_t kk = 0; kk < K; ++kk) {
+                const float av = af[size_t(i) * K + kk];
+                const float* br = &bf[size_t(kk) * N];
+                for (uint32_t j = 0; j < N; ++j) cr[j] += av * br[j];
+            }
+        }
+    }
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j)
+            memcpy(c_at(i, j), integer ? static_cast<const void*>(&ci[size_t(i) * N + j])
+                                       : static_cast<const void*>(&cf[size_t(i) * N + j]), 4);
+    for (uint32_t f = 0; f < m16 * n16; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);
+}
+
+// Fixpipe's conversions (QuantMode_t on the 910B, the scalar forms): the value from L0C (float
+// or int32), ReLU first when asked, then the mode's cast with round-to-nearest-even. A scalar
+// quantisation parameter keeps bits 31..13 of the float scale (QUANT_PRE[31:13]).
+enum class FixQuant : uint8_t { None, F322F16, F322BF16, DEQF16, QF322B8, REQ8 };
+struct FixpipeShape {
+    uint32_t nSize, mSize, srcStride, dstStride, ndNum, srcNdStride, dstNdStride;
+    bool nz;              // NZ output (dstStride in 32-byte blocks between n-blocks), else ND rows
+    uint32_t w;           // NZ output column block: 16, 32 for int8, 8 for float with channel split
+    bool relu;
+    FixQuant quant;
+    float scale;
+    CubeType src, dst;
+};
+inline uint32_t cube_size(CubeType t) {
+    return t == CubeType::F16 || t == CubeType::BF16 ? 2 : (t == CubeType::S8 || t == CubeType::U8) ? 1 : 4;
+}
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fix_value(float v, int32_t iv, const FixpipeShape& s, uint8_t* out) {
+    bool integer = s.src == CubeType::S32;
+    if (s.relu) {
+        v = v < 0.0f ? 0.0f : v;
+        iv = iv < 0 ? 0 : iv;
+    }
+    float x = integer ? float(iv) : v;
+    if (s.quant == FixQuant::DEQF16 || s.quant == FixQuant::QF322B8 || s.quant == FixQuant::REQ8) x *= s.scale;
+    switch (s.dst) {
+        case CubeType::F16: { uint16_t h = float_to_half_bits(x); memcpy(out, &h, 2); return; }
+        case CubeType::BF16: { uint16_t h = float_to_bf16_bits(x); memcpy(out, &h, 2); return; }
+        case CubeType::F32: memcpy(out, &v, 4); return;
+        case CubeType::S32: memcpy(out, &iv, 4); return;
+        case CubeType::S8: case CubeType::U8: {
+            float r = __builtin_rintf(x);
+            float lo = s.dst == CubeType::S8 ? -128.0f : 0.0f, hi = s.dst == CubeType::S8 ? 127.0f : 255.0f;
+            r = r < lo ? lo : r > hi ? hi : r;
+            *out = s.dst == CubeType::S8 ? uint8_t(int8_t(r)) : uint8_t(r);
+            return;
+        }
+    }
+}
+// L0C (NZ) -> out: element (i, j) of matrix nd from src + nd*srcNdStride fractals +
+// (j/16)*srcStride*16 + i*16 + j%16 elements; to out row i, column j of the ND matrix at
+// nd*dstNdStride elements with rows dstStride apart, or, for NZ output, to column block j/w at
+// (j/w)*dstStride*32 bytes, row i, column j%w (w = 16, 32 for int8, 8 for a channel split).
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fixpipe(const uint8_t* local, uint32_t src, uint8_t* out,
+                                                const FixpipeShape& s) {
+    const uint32_t osz = cube_size(s.dst);
+    for (uint32_t nd = 0; nd < s.ndNum; ++nd) {
+        for (uint32_t i = 0; i < s.mSize; ++i) {
+            for (uint32_t j = 0; j < s.nSize; ++j) {
+                const uint8_t* p = local + src +
+                    (uint64_t(nd) * s.srcNdStride * 256 + uint64_t(j / 16) * s.srcStride * 16 + i * 16 + j % 16) * 4;
+                float v;
+                int32_t iv;
+                memcpy(&v, p, 4);
+                memcpy(&iv, p, 4);
+                const uint32_t w = s.w;
+                uint64_t o = s.nz ? uint64_t(j / w) * s.dstStride * 32 + (uint64_t(i) * w + j % w) * osz
+                                  : (uint64_t(nd) * s.dstNdStride + uint64_t(i) * s.dstStride + j) * osz;
+                cube_fix_value(v, iv, s, out + o);
+            }
+        }
+    }
+}
+
+}  // namespace sim
+}  // namespace sage

@@ -1,0 +1,454 @@
+"""The cube unit's basic API on the 910B: TQue/TBuf and LocalMemAllocator on the cube positions
+(A1/B1/C1 in L1, A2 in L0A, B2 in L0B, CO1 in L0C, C2 in the BiasTable), DataCopy GM -> L1 with
+Nd2NzParams, LoadData (LoadData2DParams, with transpose), L1 -> BiasTable DataCopy, Mmad (zero,
+accumulate, bias; half, bfloat16_t, float, int8_t) and Fixpipe (NZ -> ND and NZ kept, ReLU, the
+scalar quantisation modes) to GM and to L1.
+
+One C++ driver runs whole matmuls through the API on full and tail shapes and dumps the inputs and
+the outputs; numpy recomputes each from the doc pages' semantics (fp32 accumulation of exact
+products, round to nearest even on output). Provoked faults are checked for code and line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+
+DRIVER = PRELUDE + r"""
+static uint32_t al(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
+
+template <typename T>
+static T* gm(const char* name, size_t n) {
+    T* p = new T[n]();
+    sage::sim::rt().gm.push_back(sage::sim::GmBuffer{reinterpret_cast<uint8_t*>(p), n * sizeof(T), 0, name, nullptr});
+    return p;
+}
+
+// C = A (M x K) x B (K x N) [+ bias] with the basic API and TPipe queues on every cube position;
+// the result goes to GM as Tout through Fixpipe (NZ -> ND) with quantPre q.
+template <typename U, typename L, typename Tout>
+static void matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, QuantMode_t q, bool relu,
+                   bool with_bias, bool split_k) {
+    constexpr uint32_t c0 = 32 / sizeof(U);
+    const uint32_t M16 = al(M, 16), K0 = al(K, 16), N16 = al(N, 16);
+    U* a = gm<U>("a", size_t(M) * K);
+    U* b = gm<U>("b", size_t(K) * N);
+    L* bias = gm<L>("bias", N16);
+    Tout* c = gm<Tout>("c", size_t(M) * N);
+    for (uint32_t i = 0; i < M * K; ++i) a[i] = U(int((i * 7 + 3) % 17) - 8);
+    for (uint32_t i = 0; i < K * N; ++i) b[i] = U(int((i * 5 + 1) % 13) - 6);
+    if constexpr (std::is_same_v<U, half> || std::is_same_v<U, bfloat16_t> || std::is_same_v<U, float>) {
+        for (uint32_t i = 0; i < M * K; ++i) a[i] = U(float(a[i]) * 0.37f);
+        for (uint32_t i = 0; i < K * N; ++i) b[i] = U(float(b[i]) * 0.21f);
+    }
+    for (uint32_t j = 0; j < N; ++j) bias[j] = L(int(j % 9) - 4);
+    write_raw(name + "_a", a, sizeof(U) * M * K);
+    write_raw(name + "_b", b, sizeof(U) * K * N);
+    write_raw(name + "_bias", bias, sizeof(L) * N);
+    GlobalTensor<U> ga, gb;
+    GlobalTensor<L> gbias;
+    GlobalTensor<Tout> gc;
+    ga.SetGlobalBuffer(a, M * K);
+    gb.SetGlobalBuffer(b, K * N);
+    gbias.SetGlobalBuffer(bias, N16);
+    gc.SetGlobalBuffer(c, M * N);
+
+    TPipe pipe;
+    TQue<TPosition::A1, 1> qa1;
+    TQue<TPosition::B1, 1> qb1;
+    TQue<TPosition::C1, 1> qbias1;
+    TQue<TPosition::A2, 1> qa2;
+    TQue<TPosition::B2, 1> qb2;
+    TQue<TPosition::CO1, 1> qc;
+    TBuf<TPosition::C2> bt;
+    pipe.InitBuffer(qa1, 1, M16 * K0 * sizeof(U));
+    pipe.InitBuffer(qb1, 1, K0 * N16 * sizeof(U));
+    pipe.InitBuffer(qbias1, 1, N16 * sizeof(L));
+    pipe.InitBuffer(qa2, 1, M16 * K0 * sizeof(U));
+    pipe.InitBuffer(qb2, 1, K0 * N16 * sizeof(U));
+    pipe.InitBuffer(qc, 1, M16 * N16 * sizeof(L));
+    pipe.InitBuffer(bt, al(N16 * sizeof(L), 64));
+
+    // GM -> L1: A as NZ with M16 rows per column block, B as NZ with K0 rows per column block.
+    auto a1 = qa1.AllocTensor<U>();
+    DataCopy(a1, ga, Nd2NzParams{1, uint16_t(M), uint16_t(K), 0, uint16_t(K), uint16_t(M16), 1, 0});
+    qa1.EnQue(a1);
+    auto b1 = qb1.AllocTensor<U>();
+    DataCopy(b1, gb, Nd2NzParams{1, uint16_t(K), uint16_t(N), 0, uint16_t(N), uint16_t(K0), 1, 0});
+    qb1.EnQue(b1);
+    auto bias1 = qbias1.AllocTensor<L>();
+    DataCopy(bias1, gbias, Nd2NzParams{1, 1, uint16_t(N16), 0, uint16_t(N16), 1, 1, 0});
+    qbias1.EnQue(bias1);
+
+    // L1 -> L0A (NZ -> ZZ: per m-block, its k fractals) and L1 -> L0B (NZ -> ZN, transposed).
+    a1 = qa1.DeQue<U>();
+    auto a2 = qa2.AllocTensor<U>();
+    for (uint32_t i = 0; i < M16 / 16; ++i)
+        LoadData(a2[i * K0 * 16], a1[i * 256],
+                 LoadData2DParams{0, uint8_t(K0 / 16), uint16_t(M16 / 16), 0, 0, false, 0});
+    qa2.EnQue(a2);
+    qa1.FreeTensor(a1);
+    b1 = qb1.DeQue<U>();
+    auto b2 = qb2.AllocTensor<U>();
+    for (uint32_t kb = 0; kb < K0 / 16; ++kb)
+        LoadData(b2[kb * N16 * 16], b1[kb * 256],
+                 LoadData2DParams{0, uint8_t(N16 / 16), uint16_t(K0 / 16), 0, 0, true, 0});
+    qb2.EnQue(b2);
+    qb1.FreeTensor(b1);
+    bias1 = qbias1.DeQue<L>();
+    auto bias2 = bt.Get<L>();
+    DataCopy(bias2, bias1, DataCopyParams{1, uint16_t(al(N16 * sizeof(L), 64) / 64), 0, 0});
+    qbias1.FreeTensor(bias1);
+
+    a2 = qa2.DeQue<U>();
+    b2 = qb2.DeQue<U>();
+    auto co1 = qc.AllocTensor<L>();
+    if (split_k) {  // two Mmads along K (M <= 16: one m-block, its k fractals contiguous)
+        const uint32_t k1 = 16;
+        Mmad(co1, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(k1), 0, false, true});
+        Mmad(co1, a2[k1 * 16], b2[k1 * N16], MmadParams{uint16_t(M), uint16_t(N), uint16_t(K - k1), 0, false, false});
+    } else if (with_bias) {
+        Mmad(co1, a2, b2, bias2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, true});
+    } else {
+        Mmad(co1, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, true});
+    }
+    qc.EnQue(co1);
+    qa2.FreeTensor(a2);
+    qb2.FreeTensor(b2);
+
+    co1 = qc.DeQue<L>();
+    FixpipeParamsV220 fp{uint16_t(N16), uint16_t(M), uint16_t(M16), N, relu};
+    fp.quantPre = q;
+    float scale = 0.5f;
+    uint32_t bits;
+    memcpy(&bits, &scale, 4);
+    fp.deqScalar = bits;
+    if (N16 != N) {
+        // N not a multiple of 16: the output rows are N apart, so write the whole 16-column blocks
+        // into a wider scratch row and keep the N columns
+        Tout* wide = gm<Tout>("wide", size_t(M) * N16);
+        GlobalTensor<Tout> gw;
+        gw.SetGlobalBuffer(wide, M * N16);
+        fp.dstStride = N16;
+        Fixpipe(gw, co1, fp);
+        for (uint32_t i = 0; i < M; ++i) memcpy(c + size_t(i) * N, wide + size_t(i) * N16, N * sizeof(Tout));
+    } else {
+        Fixpipe(gc, co1, fp);
+    }
+    qc.FreeTensor(co1);
+    write_raw(name + "_c", c, sizeof(Tout) * M * N);
+}
+
+// LocalMemAllocator on L1/L0, the NZ output of Fixpipe (to GM and to L1).
+static void static_tensors() {
+    constexpr uint32_t M = 32, K = 32, N = 32;
+    half* a = gm<half>("sa", M * K);
+    half* b = gm<half>("sb", K * N);
+    float* nz = gm<float>("snz", M * N);
+    for (uint32_t i = 0; i < M * K; ++i) a[i] = half(float(int(i % 11) - 5) * 0.25f);
+    for (uint32_t i = 0; i < K * N; ++i) b[i] = half(float(int(i % 7) - 3) * 0.5f);
+    write_raw("static_a", a, sizeof(half) * M * K);
+    write_raw("static_b", b, sizeof(half) * K * N);
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gnz;
+    ga.SetGlobalBuffer(a, M * K);
+    gb.SetGlobalBuffer(b, K * N);
+    gnz.SetGlobalBuffer(nz, M * N);
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    auto a1 = l1.Alloc<TPosition::A1, half>(M * K);
+    auto b1 = l1.Alloc<TPosition::B1, half>(K * N);
+    auto back = l1.Alloc<TPosition::A1, half>(M * N);
+    auto a2 = l0a.Alloc<TPosition::A2, half>(M * K);
+    auto b2 = l0b.Alloc<TPosition::B2, half>(K * N);
+    auto c1 = l0c.Alloc<TPosition::CO1, float>(M * N);
+    DataCopy(a1, ga, Nd2NzParams{1, M, K, 0, K, M, 1, 0});
+    DataCopy(b1, gb, Nd2NzParams{1, K, N, 0, N, K, 1, 0});
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    for (uint32_t i = 0; i < M / 16; ++i)
+        LoadData(a2[i * K * 16], a1[i * 256], LoadData2DParams{0, uint8_t(K / 16), uint16_t(M / 16), 0, 0, false, 0});
+    for (uint32_t i = 0; i < K / 16; ++i)
+        LoadData(b2[i * N * 16], b1[i * 256], LoadData2DParams{0, uint8_t(N / 16), uint16_t(K / 16), 0, 0, true, 0});
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    Mmad(c1, a2, b2, MmadParams{M, N, K, 0, false, true});
+    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+    Fixpipe<float, float, CFG_NZ>(gnz, c1, FixpipeParamsV220{N, M, M, M * 16 * 4 / 32, false});
+    Fixpipe<half, float, CFG_NZ>(back, c1,
+                                 FixpipeParamsV220{N, M, M, 32, true, QuantMode_t::F322F16, 0, 1, 0, 0, 0});
+    write_raw("static_nz", nz, sizeof(float) * M * N);
+    dump("static_l1", back, M * N);
+}
+
+// Each fault at its line.
+static void faults() {
+    TPipe pipe;
+    TQue<TPosition::A1, 1> big;
+    try {
+        expect("cube-buffer-overflow", __LINE__ + 1);
+        pipe.InitBuffer(big, 2, 300 * 1024);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    TBuf<TPosition::A2> l0a;
+    try {
+        expect("cube-buffer-overflow", __LINE__ + 1);
+        pipe.InitBuffer(l0a, 65 * 1024);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("cube-buffer-overflow", __LINE__ + 1);
+        LocalTensor<float> bt(TPosition::C2, 0, 512);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    LocalMemAllocator<Hardware::L0A> l0a_alloc;
+    LocalMemAllocator<Hardware::L0B> l0b_alloc;
+    LocalMemAllocator<Hardware::L0C> l0c_alloc;
+    LocalMemAllocator<Hardware::L1> l1_alloc;
+    auto a2 = l0a_alloc.Alloc<TPosition::A2, half>(16 * 32);
+    auto b2 = l0b_alloc.Alloc<TPosition::B2, half>(32 * 16);
+    auto c1 = l0c_alloc.Alloc<TPosition::CO1, float>(16 * 16);
+    auto a1 = l1_alloc.Alloc<TPosition::A1, half>(16 * 32);
+    try {
+        expect("api-misuse", __LINE__ + 1);  // a half fractal off its 512-byte boundary
+        Mmad(c1, a2[16], b2, MmadParams{16, 16, 16, 0, false, true});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // A from L1, not L0A
+        Mmad(c1, a1, b2, MmadParams{16, 16, 16, 0, false, true});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);  // k = 64 needs 4 fractals of A, the tensor holds 2
+        Mmad(c1, a2, b2, MmadParams{16, 16, 64, 0, false, true});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    std::vector<float> out(256);
+    sage::sim::rt().gm.push_back(sage::sim::GmBuffer{reinterpret_cast<uint8_t*>(out.data()), 1024, 0, "out", nullptr});
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer(out.data(), 256);
+    expect("uninitialized-read", __LINE__ + 1);  // L0C before any Mmad wrote it
+    Fixpipe(g, c1, FixpipeParamsV220{16, 16, 16, 16, false});
+    try {
+        expect("api-misuse", __LINE__ + 1);  // float L0C to a float output with F322F16
+        Fixpipe(g, c1, FixpipeParamsV220{16, 16, 16, 16, false, QuantMode_t::F322F16, 0, 1, 0, 0, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // nSize past its range
+        Fixpipe(g, c1, FixpipeParamsV220{5000, 16, 16, 16, false});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        auto a1i = l1_alloc.Alloc<TPosition::A1, int8_t>(1024);
+        auto a2i = l0a_alloc.Alloc<TPosition::A2, int8_t>(1024);
+        expect("api-misuse", __LINE__ + 1);  // int8 fractals cannot be transposed by LoadData2D
+        LoadData(a2i, a1i, LoadData2DParams{0, 1, 1, 0, 0, true, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    expect("uninitialized-read", __LINE__ + 1);  // accumulate onto an L0C nothing wrote
+    Mmad(l0c_alloc.Alloc<TPosition::CO1, float>(256), a2, b2, MmadParams{16, 16, 16, 0, false, false});
+}
+""" + main_calling(
+    'matmul<half, float, half>("h_full", 32, 64, 48, QuantMode_t::F322F16, false, false, false);',
+    'matmul<half, float, float>("h_tail", 30, 70, 40, QuantMode_t::NoQuant, false, false, false);',
+    'matmul<half, float, float>("h_bias_relu", 16, 32, 32, QuantMode_t::NoQuant, true, true, false);',
+    'matmul<bfloat16_t, float, bfloat16_t>("bf_full", 32, 32, 32, QuantMode_t::F322BF16, false, false, false);',
+    'matmul<half, float, float>("h_splitk", 16, 48, 32, QuantMode_t::NoQuant, false, false, true);',
+    "static_tensors();",
+    "faults();",
+)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Run:
+    return build_and_run(tmp_path_factory.mktemp("sim_cube"), DRIVER)
+
+
+def _inputs(run: Run, name: str, dt, m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    a = run(f"{name}_a", dt).astype(np.float32).reshape(m, k)
+    b = run(f"{name}_b", dt).astype(np.float32).reshape(k, n)
+    return a, b
+
+
+def _bf16(raw: np.ndarray) -> np.ndarray:
+    return (raw.astype(np.uint32) << 16).view(np.float32)
+
+
+def _fp32_matmul(a: np.ndarray, b: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
+    """The cube's sum: exact products, accumulated over k in order in float32."""
+    m, k = a.shape
+    c = np.zeros((m, b.shape[1]), np.float32) if init is None else np.broadcast_to(init, (m, b.shape[1])).astype(
+        np.float32)
+    for kk in range(k):
+        c = (c + np.outer(a[:, kk], b[kk]).astype(np.float32)).astype(np.float32)
+    return c
+
+
+def test_half_matmul_full_shape_to_half(run):
+    a, b = _inputs(run, "h_full", np.float16, 32, 64, 48)
+    want = _fp32_matmul(a, b).astype(np.float16)
+    np.testing.assert_array_equal(run("h_full_c", np.float16).reshape(32, 48), want)
+
+
+def test_half_matmul_tail_shape_pads_m_k_and_n(run):
+    a, b = _inputs(run, "h_tail", np.float16, 30, 70, 40)
+    np.testing.assert_array_equal(run("h_tail_c", np.float32).reshape(30, 40), _fp32_matmul(a, b))
+
+
+def test_bias_from_the_bias_table_and_relu(run):
+    a, b = _inputs(run, "h_bias_relu", np.float16, 16, 32, 32)
+    bias = run("h_bias_relu_bias", np.float32)
+    want = np.maximum(_fp32_matmul(a, b, bias), 0)
+    got = run("h_bias_relu_c", np.float32).reshape(16, 32)
+    np.testing.assert_array_equal(got, want)
+    assert (got == 0).any() and (got > 0).any()
+
+
+def test_bfloat16_matmul_rounds_to_bfloat16(run):
+    a = _bf16(run("bf_full_a", np.uint16)).reshape(32, 32)
+    b = _bf16(run("bf_full_b", np.uint16)).reshape(32, 32)
+    c = _fp32_matmul(a, b)
+    bits = c.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(run("bf_full_c", np.uint16).reshape(32, 32), rounded)
+
+
+def test_a_second_mmad_accumulates_onto_l0c(run):
+    a, b = _inputs(run, "h_splitk", np.float16, 16, 48, 32)
+    first = _fp32_matmul(a[:, :16], b[:16])
+    want = _fp32_matmul(a[:, 16:], b[16:], first)
+    np.testing.assert_array_equal(run("h_splitk_c", np.float32).reshape(16, 32), want)
+
+
+def test_static_tensors_and_nz_output(run):
+    a = run("static_a", np.float16).astype(np.float32).reshape(32, 32)
+    b = run("static_b", np.float16).astype(np.float32).reshape(32, 32)
+    c = _fp32_matmul(a, b)
+    # NZ: n-block j (16 columns) holds all 32 rows, each row 16 floats
+    nz = run("static_nz", np.float32).reshape(2, 32, 16)
+    np.testing.assert_array_equal(np.concatenate([nz[0], nz[1]], axis=1), c)
+    l1 = run("static_l1", np.float16).reshape(2, 32, 16)
+    np.testing.assert_array_equal(np.concatenate([l1[0], l1[1]], axis=1), np.maximum(c, 0).astype(np.float16))
+
+
+def test_each_fault_at_its_line(run):
+    expected = [(code, int(line)) for _, code, line in run.rows("EXPECT")]
+    found = [(code, int(line)) for _, code, line, _ in run.rows("FAULT")]
+    for want in expected:
+        assert want in found, (want, found)
+    assert sorted(set(found)) == sorted(set(expected)), found
+
+
+# ---- a whole program: a matmul kernel launched on two blocks, its estimate and a missing sync ----
+
+PROGRAM = r"""#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+constexpr uint32_t M = 64, K = 64, N = 32, BM = 32;
+
+__global__ __cube__ void mm(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c) {
+    AscendC::GlobalTensor<half> ga, gb;
+    AscendC::GlobalTensor<float> gc;
+    ga.SetGlobalBuffer((__gm__ half*)a + AscendC::GetBlockIdx() * BM * K);
+    gb.SetGlobalBuffer((__gm__ half*)b);
+    gc.SetGlobalBuffer((__gm__ float*)c + AscendC::GetBlockIdx() * BM * N);
+    AscendC::LocalMemAllocator<AscendC::Hardware::L1> l1;
+    AscendC::LocalMemAllocator<AscendC::Hardware::L0A> l0a;
+    AscendC::LocalMemAllocator<AscendC::Hardware::L0B> l0b;
+    AscendC::LocalMemAllocator<AscendC::Hardware::L0C> l0c;
+    auto a1 = l1.Alloc<AscendC::TPosition::A1, half>(BM * K);
+    auto b1 = l1.Alloc<AscendC::TPosition::B1, half>(K * N);
+    auto a2 = l0a.Alloc<AscendC::TPosition::A2, half>(BM * K);
+    auto b2 = l0b.Alloc<AscendC::TPosition::B2, half>(K * N);
+    auto c1 = l0c.Alloc<AscendC::TPosition::CO1, float>(BM * N);
+    AscendC::DataCopy(a1, ga, AscendC::Nd2NzParams{1, BM, K, 0, K, BM, 1, 0});
+    AscendC::DataCopy(b1, gb, AscendC::Nd2NzParams{1, K, N, 0, N, K, 1, 0});
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVENT_ID0);
+    for (uint32_t i = 0; i < BM / 16; ++i)
+        AscendC::LoadData(a2[i * K * 16], a1[i * 256], AscendC::LoadData2DParams{0, K / 16, BM / 16, 0, 0, false, 0});
+    for (uint32_t i = 0; i < K / 16; ++i)
+        AscendC::LoadData(b2[i * N * 16], b1[i * 256], AscendC::LoadData2DParams{0, N / 16, K / 16, 0, 0, true, 0});
+    AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVENT_ID0);
+    AscendC::Mmad(c1, a2, b2, AscendC::MmadParams{BM, N, K, 0, false, true});
+    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);
+    AscendC::Fixpipe(gc, c1, AscendC::FixpipeParamsV220{N, BM, BM, N, false});
+}
+
+int main() {
+    std::vector<uint16_t> a(M * K), b(K * N);
+    std::vector<float> fa(M * K), fb(K * N), c(M * N);
+    for (uint32_t i = 0; i < M * K; ++i) fa[i] = float(int(i % 9) - 4) * 0.5f;
+    for (uint32_t i = 0; i < K * N; ++i) fb[i] = float(int(i % 5) - 2);
+    for (uint32_t i = 0; i < M * K; ++i) { _Float16 h = fa[i]; std::memcpy(&a[i], &h, 2); }
+    for (uint32_t i = 0; i < K * N; ++i) { _Float16 h = fb[i]; std::memcpy(&b[i], &h, 2); }
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    uint8_t *da, *db, *dc;
+    aclrtMalloc((void**)&da, a.size() * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&db, b.size() * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&dc, c.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(da, a.size() * 2, a.data(), a.size() * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(db, b.size() * 2, b.data(), b.size() * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    mm<<<M / BM, nullptr, stream>>>(da, db, dc);
+    aclrtSynchronizeStream(stream);
+    aclrtMemcpy(c.data(), c.size() * 4, dc, c.size() * 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    int bad = 0;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            float s = 0;
+            for (uint32_t k = 0; k < K; ++k) s += fa[i * K + k] * fb[k * N + j];
+            bad += c[i * N + j] != s;
+        }
+    std::printf("bad %d\n", bad);
+    aclrtFree(da);
+    aclrtFree(db);
+    aclrtFree(dc);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return bad ? 1 : 0;
+}
+"""
+
+
+def _run_program(tmp_path, text: str):
+    from sage_npu.npu_eval.program import run_program
+    from sage_npu.npu_eval.settings import EvalSettings
+
+    path = tmp_path / "mm.asc"
+    path.write_text(text)
+    return path, run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
+
+
+def test_a_matmul_program_runs_on_two_blocks_with_the_cube_pipes_costed(tmp_path):
+    _, report = _run_program(tmp_path, PROGRAM)
+    assert report.exit_code == 0 and report.status == "ok", report
+    (launch,) = report.launches
+    assert not [d for d in launch.diagnostics if d.severity == "error"], launch.diagnostics
+    assert launch.timing is not None
+    assert {"MTE1", "M", "FIX", "MTE2"} <= set(launch.timing.pipes), launch.timing.pipes
+
+
+def test_a_missing_m_to_fix_sync_is_reported_at_the_fixpipe(tmp_path):
+    text = PROGRAM.replace("    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);\n"
+                           "    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);\n", "")
+    path, report = _run_program(tmp_path, text)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "AscendC::Fixpipe(" in t)
+    found = [(d.code, d.line) for launch in report.launches for d in launch.diagnostics]
+    assert ("missing-sync", line) in found, found
