@@ -81,10 +81,12 @@ def _hazards(est: Estimate, trace: Trace, diags: dict[tuple, Diagnostic]) -> Non
 
 
 def _bounds(est: Estimate, trace: Trace, site: LaunchSite, chip: ChipProfile, diags: dict[tuple, Diagnostic]) -> None:
-    # Every output byte must reach GM once; an estimate below that has not been traced doing the work
+    # Every output byte must reach GM once; an estimate whose work (the fixed operator head aside, which
+    # alone can exceed a small output's transfer) is below that has not been traced doing the work
     # (outputs written through raw pointers, say), and a kernel cannot beat physics.
     floor_us = site.out_bytes / (chip.hbm_gbps * 1e3)
-    if not trace.truncated and est.estimated_us < floor_us * 0.99:
+    head_us = sum(c.cycles for c in est.causes if c.cause == "op_head") / (chip.clock_ghz * 1e3)
+    if not trace.truncated and est.estimated_us - head_us < floor_us * 0.99:
         diags[("beyond-roofline",)] = diagnostic(
             site.file, site.line or 1, "error", "beyond-roofline",
             f"the estimate ({est.estimated_us:.3f} us) beats the time HBM needs just to write the outputs "
