@@ -56,7 +56,9 @@ CMAKE_FRAMEWORK = re.compile(r"\bnpu_op_package\b|\bnpu_op_kernel_library\b|\bnp
 # failed from its first such line.
 FAILED_TEXT = re.compile(r"test failed!|\[ERROR\]|CompareResult \S*\s*failed", re.IGNORECASE)
 HEADER_SUFFIXES = (".h", ".hpp")
-SOURCE_SUFFIXES = (".asc", ".cpp", ".cc", *HEADER_SUFFIXES)
+# What `sage-npu run` builds: AI Core and host sources, and AI CPU kernels (.aicpu).
+BUILT_SUFFIXES = (".asc", ".cpp", ".cc", ".aicpu")
+SOURCE_SUFFIXES = (*BUILT_SUFFIXES, *HEADER_SUFFIXES)
 COMMAND_TIMEOUT_S = 300
 REASON_MAX = 200
 
@@ -296,9 +298,9 @@ def understand_build(folder: Path, exe: str, cmake_cmds: list[str]) -> Build | N
         linked = _linked(read, exe, set(libraries))
         targets = [(where, exe_calls[0][1:])] + [libraries[lib][:2] for lib in linked]
         listed = [(d, s) for d, srcs in targets for s in srcs if s not in _TARGET_WORDS]
-        if any(not s.endswith((".asc", ".cpp", ".cc", *HEADER_SUFFIXES)) for _, s in listed):
-            return None  # e.g. an AI CPU kernel (.aicpu), which the emulator does not build
-        srcs = [d / s for d, s in listed if s.endswith((".asc", ".cpp", ".cc"))]
+        if any(not s.endswith(SOURCE_SUFFIXES) for _, s in listed):
+            return None  # a source the emulator does not build (a CUDA-like .cu, an object file)
+        srcs = [d / s for d, s in listed if s.endswith(BUILT_SUFFIXES)]
         if srcs and all(s.is_file() for s in srcs):
             defines = _definitions(calls, exe)
             for lib in linked:
@@ -325,10 +327,6 @@ def _linked(read: list[tuple[Path, list[tuple[str, list[str]]]]], target: str, l
 
 def unbuildable(folder: Path, exe: str) -> str:
     """Why the sweep cannot build `exe` (understand_build gave None), in one line."""
-    aicpu = next(folder.rglob("*.aicpu"), None)
-    if aicpu is not None:
-        return (f"{exe} includes {aicpu.name}, an AI CPU kernel: sage-npu emulates the AI Core "
-                "(its vector unit), not the AI CPU")
     return (f"the sample's CMake build of {exe} is not one executable from listed sources "
             "(the sweep cannot stand in for it)")
 

@@ -43,6 +43,7 @@ from sage_npu.npu_eval import sandbox as sb
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.backends import unavailable
 from sage_npu.npu_eval.build import (
+    SIM_INCLUDE,
     BuildCache,
     PathMap,
     build,
@@ -318,6 +319,8 @@ def build_program(sources: list[Path], settings: EvalSettings, defines: dict[str
         flags.append("-g1")
     for d in dict.fromkeys(str(p.resolve().parent) for p in sources):
         flags += ["-iquote", d]
+    # An AI CPU kernel includes "aicpu_api.h" from the folder CANN's AICPU CMake language adds.
+    flags += ["-idirafter", str(SIM_INCLUDE / "aicpu_api")]
     # aclrtc compiles kernels at run time with the program's own compiler and flags into a shared
     # object the program loads; -rdynamic lets it share the program's emulator state.
     rtc = [shutil.which(settings.cxx) or settings.cxx, *flags] if uses_rtc(sources) else []

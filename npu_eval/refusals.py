@@ -77,7 +77,8 @@ def for_name(name: str, qualified: bool) -> str | None:
         "not910b": f"{name} is not available on 910B or 310P (asc-devkit {src}), the chips sage-npu emulates",
         "hccl": f"{name} is HCCL, CANN's collective communication library (asc-devkit {src}): sage-npu runs "
                 "one device without CANN; run this program with CANN",
-        "aicpu": f"{name} is an AI CPU API (asc-devkit {src}): sage-npu emulates the AI Core, not the AI CPU",
+        "aicpu": f"{name} is an AI CPU API (asc-devkit {src}) sage-npu does not emulate yet (AI CPU kernels run, "
+                 "with aicpu_api.h's printf, assert and DataStoreBarrier); run this program with CANN",
         "missing": f"{'AscendC::' if qualified else ''}{name} (asc-devkit {src}) is not emulated by sage-npu yet: "
                    "run this kernel with CANN",
     }[hit.kind]
@@ -97,7 +98,7 @@ def for_header(header: str) -> str | None:
             "ascend950": "an Ascend 950-only API: sage-npu emulates 910B and 310P",
             "not910b": "not available on 910B or 310P",
             "hccl": "HCCL, CANN's collective communication library",
-            "aicpu": "the AI CPU API: sage-npu emulates the AI Core",
+            "aicpu": "an AI CPU header sage-npu does not provide (AI CPU kernels include aicpu_api.h)",
             "missing": "not emulated by sage-npu yet"}[hit.kind]
     return one_line(f"{header} (asc-devkit {hit.where}) is {what}; this code cannot run under sage-npu")
 

@@ -109,11 +109,20 @@ def test_an_option_is_off_unless_given_and_an_undefined_name_is_false(tmp_path, 
 
 def test_a_build_the_sweep_cannot_stand_in_for_is_none(tmp_path):
     write(tmp_path / "main.asc", "")
-    write(tmp_path / "kernel.aicpu", "")
-    write(tmp_path / "CMakeLists.txt", "add_executable(demo kernel.aicpu main.asc)\n")
+    write(tmp_path / "kernel.o", "")
+    write(tmp_path / "CMakeLists.txt", "add_executable(demo kernel.o main.asc)\nadd_executable(two main.asc)\n")
     assert sweep.understand_build(tmp_path, "demo", []) is None
-    assert "kernel.aicpu, an AI CPU kernel" in sweep.unbuildable(tmp_path, "demo")
+    assert "not one executable from listed sources" in sweep.unbuildable(tmp_path, "demo")
     assert sweep.understand_build(tmp_path, "missing", []) is None
+
+
+def test_an_ai_cpu_kernel_is_built_with_the_program(tmp_path):
+    # asc-devkit's 12_aicpu: the AI CPU kernel (.aicpu) and the host program that launches it
+    write(tmp_path / "main.asc", "")
+    write(tmp_path / "hello.aicpu", "")
+    write(tmp_path / "CMakeLists.txt", "add_executable(demo hello.aicpu main.asc)\n")
+    build = sweep.understand_build(tmp_path, "demo", [])
+    assert build is not None and [s.name for s in build.sources] == ["hello.aicpu", "main.asc"]
 
 
 @pytest.mark.parametrize("kind", ["SHARED", "STATIC"])

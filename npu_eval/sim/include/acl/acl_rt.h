@@ -112,6 +112,16 @@ inline AclHostState& acl_host() {
     return s;
 }
 
+// Whether [p, p + n) lies inside one live aclrtMallocHost buffer.
+inline bool host_block_holds(const void* p, size_t n) {
+    auto at = reinterpret_cast<uintptr_t>(p);
+    for (const auto& [base, size] : acl_host().host_live) {
+        auto b = reinterpret_cast<uintptr_t>(base);
+        if (at >= b && at + n <= b + size) return true;
+    }
+    return false;
+}
+
 // A handle (or the address to store one at) the call requires: null is ACL_ERROR_INVALID_PARAM.
 inline bool handle_given(const void* handle, const char* api, const char* what, SrcLoc loc) {
     if (handle) return true;
@@ -499,6 +509,12 @@ inline aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t
         return ACL_ERROR_INVALID_PARAM;
     }
     if (count == 0) return ACL_SUCCESS;
+    // The doc: the memory may be on the host or the device, told apart by its address; host memory
+    // must come from ACL (aclrtMallocHost), anything else is undefined, so it is an error here.
+    if (devPtr && host_block_holds(devPtr, count)) {
+        std::memset(devPtr, value, count);
+        return ACL_SUCCESS;
+    }
     if (!devPtr || !device_range(devPtr, count, loc, "aclrtMemset", "buffer")) return ACL_ERROR_INVALID_PARAM;
     std::memset(devPtr, value, count);
     gm_mark_written(gm_find(devPtr), devPtr, count);

@@ -44,6 +44,7 @@ struct LaunchSite {
 };
 
 constexpr int kAclAicoreException = 507015;  // ACL_ERROR_RT_AICORE_EXCEPTION
+constexpr int kAclAicpuException = 507018;   // ACL_ERROR_RT_AICPU_EXCEPTION
 constexpr size_t kMaxFreedKept = 256;          // freed mappings kept (PROT_NONE) to name a use after free
 constexpr size_t kMaxTrackedGmBytes = size_t(256) << 20;  // larger buffers go without race tracking
 
@@ -367,6 +368,14 @@ inline const void* as_stream(const T& v) {
     return nullptr;
 }
 
+}  // namespace sim
+}  // namespace sage
+
+#include "aicpu.h"  // AI CPU kernels: after the program state and host_report they use
+
+namespace sage {
+namespace sim {
+
 // The stream of `<<<blockDim, l2ctrl, stream>>>`: the configuration's second element.
 template <class... Cfg>
 inline const void* launch_stream(const Cfg&... cfg) {
@@ -387,19 +396,34 @@ struct Launcher {
     const void* stream;
     template <class... A>
     void operator()(A&&... args) {
-        if (captured(stream)) {
-            auto saved = std::make_tuple(std::decay_t<A>(args)...);
-            LaunchSite s = site;
-            F fn = f;
-            int64_t blocks = block_dim;
-            capture().tasks.push_back(CapturedTask{"KERNEL", site.kernel, SrcLoc{site.file, site.line},
-                                                   [s, fn, blocks, saved]() mutable {
-                                                       std::apply([&](auto&... a) { run_launch(s, fn, blocks, a...); },
-                                                                  saved);
-                                                   }});
-            return;
+        if constexpr (is_aicpu_kernel<F>) {  // an AI CPU kernel: host code (aicpu.h)
+            if (captured(stream)) {
+                auto saved = std::make_tuple(std::decay_t<A>(args)...);
+                F fn = f;
+                int64_t blocks = block_dim;
+                capture().tasks.push_back(CapturedTask{"KERNEL", site.kernel, SrcLoc{site.file, site.line},
+                                                       [fn, blocks, saved]() mutable {
+                                                           std::apply([&](auto&... a) { run_aicpu_launch(fn, blocks, a...); },
+                                                                      saved);
+                                                       }});
+            } else {
+                run_aicpu_launch(f, block_dim, args...);
+            }
+        } else {
+            if (captured(stream)) {
+                auto saved = std::make_tuple(std::decay_t<A>(args)...);
+                LaunchSite s = site;
+                F fn = f;
+                int64_t blocks = block_dim;
+                capture().tasks.push_back(CapturedTask{"KERNEL", site.kernel, SrcLoc{site.file, site.line},
+                                                       [s, fn, blocks, saved]() mutable {
+                                                           std::apply([&](auto&... a) { run_launch(s, fn, blocks, a...); },
+                                                                      saved);
+                                                       }});
+                return;
+            }
+            run_launch(site, f, block_dim, args...);
         }
-        run_launch(site, f, block_dim, args...);
     }
 };
 

@@ -9,6 +9,7 @@
 #endif
 #define __aicore__
 #define __global__
+#define __aicpu__
 #define __gm__
 #define __ubuf__
 #define __cbuf__
