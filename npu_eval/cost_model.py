@@ -43,8 +43,9 @@ BOTTLENECK_ADVICE = {
     "HBM": "memory-bound: the bytes moved to and from global memory take longer than anything else at the "
            "chip's bandwidth. Move fewer bytes (fuse steps, keep data in the Unified Buffer, narrower dtypes); "
            "more blocks do not help past the bandwidth",
-    "MTE2": "copies in (global memory -> Unified Buffer) keep their pipe the busiest: fewer, longer, 32-byte "
-            "aligned DataCopy calls, and double buffering to hide them behind the computation",
+    "MTE2": "copies in (global memory -> Unified Buffer, or -> L1 in a cube kernel) keep their pipe the busiest: "
+            "fewer, longer, 32-byte aligned DataCopy calls, double buffering to hide them behind the computation, "
+            "and in a matmul bigger base blocks so each loaded byte feeds more Mmads",
     "MTE3": "copies out (Unified Buffer -> global memory) keep their pipe the busiest: fewer, longer, 32-byte "
             "aligned DataCopy calls, and double buffering to hide them behind the computation",
     "V": "vector computation is the busiest: fewer vector instructions (fuse steps, full 256-byte repeats "
