@@ -17,65 +17,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.cost_model import estimate
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable
+from sage_npu.npu_eval.report import AdviceCode, AdviceFinding, labelled
 from sage_npu.npu_eval.trace import Rec, Trace
 
-ADVICE_SCHEMA_VERSION = 1
-
-AdviceCode = Literal["perf-single-buffer", "perf-few-cores", "perf-small-tiles", "perf-scalar-loop",
-                     "perf-unaligned-gm", "perf-fragmented-gm"]
-
-# A finding saving at least this share of the estimate is information, a smaller one a hint; one
-# saving less than MIN_SAVING_SHARE is not reported (the model is not that precise).
-HINT_BELOW_SHARE = 0.10
+# A finding saving less than this share of the estimate is not reported (the model is not that precise).
 MIN_SAVING_SHARE = 0.02
-# A load reaches 90% of its bandwidth from this many bytes (docs/advisor.md: the public model's
-# large-block rate starts at small_load_below_bytes, and its head is then under 2% of the stream).
+# A load reaches this share of its bandwidth from saturating_bytes() on (docs/advisor.md).
 SATURATION_SHARE = 0.9
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AdviceFinding(_Model):
-    """One finding: what to change (`change`), where (`file`, `line`, 1-based) and what the cost
-    model says it saves (`saving_us` of `before_us`, leaving `after_us`)."""
-
-    code: AdviceCode
-    message: str
-    file: str
-    line: int = Field(ge=1)
-    saving_us: float
-    before_us: float
-    after_us: float
-    change: str
-    estimated: bool = True  # a CPU-model figure (True) or re-measured on a device (False)
-
-    @property
-    def severity(self) -> Literal["info", "hint"]:
-        return "hint" if self.saving_us < HINT_BELOW_SHARE * self.before_us else "info"
-
-
-class Advice(_Model):
-    """`sage-npu advise --json`: the findings, largest saving first."""
-
-    schema_version: Literal[1] = ADVICE_SCHEMA_VERSION
-    task: str
-    kernel: str
-    chip: str
-    estimated_us: float | None = None
-    findings: list[AdviceFinding] = []
-
-
-def advice_json_schema() -> dict:
-    return Advice.model_json_schema()
 
 
 @dataclass(frozen=True)
@@ -321,7 +273,8 @@ class Base:
         saving = self.us - after_us
         if saving < MIN_SAVING_SHARE * self.us or not file:
             return None
-        message = f"{cause}; {change} would save ~{saving:.2f} us of {self.us:.2f} us (est., CPU model)"
+        # on the CPU every saving is the cost model's figure (a device re-measures it)
+        message = f"{cause}; {change} would save {labelled(f'~{saving:.2f} us of {self.us:.2f} us', True)}"
         return AdviceFinding(code=code, message=message, file=file, line=max(line, 1), saving_us=round(saving, 4),
                              before_us=round(self.us, 4), after_us=round(after_us, 4), change=change)
 
@@ -337,7 +290,7 @@ def single_buffer_finding(base: Base) -> AdviceFinding | None:
     text = _read(inp.kernel)
     split = bool(re.search(r"/\s*BUFFER_NUM\b", text))
     after = _us(trace, _map_blocks(trace, lambda r: double_buffered(r, queues, split)), inp)
-    line = _line_of(text, r"^\s*(?:(?:static\s+)?(?:constexpr|const)\s+\w+\s+BUFFER_NUM\s*=\s*1\s*;|#\s*define\s+"
+    line = _line_of(text, r"^[ \t]*(?:(?:static\s+)?(?:constexpr|const)\s+\w+\s+BUFFER_NUM\s*=\s*1\s*;|#\s*define\s+"
                           r"BUFFER_NUM\s+1\b)")
     file = str(inp.kernel)
     if not line:
@@ -396,7 +349,8 @@ def small_tiles_finding(base: Base) -> AdviceFinding | None:
     # the best of them (a single tile loses the overlap of copies and computation)
     best: tuple[float, int] = (base.us, 1)
     f = 2
-    while biggest * f // 2 < target and f <= its and ub_top * f <= inp.chip.ub_bytes and (not count or f <= site.value):
+    ub = inp.chip.ub_bytes - inp.chip.ub_reserved_bytes
+    while biggest * f // 2 < target and f <= its and ub_top * f <= ub and (not count or f <= site.value):
         best = min(best, (_us(inp.trace, _map_blocks(inp.trace, lambda r, f=f: merged(r, f)), inp), f))
         f *= 2
     after, f = best

@@ -87,6 +87,15 @@ async def test_save_of_a_correct_kernel_shows_a_summary_lens(client: LanguageCli
     logged = [m for m in client.log_messages if "evaluated add_custom.cpp" in m.message]
     assert logged and all(m.type == types.MessageType.Info for m in logged), client.log_messages
     assert [d for d in client.diagnostics.get(uri, []) if d.severity == types.DiagnosticSeverity.Error] == []
+    # The advisor's top finding is in the summary, and each finding is on the line to change:
+    # add_custom's eight tiles per block are too short (host.py's tileNum), with its saving.
+    assert "top finding: tileNum 8 -> 1" in title, title
+    host = client.diagnostics.get((task / "host.py").as_uri(), [])
+    tiles = [d for d in host if d.code == "perf-small-tiles"]
+    assert len(tiles) == 1 and tiles[0].severity == types.DiagnosticSeverity.Information, host
+    assert tiles[0].range.start.line == 10 and "(CPU model)" in tiles[0].message
+    hints = [d for d in host if d.code == "perf-few-cores"]
+    assert hints and hints[0].severity == types.DiagnosticSeverity.Hint  # under a tenth of the estimate
 
 
 async def open_deadlocking_kernel(client: LanguageClient, tmp_path) -> tuple[Path, str, str, str, list]:

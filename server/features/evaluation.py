@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from sage_npu.npu_eval.evaluate import Cancelled, Evaluator
-from sage_npu.npu_eval.report import Diagnostic, Report
+from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
 from sage_npu.server.features.base import Feature
@@ -228,13 +228,13 @@ class Evaluation(Feature):
         (uri -> text), so a file edited since gets them on the lines they now are, and not at all
         on lines the edit changed."""
         by_uri: dict[str, list[types.Diagnostic]] = {}
-        for d in report.diagnostics:
+        for d, severity in [*((d, d.severity) for d in report.diagnostics), *advice_diagnostics(report)]:
             uri = Path(d.file).resolve().as_uri()
             lines = self.server.lines_of(d.file)
             named = d.block is None or f"block {d.block}" in d.message
             msg = d.message if named else f"{d.message} (block {d.block})"
             by_uri.setdefault(uri, []).append(self.server.lsp_diagnostic(
-                lines, d.line, d.column, d.end_line, d.end_column, d.severity, d.code, msg))
+                lines, d.line, d.column, d.end_line, d.end_column, severity, d.code, msg))
         # Files of the task always get a publish, so fixed problems disappear.
         uris = set(by_uri) | self._published.get(task.root, set())
         uris |= {p.resolve().as_uri() for p in (task.kernel, task.host, task.reference) if p is not None}
@@ -251,6 +251,12 @@ class Evaluation(Feature):
         if doc is not None:
             return doc.source
         return "\n".join(self.server.lines_of(to_fs_path(uri) or ""))
+
+
+def advice_diagnostics(report: Report) -> list[tuple[Diagnostic, str]]:
+    """The advisor's findings as diagnostics on the line to change, with their LSP severity:
+    information, or a hint when the saving is small (docs/advisor.md)."""
+    return [(diagnostic(f.file, f.line, "info", f.code, f.message), f.severity) for f in report.advice]
 
 
 def stale_withdrawn(diags: list[types.Diagnostic], change: types.TextDocumentContentChangeEvent
