@@ -248,6 +248,21 @@ def host_keyword(host: Path | None, pattern: str) -> Site | None:
     return None
 
 
+def host_constant(host: Path | None, pattern: str, value: int) -> Site | None:
+    """A module-level constant of host.py whose name matches `pattern` and whose value is `value`
+    (`MAX_CORES = 2` when the launch computes its block_dim from it)."""
+    try:
+        tree = ast.parse(_read(host))
+    except SyntaxError:
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and _int_of(stmt.value) == value:
+            for t in stmt.targets:
+                if isinstance(t, ast.Name) and re.search(pattern, t.id):
+                    return Site(str(host), stmt.lineno, t.id, value)
+    return None
+
+
 def tile_site(inp: AdviceInput) -> Site | None:
     """A tile length constant (`*TILE*` in the kernel or host.py), else the host's tile count."""
     text = _read(inp.kernel)
@@ -306,7 +321,7 @@ def few_cores_finding(base: Base) -> AdviceFinding | None:
     cores = inp.chip.vector_cores
     if inp.block_dim >= cores or not inp.trace.blocks or len(inp.trace.blocks) != inp.block_dim:
         return None
-    site = host_keyword(inp.host, "block_dim")
+    site = host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
     if site is None:
         return None
     fixed_count = host_keyword(inp.host, r"tile(Num|Count|s)") is not None

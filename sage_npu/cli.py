@@ -96,6 +96,7 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
                          "first: each finding at the line to change (host.py's included), with its cause and the "
                          "saving the cost model estimates for the change (docs/advisor.md).")
     adv.add_argument("path", type=Path, help="task folder or kernel file")
+    adv.add_argument("--trials", type=int, help="correctness trials (default 5)")
     adv.set_defaults(func=cmd_advise)
     add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a, backend=False).eval))  # auto: sim
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
