@@ -203,3 +203,14 @@ def test_every_planted_cause_of_the_first_draft_is_found_and_holds(task, code, t
     [finding] = [f for f in report.advice if f.code == code]
     assert text in Path(finding.file).read_text().splitlines()[finding.line - 1]
     _holds_after_rebuilding(quick, report, finding, task, tmp_path / task.name)
+
+
+def test_the_agents_prompt_gets_the_top_findings():
+    from sage_npu.agent.prompt import MAX_ADVICE, report_block
+
+    found = [AdviceFinding(code="perf-small-tiles", message=f"finding {i}", file="/t/host.py", line=3 + i,
+                           saving_us=5.0 - i, before_us=10.0, after_us=5.0 + i, change="TILE 1 -> 2")
+             for i in range(MAX_ADVICE + 1)]
+    block = report_block(Report(task="t", kernel="k.cpp", status="correct", advice=found))
+    assert "advice [perf-small-tiles] host.py:3: finding 0" in block
+    assert f"finding {MAX_ADVICE - 1}" in block and f"finding {MAX_ADVICE}" not in block
