@@ -166,9 +166,10 @@ def _bench_overrides(args: argparse.Namespace) -> dict:
     return out
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def _task_to_evaluate(args: argparse.Namespace) -> tuple[Settings, Task] | int:
+    """The settings and the task at args.path, or the usage error's exit code (a backend that
+    cannot run here, no such path, no kernel in the folder: the same usage error as every command's)."""
     from sage_npu.npu_eval.backends import unavailable
-    from sage_npu.npu_eval.evaluate import evaluate
     from sage_npu.npu_eval.task import TaskError, load_task
 
     settings = _settings(args)
@@ -176,9 +177,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if missing is not None:
         return _usage_error(missing)
     try:
-        task = load_task(args.path)
-    except TaskError as e:  # no such path, no kernel in the folder: the same usage error as every command's
+        return settings, load_task(args.path)
+    except TaskError as e:
         return _usage_error(str(e))
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sage_npu.npu_eval.evaluate import evaluate
+
+    found = _task_to_evaluate(args)
+    if isinstance(found, int):
+        return found
+    settings, task = found
     if args.debug or args.block is not None:
         return debug_in_gdb(args, task, settings)
     report = evaluate(task, settings.eval, trace_out=args.trace)
@@ -196,19 +206,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_advise(args: argparse.Namespace) -> int:
     """`sage-npu advise PATH [--json]`: evaluate, then print the advisor's findings (the report's
     `advice`), largest saving first. Exit 1 when the kernel is not correct (nothing is advised)."""
-    from sage_npu.npu_eval.backends import unavailable
     from sage_npu.npu_eval.evaluate import evaluate
     from sage_npu.npu_eval.report import Advice
-    from sage_npu.npu_eval.task import TaskError, load_task
 
-    settings = _settings(args)
-    missing = unavailable(settings.eval.backend)
-    if missing is not None:
-        return _usage_error(missing)
-    try:
-        task = load_task(args.path)
-    except TaskError as e:
-        return _usage_error(str(e))
+    found = _task_to_evaluate(args)
+    if isinstance(found, int):
+        return found
+    settings, task = found
     report = evaluate(task, settings.eval)
     if args.json:
         print(Advice.of(report).model_dump_json(indent=2))

@@ -1,5 +1,5 @@
 """The performance advisor (docs/advisor.md): its counterfactual rewrites of a trace, its JSON
-contract, and the planted faulty-performance tasks (tests/tasks/perf_*), where the top finding must
+contract, and the planted faulty-performance tasks (tests/perf_tasks.py), where the top finding must
 name the planted cause at its line with a saving within 25% of the one re-estimated after applying
 the change and rebuilding."""
 
@@ -26,8 +26,8 @@ from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.codes import DiagnosticCode
 from sage_npu.npu_eval.report import Advice, AdviceCode, AdviceFinding, Report, advice_json_schema
 from sage_npu.npu_eval.trace import Rec
+from tests.perf_tasks import materialise, vectorised_kernel
 
-TASKS = Path(__file__).parent / "tasks"
 GOLDEN = Path(__file__).parent / "golden" / "advice.schema.json"
 SHIPPED = Path(__file__).resolve().parents[1] / "npu_eval" / "schema" / "advice.schema.json"
 CHIP = chip_profile("910B2")
@@ -117,7 +117,7 @@ def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
     shutil.copytree(task, out)
     kernel = next(out.glob("*.cpp"))
     if finding.code == "perf-scalar-loop":
-        kernel.write_text((task / "vectorised.cpp.txt").read_text())
+        kernel.write_text(vectorised_kernel())
         return out
     src = Sources(kernel.name, kernel.read_text(), (out / "host.py").read_text())
     if finding.code == "perf-single-buffer":
@@ -150,16 +150,21 @@ def quick(tmp_path_factory):
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
 PLANTED = {  # task -> (top finding's code, file, the planted line's text)
-    TASKS / "perf_single_buffer": ("perf-single-buffer", "perf_single_buffer.cpp", "constexpr int32_t BUFFER_NUM = 1;"),
-    TASKS / "perf_two_cores": ("perf-few-cores", "host.py", "block_dim=2,"),
-    TASKS / "perf_small_tiles": ("perf-small-tiles", "perf_small_tiles.cpp", "constexpr int32_t TILE_LENGTH = 256;"),
-    TASKS / "perf_scalar_loop": ("perf-scalar-loop", "perf_scalar_loop.cpp", "zLocal.SetValue(j,"),
+    "perf_single_buffer": ("perf-single-buffer", "perf_single_buffer.cpp", "constexpr int32_t BUFFER_NUM = 1;"),
+    "perf_two_cores": ("perf-few-cores", "host.py", "block_dim=2,"),
+    "perf_small_tiles": ("perf-small-tiles", "perf_small_tiles.cpp", "constexpr int32_t TILE_LENGTH = 256;"),
+    "perf_scalar_loop": ("perf-scalar-loop", "perf_scalar_loop.cpp", "zLocal.SetValue(j,"),
     # the bundled first draft: one buffer per queue, two cores and 256-element tiles, all planted
-    EXAMPLES / "vadd_naive": ("perf-few-cores", "host.py", "MAX_CORES = 2"),
+    "vadd_naive": ("perf-few-cores", "host.py", "MAX_CORES = 2"),
 }
 # vadd_naive's other planted causes: each finding's saving holds too, not only the top one's
-ALSO = [(EXAMPLES / "vadd_naive", "perf-small-tiles", "TILE_LENGTH = 256"),
-        (EXAMPLES / "vadd_naive", "perf-single-buffer", "constexpr int32_t BUFFER_NUM = 1;")]
+ALSO = [("vadd_naive", "perf-small-tiles", "TILE_LENGTH = 256"),
+        ("vadd_naive", "perf-single-buffer", "constexpr int32_t BUFFER_NUM = 1;")]
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory) -> dict[str, Path]:
+    return {**materialise(tmp_path_factory.mktemp("perf-tasks")), "vadd_naive": EXAMPLES / "vadd_naive"}
 
 
 @pytest.fixture(scope="module")
@@ -183,10 +188,11 @@ def _holds_after_rebuilding(quick, report: Report, finding: AdviceFinding, task:
     assert finding.code not in {f.code for f in fixed.advice}  # the change removed the cause
 
 
-@pytest.mark.parametrize("task", sorted(PLANTED), ids=lambda p: p.name)
-def test_top_finding_names_the_planted_cause_and_its_saving_holds_after_rebuilding(task, quick, planted_reports,
-                                                                                  tmp_path):
-    code, file, text = PLANTED[task]
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_top_finding_names_the_planted_cause_and_its_saving_holds_after_rebuilding(name, tasks, quick,
+                                                                                  planted_reports, tmp_path):
+    code, file, text = PLANTED[name]
+    task = tasks[name]
     report = _report(quick, planted_reports, task)
     assert report.status == "correct" and report.timing is not None, report.diagnostics
     top = report.advice[0]
@@ -197,8 +203,10 @@ def test_top_finding_names_the_planted_cause_and_its_saving_holds_after_rebuildi
     _holds_after_rebuilding(quick, report, top, task, tmp_path / task.name)
 
 
-@pytest.mark.parametrize(("task", "code", "text"), ALSO, ids=lambda x: x if isinstance(x, str) else x.name)
-def test_every_planted_cause_of_the_first_draft_is_found_and_holds(task, code, text, quick, planted_reports, tmp_path):
+@pytest.mark.parametrize(("name", "code", "text"), ALSO)
+def test_every_planted_cause_of_the_first_draft_is_found_and_holds(name, code, text, tasks, quick, planted_reports,
+                                                                   tmp_path):
+    task = tasks[name]
     report = _report(quick, planted_reports, task)
     [finding] = [f for f in report.advice if f.code == code]
     assert text in Path(finding.file).read_text().splitlines()[finding.line - 1]
