@@ -397,21 +397,37 @@ def scalar_loop_finding(base: Base) -> AdviceFinding | None:
 
 
 def _gm_finding(base: Base, code: AdviceCode, bad: Callable[[Rec], bool], fix: Callable[[list[Rec]], list[Rec]],
-                change: str, cause: str) -> AdviceFinding | None:
+                change: str, cause: str, site: Callable[[Rec], tuple[str, int, str] | None] | None = None
+                ) -> AdviceFinding | None:
+    """A finding on the copies `bad` picks, saving what `fix` makes of them; at the copy run most,
+    or where `site` says its cause is set (file, line, change)."""
     trace = base.inp.trace
-    per_loc: Counter = Counter(r.loc for recs in trace.blocks.values() for r in recs
-                               if r.kind == "I" and r.pipe in ("MTE2", "MTE3") and bad(r))
-    if not per_loc:
+    picked = [r for recs in trace.blocks.values() for r in recs
+              if r.kind == "I" and r.pipe in ("MTE2", "MTE3") and bad(r)]
+    if not picked:
         return None
-    file, line = base.where(per_loc.most_common(1)[0][0])
+    per_loc = Counter(r.loc for r in picked)
+    worst = next(r for r in picked if r.loc == per_loc.most_common(1)[0][0])
+    file, line = base.where(worst.loc)
+    at = site(worst) if site else None
+    if at is not None:
+        file, line, change = at
     after = _us(trace, _map_blocks(trace, fix), base.inp)
-    return base.finding(code, file, line, after, change, cause.format(n=sum(per_loc.values())))
+    return base.finding(code, file, line, after, change, cause.format(n=len(picked)))
 
 
 def unaligned_finding(base: Base) -> AdviceFinding | None:
+    def tile_length(r: Rec) -> tuple[str, int, str] | None:
+        """A tile whose length in bytes is off 512 moves every following copy off: at its length."""
+        site, size = tile_site(base.inp), DTYPE_BYTES.get(r.dtype, 2)
+        if site is None or _is_count(site.name) or site.value * size != r.bytes or r.bytes % 512 == 0:
+            return None
+        fixed = r.bytes // 512 * 512 // size
+        return site.file, site.line, f"{site.name} {site.value} -> {fixed} (a multiple of 512 bytes)"
+
     return _gm_finding(base, "perf-unaligned-gm", lambda r: r.a != 0, aligned,
                        "GM addresses aligned to 512 bytes",
-                       "{n} copies start off a 512-byte GM boundary and reach about 70% of the bandwidth")
+                       "{n} copies start off a 512-byte GM boundary and reach about 70% of the bandwidth", tile_length)
 
 
 def fragmented_finding(base: Base) -> AdviceFinding | None:

@@ -1,8 +1,7 @@
 """The planted faulty-performance tasks of tests/test_advisor.py: one kernel (a half-precision
 element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
 planted in each variant. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
-reference.py); `vectorised_kernel` is the scalar-loop variant's fix, written by hand because the
-offline optimizer has no transform for it yet."""
+reference.py); `hand_fix` is the fix of the two the offline optimizer has no transform for yet."""
 
 from __future__ import annotations
 
@@ -170,16 +169,29 @@ VARIANTS = {
                               "host.py's block_dim", 2, 2048, 2, 4),
     "perf_small_tiles": Variant("Planted performance fault: 256-element tiles (512-byte copies).",
                                 "TILE_LENGTH", 2, 256, 48, 64),
+    # 25,632-byte tiles: every copy after a block's first starts 32 bytes past a 512-byte boundary
+    "perf_misaligned_gm": Variant("Planted performance fault: tiles of 12,816 halves (25,632 bytes, off 512).",
+                                  "TILE_LENGTH", 2, 12816, 48, 4),
     "perf_scalar_loop": Variant("Planted performance fault: the addition as a scalar loop of GetValue/SetValue.",
                                 "the element loop in Compute", 2, 512, 48, 4, SCALAR_ADD),
 }
 
 
-def vectorised_kernel() -> str:
-    """perf_scalar_loop's kernel with the loop replaced by one vector Add per tile."""
-    v = VARIANTS["perf_scalar_loop"]
-    return kernel("perf_scalar_loop", "The fix of perf_scalar_loop: one vector Add per tile.",
-                  "z = x + y in half precision over fixed-length tiles", "gone", v.buffers, v.tile, VECTOR_ADD)
+def hand_fix(name: str) -> dict[str, str]:
+    """The files of the fix for the variants the offline optimizer has no transform for: the
+    scalar loop as one vector Add per tile; the misaligned tiles as 12,800 halves (25,600 bytes, a
+    multiple of 512; the data shrinks with them, 0.1%)."""
+    if name == "perf_scalar_loop":
+        v = VARIANTS[name]
+        return {f"{name}.cpp": kernel(name, "The fix of perf_scalar_loop: one vector Add per tile.",
+                                      "z = x + y in half precision over fixed-length tiles", "gone", v.buffers, v.tile,
+                                      VECTOR_ADD)}
+    if name == "perf_misaligned_gm":
+        v = VARIANTS[name]
+        fixed = Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
+                        v.tiles_per_block)
+        return fixed.files(name)
+    raise KeyError(f"{name} has a transform in agent/transforms.py")
 
 
 def materialise(dest: Path) -> dict[str, Path]:

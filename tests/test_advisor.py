@@ -26,7 +26,7 @@ from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.codes import DiagnosticCode
 from sage_npu.npu_eval.report import Advice, AdviceCode, AdviceFinding, Report, advice_json_schema
 from sage_npu.npu_eval.trace import Rec
-from tests.perf_tasks import materialise, vectorised_kernel
+from tests.perf_tasks import hand_fix, materialise
 
 GOLDEN = Path(__file__).parent / "golden" / "advice.schema.json"
 SHIPPED = Path(__file__).resolve().parents[1] / "npu_eval" / "schema" / "advice.schema.json"
@@ -113,11 +113,12 @@ def _change_target(change: str) -> tuple[str, int, int]:
 
 def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
     """The planted task with the finding's change made by the offline optimizer's transform (the
-    scalar loop, for which it has none, by the hand-written vector kernel beside it)."""
+    scalar loop and the misaligned tiles, for which it has none, by their hand-written fixes)."""
     shutil.copytree(task, out)
     kernel = next(out.glob("*.cpp"))
-    if finding.code == "perf-scalar-loop":
-        kernel.write_text(vectorised_kernel())
+    if finding.code in ("perf-scalar-loop", "perf-unaligned-gm"):
+        for name, text in hand_fix(task.name).items():
+            (out / name).write_text(text)
         return out
     src = Sources(kernel.name, kernel.read_text(), (out / "host.py").read_text())
     if finding.code == "perf-single-buffer":
@@ -154,6 +155,7 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
     "perf_two_cores": ("perf-few-cores", "host.py", "block_dim=2,"),
     "perf_small_tiles": ("perf-small-tiles", "perf_small_tiles.cpp", "constexpr int32_t TILE_LENGTH = 256;"),
     "perf_scalar_loop": ("perf-scalar-loop", "perf_scalar_loop.cpp", "zLocal.SetValue(j,"),
+    "perf_misaligned_gm": ("perf-unaligned-gm", "perf_misaligned_gm.cpp", "constexpr int32_t TILE_LENGTH = 12816;"),
     # the bundled first draft: one buffer per queue, two cores and 256-element tiles, all planted
     "vadd_naive": ("perf-few-cores", "host.py", "MAX_CORES = 2"),
 }
