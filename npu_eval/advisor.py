@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sage_npu.npu_eval.chips import ChipProfile
-from sage_npu.npu_eval.cost_model import estimate
+from sage_npu.npu_eval.cost_model import bank_factor, estimate
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable
 from sage_npu.npu_eval.report import AdviceCode, AdviceFinding, labelled
 from sage_npu.npu_eval.trace import Rec, Trace
@@ -436,9 +436,27 @@ def fragmented_finding(base: Base) -> AdviceFinding | None:
                        "{n} copies move GM in bursts under 512 bytes, each paying its own start")
 
 
+def bank_conflict_finding(base: Base) -> AdviceFinding | None:
+    """Vector instructions whose operands collide in UB banks (cost_model.bank_factor): the saving
+    is the estimate with every such instruction conflict-free."""
+    inp = base.inp
+    per_loc = Counter(r.loc for recs in inp.trace.blocks.values() for r in recs
+                      if r.kind == "I" and r.pipe == "V" and bank_factor(r, inp.costs) > 1.0)
+    if not per_loc:
+        return None
+    free = inp.costs.model_copy(update={"bank_read_read_factor": 1.0, "bank_read_write_factor": 1.0})
+    after = _us(inp.trace, inp.trace.blocks, replace(inp, costs=free))
+    file, line = base.where(per_loc.most_common(1)[0][0])
+    return base.finding("perf-bank-conflict", file, line, after,
+                        "buffers placed apart (the second source 256 bytes off the first modulo 512; the destination "
+                        "in another 64 KB bank or exactly over a source)",
+                        f"{sum(per_loc.values())} vector instructions have operands colliding in UB banks "
+                        "(docs/cost-model.md)")
+
+
 FINDERS: tuple[Callable[[Base], AdviceFinding | None], ...] = (
     single_buffer_finding, few_cores_finding, small_tiles_finding, scalar_loop_finding, unaligned_finding,
-    fragmented_finding)
+    fragmented_finding, bank_conflict_finding)
 
 
 def advise(inp: AdviceInput) -> list[AdviceFinding]:

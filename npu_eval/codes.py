@@ -51,6 +51,7 @@ DiagnosticCode = Literal[
     "perf-scalar-loop",
     "perf-unaligned-gm",
     "perf-fragmented-gm",
+    "perf-bank-conflict",
 ]
 
 # Where a code is found: by the compiler, by the emulator while the kernel runs, by the cost
@@ -151,6 +152,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
              "aligning them"),
     CodeInfo("perf-fragmented-gm", ("cost-model",),
              "advisor: copies in bursts under 512 bytes; the saving of one contiguous burst"),
+    CodeInfo("perf-bank-conflict", ("cost-model",),
+             "advisor: vector instructions whose operands collide in UB banks; the saving of placing the buffers "
+             "apart"),
 )}
 
 assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"

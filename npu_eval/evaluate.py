@@ -54,6 +54,7 @@ class Stages:
     build_cached: bool = False
     run_s: float = 0.0
     estimate_s: float = 0.0
+    advise_s: float = 0.0  # the advisor's counterfactual schedules (docs/advisor.md)
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,9 @@ class Evaluator:
         trace = res.measured.trace if res.measured else None
         advice = []
         if trace is not None and timing is not None and timing.estimated and res.status == "correct":
+            t1 = time.monotonic()
             advice = advise(AdviceInput(trace, plan.first.block_dim, chip, costs_for(s, chip), task.kernel, task.host))
+            stages.advise_s = time.monotonic() - t1
         done = report(status=res.status, diagnostics=res.diagnostics, correctness=res.correctness, timing=timing,
                       advice=advice, stdout=res.stdout)
         return Evaluation(done, TraceSample(trace, plan.first.block_dim) if trace else None, stages)

@@ -224,3 +224,23 @@ def test_the_agents_prompt_gets_the_top_findings():
     block = report_block(Report(task="t", kernel="k.cpp", status="correct", advice=found))
     assert "advice [perf-small-tiles] host.py:3: finding 0" in block
     assert f"finding {MAX_ADVICE - 1}" in block and f"finding {MAX_ADVICE}" not in block
+
+
+def test_bank_conflicts_are_advised_at_the_vector_instruction_only_when_they_collide():
+    from sage_npu.npu_eval.advisor import AdviceInput, advise
+    from sage_npu.npu_eval.costs import default_costs
+    from sage_npu.npu_eval.trace import Trace
+
+    def block(second_source: int) -> list[Rec]:
+        add = Rec("I", "V", "Add", "float32", 4096, 16384, 5, 0, 0, (65536, 16384), (0, 16384),
+                  (second_source, 16384))
+        return [add] * 64  # vector-bound: nothing else runs
+
+    def findings(second_source: int) -> list[AdviceFinding]:
+        trace = Trace({0: block(second_source)}, {5: ("/k/kernel.cpp", 12)})
+        return advise(AdviceInput(trace, 1, CHIP, default_costs(CHIP.family), Path("/k/kernel.cpp")))
+
+    # two sources 16 KB apart start in the same bank group: every block of both collides
+    [f] = [f for f in findings(16384) if f.code == "perf-bank-conflict"]
+    assert (f.file, f.line) == ("/k/kernel.cpp", 12) and f.saving_us > 0.3 * f.before_us
+    assert "perf-bank-conflict" not in {f.code for f in findings(16384 + 256)}  # 256 bytes off: no conflict
