@@ -6,14 +6,13 @@ the change and rebuilding."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import get_args
 
 import pytest
 
-from sage_npu.agent.transforms import Sources, all_vector_cores, bigger_tiles, double_buffering
+from sage_npu.agent.transforms import Sources, for_finding
 from sage_npu.npu_eval.advisor import (
     double_buffered,
     merged,
@@ -105,12 +104,6 @@ def test_finding_severity_is_a_hint_under_a_tenth():
 
 # ---- the planted faulty-performance tasks ----
 
-def _change_target(change: str) -> tuple[str, int, int]:
-    m = re.match(r"(\w+) (\d+) -> (\d+)", change)
-    assert m, change
-    return m.group(1), int(m.group(2)), int(m.group(3))
-
-
 def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
     """The planted task with the finding's change made by the offline optimizer's transform (the
     scalar loop and the misaligned tiles, for which it has none, by their hand-written fixes)."""
@@ -121,19 +114,9 @@ def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
             (out / name).write_text(text)
         return out
     src = Sources(kernel.name, kernel.read_text(), (out / "host.py").read_text())
-    if finding.code == "perf-single-buffer":
-        files = double_buffering(src, CHIP)[0].files
-    elif finding.code == "perf-few-cores":
-        files = all_vector_cores(src, CHIP)[0].files
-    else:
-        name, value, target = _change_target(finding.change)
-        while value < target:  # bigger_tiles offers x2 and x4: compose them up to the target
-            step = 4 if value * 4 <= target else 2
-            want = f"{name} {value} -> {value * step}"
-            files = next(c.files for c in bigger_tiles(src, CHIP) if c.description == want)
-            src = Sources(src.kernel_name, files.get(kernel.name, src.kernel), files.get("host.py", src.host))
-            value *= step
-        files = {kernel.name: src.kernel, "host.py": src.host}
+    candidate = for_finding(finding, src, CHIP)
+    assert candidate is not None, finding
+    files = candidate.files
     for name, text in files.items():
         (out / name).write_text(text)
     return out
@@ -244,3 +227,25 @@ def test_bank_conflicts_are_advised_at_the_vector_instruction_only_when_they_col
     [f] = [f for f in findings(16384) if f.code == "perf-bank-conflict"]
     assert (f.file, f.line) == ("/k/kernel.cpp", 12) and f.saving_us > 0.3 * f.before_us
     assert "perf-bank-conflict" not in {f.code for f in findings(16384 + 256)}  # 256 bytes off: no conflict
+
+
+def test_a_finding_maps_to_the_catalogs_candidate_or_to_none():
+    kernel = "constexpr int32_t BUFFER_NUM = 1;\n"
+    host = "MAX_CORES = 2\nTILE_LENGTH = 256\nx = Tiling(tileNum=8)\n"
+    src = Sources("k.cpp", kernel, host)
+
+    def finding(code: AdviceCode, change: str) -> AdviceFinding:
+        return AdviceFinding(code=code, message="m", file="host.py", line=1, saving_us=1.0, before_us=2.0,
+                             after_us=1.0, change=change)
+
+    assert for_finding(finding("perf-single-buffer", "double buffering (BUFFER_NUM 1 -> 2)"), src,
+                       CHIP).files == {"k.cpp": "constexpr int32_t BUFFER_NUM = 2;\n"}
+    assert for_finding(finding("perf-few-cores", "MAX_CORES 2 -> 48 (all of 910B2's vector cores)"), src,
+                       CHIP).files["host.py"].startswith("MAX_CORES = 48\n")
+    # 256 -> 8192 by the transform's own steps (x4, x4, x2); a tile count halves down to 1
+    up = for_finding(finding("perf-small-tiles", "TILE_LENGTH 256 -> 8192 (32768 bytes per copy)"), src, CHIP)
+    assert "TILE_LENGTH = 8192\n" in up.files["host.py"] and "k.cpp" not in up.files
+    down = for_finding(finding("perf-small-tiles", "tileNum 8 -> 1 (2048 bytes per copy)"), src, CHIP)
+    assert "Tiling(tileNum=1)" in down.files["host.py"]
+    assert for_finding(finding("perf-scalar-loop", "one vector instruction per tile"), src, CHIP) is None
+    assert for_finding(finding("perf-small-tiles", "TILE_LENGTH 256 -> 768"), src, CHIP) is None  # not a step
