@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
+import tempfile
 import threading
 import time
 import uuid
@@ -28,6 +29,7 @@ from sage_npu.npu_eval.evaluate import Cancelled, Evaluator
 from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
+from sage_npu.server.features.advice_actions import VerifiedChange, candidate, variant, verified
 from sage_npu.server.features.base import Feature
 from sage_npu.server.server import EVALUATED
 from sage_npu.server.stores import ReportStore
@@ -82,6 +84,7 @@ class Evaluation(Feature):
     def __init__(self, server: SageServer, reports: ReportStore) -> None:
         super().__init__(server)
         self.reports = reports                          # written here, read by the code lenses
+        self.changes: dict[Path, VerifiedChange] = {}   # task root -> verified advice, read by AdviceActions
         self._evaluator: Evaluator | None = None
         self._lock = threading.Lock()                   # the Evaluator: settings vs the evaluation thread
         self._debouncer: Debouncer | None = None
@@ -197,6 +200,25 @@ class Evaluation(Feature):
         self.publish(task, report, evaluated)
         self.server.refresh_code_lenses()
         self.server.protocol.notify(REPORT_NOTIFICATION, summary(task, report))
+        await self._verify(task, report, gen)
+
+    async def _verify(self, task: Task, report: Report, gen: int) -> None:
+        """The top finding a transform makes, applied to a copy and evaluated (advice_actions.py);
+        skipped when a newer save waits, so verification never delays the person's own run."""
+        self.changes.pop(task.root, None)
+        found = candidate(task, report)
+        if found is None or self._due or self.server.stopping:
+            return
+        finding, cand = found
+        with tempfile.TemporaryDirectory(prefix="sage-verify-") as tmp:
+            copy = variant(task, cand.files, Path(tmp) / task.root.name)
+            after = await self.server.off_loop(lambda: self._run(copy), name="sage-verify") if copy else None
+        if self._generation.get(task.root) != gen or self.server.stopping:
+            return
+        change = verified(task, finding, cand, report, after)
+        if change is not None:
+            self.changes[task.root] = change
+            log.info("verified %s on %s: %s", finding.code, task.kernel.name, change.title)
 
     def _run(self, task: Task) -> Report | None:
         """In the evaluation thread."""
