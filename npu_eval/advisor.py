@@ -431,6 +431,10 @@ def unaligned_finding(base: Base) -> AdviceFinding | None:
 
 
 def fragmented_finding(base: Base) -> AdviceFinding | None:
+    # A cube kernel's loads reorder a matrix into fractals (ND to NZ): their bursts are the layout's,
+    # not a choice one contiguous copy could replace.
+    if any(r.pipe in ("MTE1", "M", "FIX") for recs in base.inp.trace.blocks.values() for r in recs):
+        return None
     return _gm_finding(base, "perf-fragmented-gm", lambda r: r.b > 1 and r.bytes // r.b < 512, contiguous,
                        "one contiguous burst per copy",
                        "{n} copies move GM in bursts under 512 bytes, each paying its own start")

@@ -252,3 +252,19 @@ def test_a_finding_maps_to_the_catalogs_candidate_or_to_none():
     assert "Tiling(tileNum=1)" in down.files["host.py"]
     assert for_finding(finding("perf-scalar-loop", "one vector instruction per tile"), src, CHIP) is None
     assert for_finding(finding("perf-small-tiles", "TILE_LENGTH 256 -> 768"), src, CHIP) is None  # not a step
+
+
+def test_fragmented_copies_are_advised_in_vector_kernels_only():
+    from sage_npu.npu_eval.advisor import AdviceInput, advise
+    from sage_npu.npu_eval.costs import default_costs
+    from sage_npu.npu_eval.trace import Trace
+
+    load = Rec("I", "MTE2", "DataCopy", "float16", 8192, 16384, 5, 0, 64, (0, 16384), (0, 0), (0, 0))
+    mmad = Rec("I", "M", "Mmad", "float16", 16 * 16 * 16, 0, 6, 0, 0, (0, 0), (0, 0), (0, 0))
+
+    def codes(recs: list[Rec]) -> set[str]:
+        trace = Trace({0: recs}, {5: ("/k/kernel.cpp", 7), 6: ("/k/kernel.cpp", 8)})
+        return {f.code for f in advise(AdviceInput(trace, 1, CHIP, default_costs(CHIP.family), Path("/k/kernel.cpp")))}
+
+    assert "perf-fragmented-gm" in codes([load] * 8)   # 64 bursts of 256 bytes each
+    assert "perf-fragmented-gm" not in codes([load, mmad] * 8)
