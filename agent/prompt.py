@@ -19,6 +19,7 @@ from sage_npu.memory.retrieval import Retrieval
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.report import Report
 
+MAX_ADVICE = 3  # the advisor's findings a turn shows
 MAX_DIAGNOSTICS = 12
 MAX_DIFF_CHARS = 6000
 MAX_STDOUT_CHARS = 1500
@@ -101,6 +102,8 @@ def report_block(report: Report) -> str:
                      f"{t.bottleneck}; pipe busy: {pipes or 'n/a'}")
         for h in t.hot_lines[:3]:
             lines.append(f"hot line: {_short(h.file)}:{h.line} {h.us:.3f} us")
+    for f in report.advice[:MAX_ADVICE]:  # the advisor's top findings (docs/advisor.md), largest saving first
+        lines.append(f"advice [{f.code}] {_short(f.file)}:{f.line}: {f.message}")
     for d in report.diagnostics[:MAX_DIAGNOSTICS]:
         where = f"{_short(d.file)}:{d.line}" if d.line else _short(d.file)
         lines.append(f"{d.severity} [{d.code}] {where}: {d.message}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sage_npu.agent.episode import Candidate
 from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.report import AdviceFinding
 from sage_npu.npu_eval.signature import parse
 
 
@@ -182,3 +183,51 @@ def propose(src: Sources, chip: ChipProfile) -> list[Candidate]:
     for fn in CATALOG.values():
         out.extend(fn(src, chip))
     return out
+
+
+# ---- the advisor's findings as candidates (docs/advisor.md) ----
+
+_CHANGE = re.compile(r"(?P<name>\w+) (?P<old>\d+) -> (?P<new>\d+)")
+
+
+def _stepped(src: Sources, chip: ChipProfile, name: str, old: int, new: int) -> Sources | None:
+    """`name` taken from `old` to `new` by the tile transforms' own steps: bigger_tiles' x2 and x4
+    up, fewer_tile_splits' halvings down (a tile count)."""
+    value = old
+    while value != new:
+        if new > value:
+            step = value * (4 if value * 4 <= new else 2)
+            options = bigger_tiles(src, chip)
+        else:
+            step = value // 2
+            options = fewer_tile_splits(src, chip)
+        found = next((c for c in options if c.description.startswith(f"{name} {value} -> {step}")), None)
+        if found is None or step == value:
+            return None
+        files = found.files
+        src = Sources(src.kernel_name, files.get(src.kernel_name, src.kernel), files.get("host.py", src.host))
+        value = step
+    return src
+
+
+def for_finding(finding: AdviceFinding, src: Sources, chip: ChipProfile) -> Candidate | None:
+    """The catalog's candidate that makes the change an advisor finding proposes, or None when no
+    transform makes it (a scalar loop, an unaligned copy)."""
+    tags = ("advisor", finding.code)
+    if finding.code == "perf-single-buffer":
+        return next(iter(double_buffering(src, chip)), None)
+    m = _CHANGE.match(finding.change)
+    if m is None:
+        return None
+    name, old, new = m.group("name"), int(m.group("old")), int(m.group("new"))
+    if finding.code == "perf-few-cores":
+        return next((c for c in all_vector_cores(src, chip)
+                     if c.description.startswith((f"{name} {old} -> {new}", f"block_dim {old} -> {new}"))), None)
+    if finding.code == "perf-small-tiles":
+        done = _stepped(src, chip, name, old, new)
+        if done is None:
+            return None
+        files = {k: v for k, v in ((src.kernel_name, done.kernel), ("host.py", done.host))
+                 if v != (src.kernel if k == src.kernel_name else src.host)}
+        return Candidate("bigger-tiles", f"{name} {old} -> {new}", files, tags)
+    return None

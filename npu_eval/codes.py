@@ -45,6 +45,13 @@ DiagnosticCode = Literal[
     "host-error",
     "reference-error",
     "task-error",
+    "perf-single-buffer",
+    "perf-few-cores",
+    "perf-small-tiles",
+    "perf-scalar-loop",
+    "perf-unaligned-gm",
+    "perf-fragmented-gm",
+    "perf-bank-conflict",
 ]
 
 # Where a code is found: by the compiler, by the emulator while the kernel runs, by the cost
@@ -129,6 +136,25 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("host-error", ("pipeline",), "host.py raised or broke a rule of the launch plan, at its line"),
     CodeInfo("reference-error", ("pipeline",), "reference.py raised or returned something unusable, at its line"),
     CodeInfo("task-error", ("pipeline",), "the task is incomplete or unreadable (missing kernel, host.py, ...)"),
+    CodeInfo("perf-single-buffer", ("cost-model",),
+             "advisor: a queue with one buffer, so copies and computation never overlap; the saving of double "
+             "buffering, at BUFFER_NUM (information, a hint under 10%; docs/advisor.md)"),
+    CodeInfo("perf-few-cores", ("cost-model",),
+             "advisor: fewer blocks than the chip's vector cores; the saving of using them all, at host.py's "
+             "block_dim"),
+    CodeInfo("perf-small-tiles", ("cost-model",),
+             "advisor: copies too short for the GM bandwidth; the length that saturates it and the saving of longer "
+             "tiles, at the tile length or count"),
+    CodeInfo("perf-scalar-loop", ("cost-model",),
+             "advisor: per-element GetValue/SetValue work on the scalar unit; the saving of one vector instruction"),
+    CodeInfo("perf-unaligned-gm", ("cost-model",),
+             "advisor: copies starting off a 512-byte GM boundary (about 70% of the bandwidth); the saving of "
+             "aligning them"),
+    CodeInfo("perf-fragmented-gm", ("cost-model",),
+             "advisor: copies in bursts under 512 bytes; the saving of one contiguous burst"),
+    CodeInfo("perf-bank-conflict", ("cost-model",),
+             "advisor: vector instructions whose operands collide in UB banks; the saving of placing the buffers "
+             "apart"),
 )}
 
 assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"

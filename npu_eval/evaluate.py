@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sage_npu.npu_eval import debug
 from sage_npu.npu_eval import scratch as scratch_dirs
+from sage_npu.npu_eval.advisor import AdviceInput, advise
 from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.backends import BuildFailed, concrete, open_backend, resolve, unavailable
 from sage_npu.npu_eval.chips import ChipProfile, UnknownChip
@@ -31,6 +32,7 @@ from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic, diagnostic_
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.stages import Planned, StageFailure, TrialsRun, ready_to_build, run_trials
 from sage_npu.npu_eval.task import Task, TaskError, load_task
+from sage_npu.npu_eval.timing import costs_for
 from sage_npu.npu_eval.trace import Trace
 
 _FINDINGS_KEPT = 32  # sources whose findings an Evaluator keeps (a server sees a few tasks at a time)
@@ -52,6 +54,7 @@ class Stages:
     build_cached: bool = False
     run_s: float = 0.0
     estimate_s: float = 0.0
+    advise_s: float = 0.0  # the advisor's counterfactual schedules (docs/advisor.md)
 
 
 @dataclass(frozen=True)
@@ -218,8 +221,13 @@ class Evaluator:
         stages.run_s, stages.estimate_s = time.monotonic() - t0, res.estimate_s
         timing = res.measured.timing if res.measured else None
         trace = res.measured.trace if res.measured else None
+        advice = []
+        if trace is not None and timing is not None and timing.estimated and res.status == "correct":
+            t1 = time.monotonic()
+            advice = advise(AdviceInput(trace, plan.first.block_dim, chip, costs_for(s, chip), task.kernel, task.host))
+            stages.advise_s = time.monotonic() - t1
         done = report(status=res.status, diagnostics=res.diagnostics, correctness=res.correctness, timing=timing,
-                      stdout=res.stdout)
+                      advice=advice, stdout=res.stdout)
         return Evaluation(done, TraceSample(trace, plan.first.block_dim) if trace else None, stages)
 
 

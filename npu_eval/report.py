@@ -97,6 +97,34 @@ class Timing(_Model):
     causes: list[TimeCause] = []  # parts of estimated_us by cause (estimates only)
 
 
+# The performance advisor's findings (npu_eval/advisor.py, docs/advisor.md); each code is also one
+# of the registry's (npu_eval/codes.py), which the diagnostics that show them carry.
+AdviceCode = Literal["perf-single-buffer", "perf-few-cores", "perf-small-tiles", "perf-scalar-loop",
+                     "perf-unaligned-gm", "perf-fragmented-gm", "perf-bank-conflict"]
+# A finding saving at least this share of the estimate shows as information, a smaller one as a hint.
+HINT_BELOW_SHARE = 0.10
+
+
+class AdviceFinding(_Model):
+    """One finding: what to change (`change`), where (`file`, `line`, 1-based: the line a person
+    edits, host.py's included) and what the cost model says it saves (`saving_us` of `before_us`,
+    leaving `after_us`), re-scheduling the trace as the change would run it."""
+
+    code: AdviceCode
+    message: str
+    file: str
+    line: int = Field(ge=1)
+    saving_us: float
+    before_us: float
+    after_us: float
+    change: str
+    estimated: bool = True  # a CPU-model figure (True) or re-measured on a device (False)
+
+    @property
+    def severity(self) -> Literal["info", "hint"]:
+        return "hint" if self.saving_us < HINT_BELOW_SHARE * self.before_us else "info"
+
+
 class Report(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     task: str
@@ -107,6 +135,7 @@ class Report(_Model):
     diagnostics: list[Diagnostic] = []
     correctness: Correctness | None = None
     timing: Timing | None = None
+    advice: list[AdviceFinding] = []  # the advisor's findings, largest saving first (estimates only)
     stdout: str = ""
 
     @property
@@ -156,3 +185,27 @@ def diagnostic_order(d: Diagnostic) -> tuple:
 
 def report_json_schema() -> dict:
     return Report.model_json_schema()
+
+
+class Advice(_Model):
+    """`sage-npu advise --json`: the evaluated task's findings, largest saving first."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    task: str
+    kernel: str
+    chip: str
+    status: Status
+    estimated: bool = True
+    estimated_us: float | None = None
+    findings: list[AdviceFinding] = []
+
+    @classmethod
+    def of(cls, report: Report) -> Advice:
+        t = report.timing
+        return cls(task=report.task, kernel=report.kernel, chip=report.chip, status=report.status,
+                   estimated=t.estimated if t else True, estimated_us=t.estimated_us if t else None,
+                   findings=report.advice)
+
+
+def advice_json_schema() -> dict:
+    return Advice.model_json_schema()

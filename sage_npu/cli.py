@@ -91,6 +91,13 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     opt.add_argument("--verbose", "-v", action="store_true",
                      help="also print the memory credit's symbols: z, and each item's xi, eta, u, n_ret, n_ado")
     opt.set_defaults(func=cmd_optimize)
+    adv = sub.add_parser("advise", parents=[g], help="the performance advisor: ranked findings with estimated savings",
+                         description="Evaluate a task and list what would make it faster, largest estimated saving "
+                         "first: each finding at the line to change (host.py's included), with its cause and the "
+                         "saving the cost model estimates for the change (docs/advisor.md).")
+    adv.add_argument("path", type=Path, help="task folder or kernel file")
+    adv.add_argument("--trials", type=int, help="correctness trials (default 5)")
+    adv.set_defaults(func=cmd_advise)
     add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a, backend=False).eval))  # auto: sim
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
     add_bench_parser(sub, g).set_defaults(func=cmd_bench)
@@ -159,9 +166,10 @@ def _bench_overrides(args: argparse.Namespace) -> dict:
     return out
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def _task_to_evaluate(args: argparse.Namespace) -> tuple[Settings, Task] | int:
+    """The settings and the task at args.path, or the usage error's exit code (a backend that
+    cannot run here, no such path, no kernel in the folder: the same usage error as every command's)."""
     from sage_npu.npu_eval.backends import unavailable
-    from sage_npu.npu_eval.evaluate import evaluate
     from sage_npu.npu_eval.task import TaskError, load_task
 
     settings = _settings(args)
@@ -169,9 +177,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if missing is not None:
         return _usage_error(missing)
     try:
-        task = load_task(args.path)
-    except TaskError as e:  # no such path, no kernel in the folder: the same usage error as every command's
+        return settings, load_task(args.path)
+    except TaskError as e:
         return _usage_error(str(e))
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sage_npu.npu_eval.evaluate import evaluate
+
+    found = _task_to_evaluate(args)
+    if isinstance(found, int):
+        return found
+    settings, task = found
     if args.debug or args.block is not None:
         return debug_in_gdb(args, task, settings)
     report = evaluate(task, settings.eval, trace_out=args.trace)
@@ -184,6 +201,44 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.trace and report.timing is not None:
             print(f"trace written to {args.trace} (open it at https://ui.perfetto.dev)")
     return eval_exit_code(report)
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    """`sage-npu advise PATH [--json]`: evaluate, then print the advisor's findings (the report's
+    `advice`), largest saving first. Exit 1 when the kernel is not correct (nothing is advised)."""
+    from sage_npu.npu_eval.evaluate import evaluate
+    from sage_npu.npu_eval.report import Advice
+
+    found = _task_to_evaluate(args)
+    if isinstance(found, int):
+        return found
+    settings, task = found
+    report = evaluate(task, settings.eval)
+    if args.json:
+        print(Advice.of(report).model_dump_json(indent=2))
+    elif report.status != "correct":
+        print(format_report(report))
+        print("sage-npu: no advice: the kernel must be correct first", file=sys.stderr)
+    else:
+        print(format_advice(report))
+    return eval_exit_code(report)
+
+
+def format_advice(report: Report) -> str:
+    """The findings as compiler-style lines (clickable in terminals and editors), largest saving first."""
+    from sage_npu.npu_eval.report import labelled
+
+    t = report.timing
+    if t is None:
+        return "no advice: nothing was estimated"
+    if not report.advice:
+        return (f"{Path(report.kernel).name}: no finding saves 2% or more of "
+                f"{labelled(f'{t.estimated_us:.2f} us', t.estimated)}")
+    lines = [f"{f.file}:{f.line}:1: {f.severity}: {f.message} [{f.code}]" for f in report.advice]
+    top = report.advice[0]
+    lines.append(f"{Path(report.kernel).name}: {len(report.advice)} finding(s); top: {top.change}, "
+                 f"{labelled(f'~{top.saving_us:.2f} us of {top.before_us:.2f} us', top.estimated)}")
+    return "\n".join(lines)
 
 
 def debug_in_gdb(args: argparse.Namespace, task: Task, settings: Settings) -> int:
@@ -521,6 +576,11 @@ def format_profile(report: Report) -> str:
     lines.append("pipe   busy")
     for pipe, ratio in sorted(t.pipes.items(), key=lambda kv: -kv[1]):
         lines.append(f"{pipe:<6} {ratio * 100:5.1f}%  {'#' * round(ratio * 40)}")
+    if report.advice:
+        lines.append("advice (sage-npu advise), saving by change:")
+        for f in report.advice:
+            saving = labelled(f"{f.saving_us:.3f} us", f.estimated)
+            lines.append(f"  {Path(f.file).name}:{f.line:<5} {saving:>24}  {f.change} [{f.code}]")
     if t.hot_lines:
         lines.append("hot lines (slowest core):")
         for h in t.hot_lines:

@@ -42,7 +42,7 @@ log = logging.getLogger("sage_npu.server")
 
 _ASCENDC_MARK = re.compile(r"kernel_operator\.h|__aicore__")  # CUDA has __global__ too: look for Ascend C's own
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
-             "info": types.DiagnosticSeverity.Information}
+             "info": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
 # The diagnostics' sources (`set_diagnostics`): what the static checks find in the buffer, and
 # what the evaluation of the task reports.
 STATIC = "static"

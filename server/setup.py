@@ -22,6 +22,7 @@ from sage_npu.server.settings import ComposedSettings
 def build_features(server: SageServer) -> list[Feature]:
     """Every feature, each given its collaborators: the stores one writes and another reads, the
     static findings the quick fixes serve, the agent process the suggestions talk to."""
+    from sage_npu.server.features.advice_actions import AdviceActions
     from sage_npu.server.features.clangd import ClangdConfig
     from sage_npu.server.features.code_actions import QuickFixes
     from sage_npu.server.features.code_lens import CodeLenses
@@ -33,10 +34,10 @@ def build_features(server: SageServer) -> list[Feature]:
     from sage_npu.server.stores import ReportStore, ResidentRules
 
     reports, rules = ReportStore(), ResidentRules()
-    static_checks = StaticChecks(server)
-    return [static_checks, Evaluation(server, reports), CodeLenses(server, reports), Debugging(server, reports),
-            QuickFixes(server, static_checks.findings), Hovers(server, rules), ClangdConfig(server),
-            Suggestions(server, AgentWorker(), rules)]
+    static_checks, evaluation = StaticChecks(server), Evaluation(server, reports)
+    return [static_checks, evaluation, CodeLenses(server, reports), Debugging(server, reports),
+            QuickFixes(server, static_checks.findings), AdviceActions(server, evaluation.changes),
+            Hovers(server, rules), ClangdConfig(server), Suggestions(server, AgentWorker(), rules)]
 
 
 def create_server(settings: ComposedSettings, version: str,

@@ -118,7 +118,7 @@ def test_a_kernel_alone_with_a_compile_error_exits_one(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv", [["eval", "{missing}"], ["optimize", "{missing}"], ["bench", "{missing}"],
-                                  ["run", "{missing}.asc"], ["calibrate", "{missing}.csv"],
+                                  ["run", "{missing}.asc"], ["calibrate", "{missing}.csv"], ["advise", "{missing}"],
                                   ["eval", "{empty}"], ["eval", "--trials", "0", "{task}"],
                                   ["memory", "stats", "--db", "{missing}"], ["eval", "--no-such-flag", "{task}"]])
 def test_a_usage_error_exits_two_in_every_command(tmp_path, argv):
@@ -161,6 +161,22 @@ def test_profile_explains_the_bottleneck(capsys):
     assert code == 0 and "bottleneck: MTE2" in out  # add_custom's copies in, with their pipe head
     assert bottleneck_advice("MTE2") in " ".join(out.split()) and "docs/profile.md" in out
     assert "where the time goes" in out and "MTE2 pipe head" in out
+    assert "advice (sage-npu advise)" in out and "tileNum 8 -> 1" in out  # the advisor's findings, ranked
+
+
+def test_advise_prints_the_ranked_findings_and_their_json(capsys):
+    from sage_npu.npu_eval.report import Advice
+
+    assert main(["advise", str(ADD), "--trials", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # add_custom: tiles too short (tileNum on host.py line 11) first, then the blocks (block_dim, line 10)
+    assert out[0].startswith(f"{ADD / 'host.py'}:11:1: info: ") and out[0].endswith("[perf-small-tiles]")
+    assert out[1].startswith(f"{ADD / 'host.py'}:10:1: hint: ") and out[1].endswith("[perf-few-cores]")
+    assert out[-1].startswith("add_custom.cpp: ") and "top: tileNum 8 -> 1" in out[-1] and "(CPU model)" in out[-1]
+    assert main(["advise", str(ADD), "--trials", "1", "--json"]) == 0
+    advice = Advice.model_validate_json(capsys.readouterr().out)
+    savings = [f.saving_us for f in advice.findings]
+    assert advice.status == "correct" and len(savings) >= 2 and savings == sorted(savings, reverse=True)
 
 
 def test_the_cli_starts_without_the_agent_memory_server_or_numpy():

@@ -24,9 +24,10 @@ TASKS = [("faults", case) for case in sorted(CASES)] + sorted(
 
 def normalized(report_json: str, task: Path) -> dict:
     """The report with the task's folder spelt `<task>`, other repository paths made relative, and
-    the timing section dropped."""
+    the timing section and the advice (the cost model's findings, tests/test_advisor.py) dropped."""
     d = json.loads(report_json.replace(str(task), "<task>").replace(str(REPO) + "/", "<repo>/"))
     d.pop("timing", None)
+    d.pop("advice", None)
     return d
 
 

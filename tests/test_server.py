@@ -87,6 +87,30 @@ async def test_save_of_a_correct_kernel_shows_a_summary_lens(client: LanguageCli
     logged = [m for m in client.log_messages if "evaluated add_custom.cpp" in m.message]
     assert logged and all(m.type == types.MessageType.Info for m in logged), client.log_messages
     assert [d for d in client.diagnostics.get(uri, []) if d.severity == types.DiagnosticSeverity.Error] == []
+    # The advisor's top finding is in the summary, and each finding is on the line to change:
+    # add_custom's eight tiles per block are too short (host.py's tileNum), with its saving.
+    assert "top finding: tileNum 8 -> 1" in title, title
+    host = client.diagnostics.get((task / "host.py").as_uri(), [])
+    tiles = [d for d in host if d.code == "perf-small-tiles"]
+    assert len(tiles) == 1 and tiles[0].severity == types.DiagnosticSeverity.Information, host
+    assert tiles[0].range.start.line == 10 and "(CPU model)" in tiles[0].message
+    hints = [d for d in host if d.code == "perf-few-cores"]
+    assert hints and hints[0].severity == types.DiagnosticSeverity.Hint  # under a tenth of the estimate
+    # In the background the finding's transform is applied to a copy and evaluated; only then is the
+    # edit offered, titled with the verified gain.
+    host_uri = await open_doc(client, task / "host.py")
+    action = None
+    for _ in range(120):
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(host_uri), range=tiles[0].range,
+            context=types.CodeActionContext(diagnostics=tiles)))
+        action = next((a for a in actions or [] if a.title.startswith("SAGE: tileNum 8 -> 1")), None)
+        if action is not None:
+            break
+        await asyncio.sleep(0.5)
+    assert action is not None and "verified est." in action.title and "correct on 2/2 trials" in action.title
+    [edit] = action.edit.changes[host_uri]
+    assert "tileNum=1)" in edit.new_text and "tileNum=8" not in edit.new_text
 
 
 async def open_deadlocking_kernel(client: LanguageClient, tmp_path) -> tuple[Path, str, str, str, list]:

@@ -36,6 +36,9 @@ def summary(report: Report, previous: Report | None) -> str:
             ratio = p.estimated_us / t.estimated_us
             if abs(ratio - 1) >= 0.005:
                 parts.append(f"{ratio:.2f}x vs last run")
+    if report.advice:
+        top = report.advice[0]
+        parts.append(f"top finding: {top.change}, {labelled(f'~{top.saving_us:.2f} us', top.estimated)}")
     return "SAGE: " + " | ".join(parts)
 
 

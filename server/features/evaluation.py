@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
+import tempfile
 import threading
 import time
 import uuid
@@ -25,9 +26,10 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from sage_npu.npu_eval.evaluate import Cancelled, Evaluator
-from sage_npu.npu_eval.report import Diagnostic, Report
+from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
+from sage_npu.server.features.advice_actions import VerifiedChange, candidate, variant, verified
 from sage_npu.server.features.base import Feature
 from sage_npu.server.server import EVALUATED
 from sage_npu.server.stores import ReportStore
@@ -82,6 +84,7 @@ class Evaluation(Feature):
     def __init__(self, server: SageServer, reports: ReportStore) -> None:
         super().__init__(server)
         self.reports = reports                          # written here, read by the code lenses
+        self.changes: dict[Path, VerifiedChange] = {}   # task root -> verified advice, read by AdviceActions
         self._evaluator: Evaluator | None = None
         self._lock = threading.Lock()                   # the Evaluator: settings vs the evaluation thread
         self._debouncer: Debouncer | None = None
@@ -197,6 +200,25 @@ class Evaluation(Feature):
         self.publish(task, report, evaluated)
         self.server.refresh_code_lenses()
         self.server.protocol.notify(REPORT_NOTIFICATION, summary(task, report))
+        await self._verify(task, report, gen)
+
+    async def _verify(self, task: Task, report: Report, gen: int) -> None:
+        """The top finding a transform makes, applied to a copy and evaluated (advice_actions.py);
+        skipped when a newer save waits, so verification never delays the person's own run."""
+        self.changes.pop(task.root, None)
+        found = candidate(task, report)
+        if found is None or self._due or self.server.stopping:
+            return
+        finding, cand = found
+        with tempfile.TemporaryDirectory(prefix="sage-verify-") as tmp:
+            copy = variant(task, cand.files, Path(tmp) / task.root.name)
+            after = await self.server.off_loop(lambda: self._run(copy), name="sage-verify") if copy else None
+        if self._generation.get(task.root) != gen or self.server.stopping:
+            return
+        change = verified(task, finding, cand, report, after)
+        if change is not None:
+            self.changes[task.root] = change
+            log.info("verified %s on %s: %s", finding.code, task.kernel.name, change.title)
 
     def _run(self, task: Task) -> Report | None:
         """In the evaluation thread."""
@@ -228,13 +250,13 @@ class Evaluation(Feature):
         (uri -> text), so a file edited since gets them on the lines they now are, and not at all
         on lines the edit changed."""
         by_uri: dict[str, list[types.Diagnostic]] = {}
-        for d in report.diagnostics:
+        for d, severity in [*((d, d.severity) for d in report.diagnostics), *advice_diagnostics(report)]:
             uri = Path(d.file).resolve().as_uri()
             lines = self.server.lines_of(d.file)
             named = d.block is None or f"block {d.block}" in d.message
             msg = d.message if named else f"{d.message} (block {d.block})"
             by_uri.setdefault(uri, []).append(self.server.lsp_diagnostic(
-                lines, d.line, d.column, d.end_line, d.end_column, d.severity, d.code, msg))
+                lines, d.line, d.column, d.end_line, d.end_column, severity, d.code, msg))
         # Files of the task always get a publish, so fixed problems disappear.
         uris = set(by_uri) | self._published.get(task.root, set())
         uris |= {p.resolve().as_uri() for p in (task.kernel, task.host, task.reference) if p is not None}
@@ -251,6 +273,12 @@ class Evaluation(Feature):
         if doc is not None:
             return doc.source
         return "\n".join(self.server.lines_of(to_fs_path(uri) or ""))
+
+
+def advice_diagnostics(report: Report) -> list[tuple[Diagnostic, str]]:
+    """The advisor's findings as diagnostics on the line to change, with their LSP severity:
+    information, or a hint when the saving is small (docs/advisor.md)."""
+    return [(diagnostic(f.file, f.line, "info", f.code, f.message), f.severity) for f in report.advice]
 
 
 def stale_withdrawn(diags: list[types.Diagnostic], change: types.TextDocumentContentChangeEvent

@@ -1,0 +1,472 @@
+"""The performance advisor (docs/advisor.md): findings, each at the line a person would change,
+with the saving the cost model estimates for the change.
+
+Every saving comes from a counterfactual: the kernel's own trace, rewritten as the change would
+make it run, re-scheduled by the cost model (npu_eval/cost_model.py), with no rebuild. The
+rewrites work on the trace's tile loop: a block's records split into a head and the iterations
+of its loop (`split_loop`), which a change merges (bigger tiles), splits (double buffering with a
+tile length divided by BUFFER_NUM), re-slots (a second queue buffer) or spreads over more blocks.
+On the CPU each saving is a model figure and every message says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.cost_model import bank_factor, estimate
+from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable
+from sage_npu.npu_eval.report import AdviceCode, AdviceFinding, labelled
+from sage_npu.npu_eval.trace import Rec, Trace
+
+# A finding saving less than this share of the estimate is not reported (the model is not that precise).
+MIN_SAVING_SHARE = 0.02
+# A load reaches this share of its bandwidth from saturating_bytes() on (docs/advisor.md).
+SATURATION_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class AdviceInput:
+    """What the advisor reads: trial 0's trace and block_dim, the chip and cost table it was
+    estimated with, and the task's sources (host None for a kernel alone)."""
+
+    trace: Trace
+    block_dim: int
+    chip: ChipProfile
+    costs: CostTable
+    kernel: Path
+    host: Path | None = None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A block's records: those before its tile loop, and each iteration (the last keeps what
+    follows the loop)."""
+
+    head: list[Rec]
+    iterations: list[list[Rec]]
+
+    def records(self) -> list[Rec]:
+        return [*self.head, *(r for it in self.iterations for r in it)]
+
+
+def split_loop(recs: list[Rec]) -> Loop:
+    """The iterations start at each occurrence of the first location seen more than once."""
+    counts = Counter(r.loc for r in recs)
+    first = next((r.loc for r in recs if counts[r.loc] > 1), None)
+    if first is None:
+        return Loop(list(recs), [])
+    starts = [i for i, r in enumerate(recs) if r.loc == first]
+    ends = [*starts[1:], len(recs)]
+    return Loop(recs[:starts[0]], [recs[a:b] for a, b in zip(starts, ends, strict=True)])
+
+
+def scaled(r: Rec, f: float) -> Rec:
+    """An instruction over f times the elements (a tile f times as long); bursts of a multi-burst
+    transfer grow with it, their length stays."""
+    if r.kind != "I" or f == 1:
+        return r
+    bursts = r.b if r.b <= 1 else max(1, round(r.b * f))
+
+    def span(x: tuple[int, int]) -> tuple[int, int]:
+        return (x[0], round(x[1] * f))
+
+    return replace(r, elems=max(1, round(r.elems * f)), bytes=max(1, round(r.bytes * f)),
+                   b=bursts if r.pipe in ("MTE2", "MTE3") else r.b, w=span(r.w), r0=span(r.r0), r1=span(r.r1))
+
+
+def _us(trace: Trace, blocks: dict[int, list[Rec]], inp: AdviceInput, block_dim: int | None = None) -> float:
+    t = Trace(blocks, trace.locs, trace.truncated)
+    return estimate(t, inp.chip, inp.costs, block_dim or inp.block_dim).estimated_us
+
+
+def _map_blocks(trace: Trace, fn: Callable[[list[Rec]], list[Rec]]) -> dict[int, list[Rec]]:
+    return {b: fn(recs) for b, recs in trace.blocks.items()}
+
+
+# ---- counterfactual rewrites of one block's records ----
+
+def single_buffered_queues(recs: list[Rec]) -> set[int]:
+    """Queues (ids) whose every AllocTensor takes slot 0, allocated more than once."""
+    slots: dict[int, set[int]] = {}
+    allocs: Counter = Counter()
+    for r in recs:
+        if r.kind == "alloc":
+            slots.setdefault(r.a, set()).add(r.b)
+            allocs[r.a] += 1
+    return {q for q, s in slots.items() if s == {0} and allocs[q] > 1}
+
+
+def double_buffered(recs: list[Rec], queues: set[int], split: bool) -> list[Rec]:
+    """The records as they run with two buffers per queue in `queues`: each queue's n-th alloc,
+    enque, deque and free take slot n % 2; with `split`, each iteration first becomes two of half
+    the length (a tile length divided by BUFFER_NUM)."""
+    if split:
+        loop = split_loop(recs)
+        halves = [[scaled(r, 0.5) for r in it] for it in loop.iterations for _ in range(2)]
+        recs = Loop(loop.head, halves).records()
+    seen: Counter = Counter()
+    out = []
+    for r in recs:
+        if r.kind in ("alloc", "enque", "deque", "free") and r.a in queues:
+            n = seen[(r.a, r.kind)]
+            seen[(r.a, r.kind)] += 1
+            r = replace(r, b=n % 2)
+        out.append(r)
+    return out
+
+
+def merged(recs: list[Rec], f: int) -> list[Rec]:
+    """Every f iterations as one over f times the elements (tiles f times as long); what follows
+    the loop stays after the last."""
+    loop = split_loop(recs)
+    its = loop.iterations
+    if f <= 1 or len(its) < f:
+        return list(recs)
+    width = len(its[0])
+    epilogue, body = its[-1][width:], [it[:width] for it in its]
+    n = len(body) // f * f
+    out = [[scaled(r, f) for r in body[i]] for i in range(0, n, f)] + body[n:]
+    out[-1] = [*out[-1], *epilogue]
+    return Loop(loop.head, out).records()
+
+
+def uniform(loop: Loop) -> bool:
+    """Whether every iteration runs the same locations (the loop a tile change rewrites)."""
+    if len(loop.iterations) < 2:
+        return False
+    first = [r.loc for r in loop.iterations[0]]
+    return all([r.loc for r in it[:len(first)]] == first for it in loop.iterations)
+
+
+def vectorised(recs: list[Rec]) -> tuple[list[Rec], Counter]:
+    """Each run of scalar UB accesses (LocalTensor Get/SetValue) between two other instructions as
+    one vector instruction over the elements it set; also the scalar accesses per location."""
+    out: list[Rec] = []
+    run: list[Rec] = []
+    per_loc: Counter = Counter()
+
+    def flush() -> None:
+        if not run:
+            return
+        sets = [r for r in run if "SetValue" in r.api] or run
+        n = len(sets)
+        size = DTYPE_BYTES.get(sets[0].dtype, 2)
+        out.append(replace(sets[0], pipe="V", api="Muls", elems=n, bytes=n * size, a=0, b=0,
+                           w=(sets[0].w[0], n * size), r0=(sets[0].w[0], n * size), r1=(0, 0)))
+        run.clear()
+
+    for r in recs:
+        if r.kind == "I" and r.pipe == "S" and r.api.startswith("LocalTensor::"):
+            run.append(r)
+            per_loc[r.loc] += 1
+        elif r.kind == "I":
+            flush()
+            out.append(r)
+        else:
+            out.append(r)
+    flush()
+    return out, per_loc
+
+
+def aligned(recs: list[Rec]) -> list[Rec]:
+    return [replace(r, a=0) if r.kind == "I" and r.pipe in ("MTE2", "MTE3") and r.a else r for r in recs]
+
+
+def contiguous(recs: list[Rec]) -> list[Rec]:
+    return [replace(r, b=1) if r.kind == "I" and r.pipe in ("MTE2", "MTE3") and r.b > 1 else r for r in recs]
+
+
+def spread(trace: Trace, old: int, new: int, fixed_count: bool) -> dict[int, list[Rec]]:
+    """The blocks as `new` blocks share the data `old` blocks had: with a fixed tile count per
+    block the tiles shrink; with a fixed tile length each block runs fewer iterations."""
+    loop = split_loop(trace.blocks[min(trace.blocks)])
+    n_its = len(loop.iterations)
+    total = n_its * old
+    if fixed_count or total < new:
+        recs = [scaled(r, old / new) for r in loop.records()]
+    else:
+        k = -(-total // new)
+        its = [*loop.iterations[:k - 1], loop.iterations[-1]] if k < n_its else loop.iterations
+        recs = Loop(loop.head, its).records()
+    return {b: recs for b in range(new)}
+
+
+# ---- where a person would make the change ----
+
+@dataclass(frozen=True)
+class Site:
+    """A value to change at a line: `name` (a constant or keyword), its current value."""
+
+    file: str
+    line: int
+    name: str
+    value: int
+
+
+def _read(path: Path | None) -> str:
+    try:
+        return path.read_text(errors="replace") if path else ""
+    except OSError:
+        return ""
+
+
+def _line_of(text: str, pattern: str) -> int:
+    m = re.search(pattern, text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else 0
+
+
+def _int_of(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def host_keyword(host: Path | None, pattern: str) -> Site | None:
+    """The `Launch(...)`/`Tiling(...)` keyword whose name fully matches `pattern`, at the line of
+    its int literal, or of the module-level constant it names."""
+    try:
+        tree = ast.parse(_read(host))
+    except SyntaxError:
+        return None
+    consts = {t.id: (stmt, v) for stmt in tree.body if isinstance(stmt, ast.Assign)
+              for t in stmt.targets if isinstance(t, ast.Name) and (v := _int_of(stmt.value)) is not None}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.keyword) and node.arg and re.fullmatch(pattern, node.arg)):
+            continue
+        v = _int_of(node.value)
+        if v is not None:
+            return Site(str(host), node.value.lineno, node.arg, v)
+        if isinstance(node.value, ast.Name) and node.value.id in consts:
+            stmt, v = consts[node.value.id]
+            return Site(str(host), stmt.lineno, node.value.id, v)
+    return None
+
+
+def host_constant(host: Path | None, pattern: str, value: int) -> Site | None:
+    """A module-level constant of host.py whose name matches `pattern` and whose value is `value`
+    (`MAX_CORES = 2` when the launch computes its block_dim from it)."""
+    try:
+        tree = ast.parse(_read(host))
+    except SyntaxError:
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and _int_of(stmt.value) == value:
+            for t in stmt.targets:
+                if isinstance(t, ast.Name) and re.search(pattern, t.id):
+                    return Site(str(host), stmt.lineno, t.id, value)
+    return None
+
+
+def tile_site(inp: AdviceInput) -> Site | None:
+    """A tile length constant (`*TILE*` in the kernel or host.py), else the host's tile count."""
+    text = _read(inp.kernel)
+    m = re.search(r"(?m)^\s*(?:static\s+)?(?:constexpr|const)\s+\w+\s+(\w*TILE\w*)\s*=\s*(\d+)\s*;", text)
+    if m:
+        return Site(str(inp.kernel), text.count("\n", 0, m.start(1)) + 1, m.group(1), int(m.group(2)))
+    host = _read(inp.host)
+    m = re.search(r"(?m)^(\w*TILE\w*)\s*=\s*(\d+)\s*$", host)
+    if m and "NUM" not in m.group(1):
+        return Site(str(inp.host), host.count("\n", 0, m.start()) + 1, m.group(1), int(m.group(2)))
+    return host_keyword(inp.host, r"tile(Num|Count|s)|TILE_NUM")
+
+
+# ---- the findings ----
+
+@dataclass(frozen=True)
+class Base:
+    inp: AdviceInput
+    us: float
+
+    def finding(self, code: AdviceCode, file: str, line: int, after_us: float, change: str, cause: str
+                ) -> AdviceFinding | None:
+        saving = self.us - after_us
+        if saving < MIN_SAVING_SHARE * self.us or not file:
+            return None
+        # on the CPU every saving is the cost model's figure (a device re-measures it)
+        message = f"{cause}; {change} would save {labelled(f'~{saving:.2f} us of {self.us:.2f} us', True)}"
+        return AdviceFinding(code=code, message=message, file=file, line=max(line, 1), saving_us=round(saving, 4),
+                             before_us=round(self.us, 4), after_us=round(after_us, 4), change=change)
+
+    def where(self, loc: int) -> tuple[str, int]:
+        return self.inp.trace.where(loc)
+
+
+def single_buffer_finding(base: Base) -> AdviceFinding | None:
+    trace, inp = base.inp.trace, base.inp
+    queues = set.intersection(*(single_buffered_queues(r) for r in trace.blocks.values())) if trace.blocks else set()
+    if not queues:
+        return None
+    text = _read(inp.kernel)
+    split = bool(re.search(r"/\s*BUFFER_NUM\b", text))
+    after = _us(trace, _map_blocks(trace, lambda r: double_buffered(r, queues, split)), inp)
+    line = _line_of(text, r"^[ \t]*(?:(?:static\s+)?(?:constexpr|const)\s+\w+\s+BUFFER_NUM\s*=\s*1\s*;|#\s*define\s+"
+                          r"BUFFER_NUM\s+1\b)")
+    file = str(inp.kernel)
+    if not line:
+        first = next(r for r in trace.blocks[min(trace.blocks)] if r.kind == "alloc" and r.a in queues)
+        file, line = base.where(first.loc)
+    change = "double buffering (BUFFER_NUM 1 -> 2)" if split or line else "double buffering (a queue depth of 2)"
+    return base.finding("perf-single-buffer", file, line, after, change,
+                        f"{len(queues)} queue(s) have one buffer: copies in, computation and copies out never overlap")
+
+
+def few_cores_finding(base: Base) -> AdviceFinding | None:
+    inp = base.inp
+    cores = inp.chip.vector_cores
+    if inp.block_dim >= cores or not inp.trace.blocks or len(inp.trace.blocks) != inp.block_dim:
+        return None
+    site = host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
+    if site is None:
+        return None
+    fixed_count = host_keyword(inp.host, r"tile(Num|Count|s)") is not None
+    after = _us(inp.trace, spread(inp.trace, inp.block_dim, cores, fixed_count), inp, cores)
+    return base.finding("perf-few-cores", site.file, site.line, after,
+                        f"{site.name} {site.value} -> {cores} (all of {inp.chip.name}'s vector cores)",
+                        f"{inp.block_dim} block(s) on a chip of {cores} vector cores: the other cores stay idle")
+
+
+def saturating_bytes(inp: AdviceInput) -> int:
+    """The load length from which a copy in reaches SATURATION_SHARE of the large-block bandwidth:
+    the public model's large-block case, or longer if its head still weighs more."""
+    c = inp.costs
+    active = max(1, min(inp.block_dim, inp.chip.vector_cores))
+    rate = min(c.load.a + c.load.b / active, inp.chip.hbm_gbps / inp.chip.clock_ghz / active)
+    # stream / (stream + h) >= share  <=>  bytes >= share / (1 - share) * h * rate
+    return max(c.small_load_below_bytes, round(SATURATION_SHARE / (1 - SATURATION_SHARE) * c.load.h * rate))
+
+
+def _is_count(name: str) -> bool:
+    """Whether a tiling value counts tiles (tileNum, TILE_NUM) rather than giving their length."""
+    return bool(re.search(r"num|count|tiles$", name, re.I))
+
+
+def small_tiles_finding(base: Base) -> AdviceFinding | None:
+    inp = base.inp
+    loops = {b: split_loop(r) for b, r in inp.trace.blocks.items()}
+    if not loops or not all(uniform(lp) for lp in loops.values()):
+        return None
+    loads = [r for r in loops[min(loops)].iterations[0] if r.kind == "I" and r.pipe == "MTE2"]
+    site = tile_site(inp)
+    if not loads or site is None:
+        return None
+    biggest = max(r.bytes for r in loads)
+    target = saturating_bytes(inp)
+    ub_top = max((x[0] + x[1] for r in inp.trace.blocks[min(loops)] for x in (r.w, r.r0, r.r1) if x[1]), default=0)
+    its = min(len(lp.iterations) for lp in loops.values())
+    count = _is_count(site.name)
+    # each power of two up to the saturating length that the loop, the UB and a tile count allow;
+    # the best of them (a single tile loses the overlap of copies and computation)
+    best: tuple[float, int] = (base.us, 1)
+    f = 2
+    ub = inp.chip.ub_bytes - inp.chip.ub_reserved_bytes
+    while biggest * f // 2 < target and f <= its and ub_top * f <= ub and (not count or f <= site.value):
+        best = min(best, (_us(inp.trace, _map_blocks(inp.trace, lambda r, f=f: merged(r, f)), inp), f))
+        f *= 2
+    after, f = best
+    if f == 1:
+        return None
+    new = max(1, site.value // f) if count else site.value * f
+    return base.finding("perf-small-tiles", site.file, site.line, after, f"{site.name} {site.value} -> {new} "
+                        f"({biggest * f} bytes per copy)",
+                        f"copies in of {biggest} bytes are too short to keep GM busy (a copy reaches 90% of its "
+                        f"bandwidth from about {target} bytes)")
+
+
+def scalar_loop_finding(base: Base) -> AdviceFinding | None:
+    trace, inp = base.inp.trace, base.inp
+    per_loc: Counter = Counter()
+    blocks = {}
+    for b, recs in trace.blocks.items():
+        blocks[b], n = vectorised(recs)
+        per_loc.update(n)
+    if not per_loc:
+        return None
+    loc, _ = per_loc.most_common(1)[0]
+    file, line = base.where(loc)
+    after = _us(trace, blocks, inp)
+    total = sum(per_loc.values())
+    return base.finding("perf-scalar-loop", file, line, after, "one vector instruction per tile instead of the "
+                        "element loop", f"{total} scalar LocalTensor GetValue/SetValue calls keep the scalar unit busy "
+                        "one element at a time")
+
+
+def _gm_finding(base: Base, code: AdviceCode, bad: Callable[[Rec], bool], fix: Callable[[list[Rec]], list[Rec]],
+                change: str, cause: str, site: Callable[[Rec], tuple[str, int, str] | None] | None = None
+                ) -> AdviceFinding | None:
+    """A finding on the copies `bad` picks, saving what `fix` makes of them; at the copy run most,
+    or where `site` says its cause is set (file, line, change)."""
+    trace = base.inp.trace
+    picked = [r for recs in trace.blocks.values() for r in recs
+              if r.kind == "I" and r.pipe in ("MTE2", "MTE3") and bad(r)]
+    if not picked:
+        return None
+    per_loc = Counter(r.loc for r in picked)
+    worst = next(r for r in picked if r.loc == per_loc.most_common(1)[0][0])
+    file, line = base.where(worst.loc)
+    at = site(worst) if site else None
+    if at is not None:
+        file, line, change = at
+    after = _us(trace, _map_blocks(trace, fix), base.inp)
+    return base.finding(code, file, line, after, change, cause.format(n=len(picked)))
+
+
+def unaligned_finding(base: Base) -> AdviceFinding | None:
+    def tile_length(r: Rec) -> tuple[str, int, str] | None:
+        """A tile whose length in bytes is off 512 moves every following copy off: at its length."""
+        site, size = tile_site(base.inp), DTYPE_BYTES.get(r.dtype, 2)
+        if site is None or _is_count(site.name) or site.value * size != r.bytes or r.bytes % 512 == 0:
+            return None
+        fixed = r.bytes // 512 * 512 // size
+        return site.file, site.line, f"{site.name} {site.value} -> {fixed} (a multiple of 512 bytes)"
+
+    return _gm_finding(base, "perf-unaligned-gm", lambda r: r.a != 0, aligned,
+                       "GM addresses aligned to 512 bytes",
+                       "{n} copies start off a 512-byte GM boundary and reach about 70% of the bandwidth", tile_length)
+
+
+def fragmented_finding(base: Base) -> AdviceFinding | None:
+    # A cube kernel's loads reorder a matrix into fractals (ND to NZ): their bursts are the layout's,
+    # not a choice one contiguous copy could replace.
+    if any(r.pipe in ("MTE1", "M", "FIX") for recs in base.inp.trace.blocks.values() for r in recs):
+        return None
+    return _gm_finding(base, "perf-fragmented-gm", lambda r: r.b > 1 and r.bytes // r.b < 512, contiguous,
+                       "one contiguous burst per copy",
+                       "{n} copies move GM in bursts under 512 bytes, each paying its own start")
+
+
+def bank_conflict_finding(base: Base) -> AdviceFinding | None:
+    """Vector instructions whose operands collide in UB banks (cost_model.bank_factor): the saving
+    is the estimate with every such instruction conflict-free."""
+    inp = base.inp
+    per_loc = Counter(r.loc for recs in inp.trace.blocks.values() for r in recs
+                      if r.kind == "I" and r.pipe == "V" and bank_factor(r, inp.costs) > 1.0)
+    if not per_loc:
+        return None
+    free = inp.costs.model_copy(update={"bank_read_read_factor": 1.0, "bank_read_write_factor": 1.0})
+    after = _us(inp.trace, inp.trace.blocks, replace(inp, costs=free))
+    file, line = base.where(per_loc.most_common(1)[0][0])
+    return base.finding("perf-bank-conflict", file, line, after,
+                        "buffers placed apart (the second source 256 bytes off the first modulo 512; the destination "
+                        "in another 64 KB bank or exactly over a source)",
+                        f"{sum(per_loc.values())} vector instructions have operands colliding in UB banks "
+                        "(docs/cost-model.md)")
+
+
+FINDERS: tuple[Callable[[Base], AdviceFinding | None], ...] = (
+    single_buffer_finding, few_cores_finding, small_tiles_finding, scalar_loop_finding, unaligned_finding,
+    fragmented_finding, bank_conflict_finding)
+
+
+def advise(inp: AdviceInput) -> list[AdviceFinding]:
+    """The findings for one evaluated launch, largest saving first."""
+    if not inp.trace.blocks or inp.trace.truncated:
+        return []
+    base = Base(inp, _us(inp.trace, inp.trace.blocks, inp))
+    found = [f for fn in FINDERS if (f := fn(base)) is not None]
+    return sorted(found, key=lambda f: -f.saving_us)

@@ -1,0 +1,206 @@
+"""The planted faulty-performance tasks of tests/test_advisor.py: one kernel (a half-precision
+element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
+planted in each variant. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
+reference.py); `hand_fix` is the fix of the two the offline optimizer has no transform for yet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+KERNEL = """\
+// {title}
+// {what}; the planted cause is {cause}.
+#include "kernel_operator.h"
+
+constexpr int32_t BUFFER_NUM = {buffers};
+constexpr int32_t TILE_LENGTH = {tile};
+
+struct PerfTiling {{
+    uint32_t totalLength;
+}};
+
+class KernelPerfAdd {{
+public:
+    __aicore__ inline KernelPerfAdd() {{}}
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t totalLength)
+    {{
+        blockLength = totalLength / AscendC::GetBlockNum();
+        loopCount = blockLength / TILE_LENGTH;
+        xGm.SetGlobalBuffer((__gm__ half *)x + blockLength * AscendC::GetBlockIdx(), blockLength);
+        yGm.SetGlobalBuffer((__gm__ half *)y + blockLength * AscendC::GetBlockIdx(), blockLength);
+        zGm.SetGlobalBuffer((__gm__ half *)z + blockLength * AscendC::GetBlockIdx(), blockLength);
+        pipe.InitBuffer(inQueueX, BUFFER_NUM, TILE_LENGTH * sizeof(half));
+        pipe.InitBuffer(inQueueY, BUFFER_NUM, TILE_LENGTH * sizeof(half));
+        pipe.InitBuffer(outQueueZ, BUFFER_NUM, TILE_LENGTH * sizeof(half));
+    }}
+    __aicore__ inline void Process()
+    {{
+        for (uint32_t i = 0; i < loopCount; i++) {{
+            CopyIn(i);
+            Compute();
+            CopyOut(i);
+        }}
+    }}
+
+private:
+    __aicore__ inline void CopyIn(uint32_t progress)
+    {{
+        AscendC::LocalTensor<half> xLocal = inQueueX.AllocTensor<half>();
+        AscendC::LocalTensor<half> yLocal = inQueueY.AllocTensor<half>();
+        AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], TILE_LENGTH);
+        AscendC::DataCopy(yLocal, yGm[progress * TILE_LENGTH], TILE_LENGTH);
+        inQueueX.EnQue(xLocal);
+        inQueueY.EnQue(yLocal);
+    }}
+    __aicore__ inline void Compute()
+    {{
+        AscendC::LocalTensor<half> xLocal = inQueueX.DeQue<half>();
+        AscendC::LocalTensor<half> yLocal = inQueueY.DeQue<half>();
+        AscendC::LocalTensor<half> zLocal = outQueueZ.AllocTensor<half>();
+{compute}
+        outQueueZ.EnQue<half>(zLocal);
+        inQueueX.FreeTensor(xLocal);
+        inQueueY.FreeTensor(yLocal);
+    }}
+    __aicore__ inline void CopyOut(uint32_t progress)
+    {{
+        AscendC::LocalTensor<half> zLocal = outQueueZ.DeQue<half>();
+        AscendC::DataCopy(zGm[progress * TILE_LENGTH], zLocal, TILE_LENGTH);
+        outQueueZ.FreeTensor(zLocal);
+    }}
+
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::QuePosition::VECIN, BUFFER_NUM> inQueueX, inQueueY;
+    AscendC::TQue<AscendC::QuePosition::VECOUT, BUFFER_NUM> outQueueZ;
+    AscendC::GlobalTensor<half> xGm, yGm, zGm;
+    uint32_t blockLength;
+    uint32_t loopCount;
+}};
+
+extern "C" __global__ __aicore__ void {name}(GM_ADDR x, GM_ADDR y, GM_ADDR z, PerfTiling tiling)
+{{
+    KernelPerfAdd op;
+    op.Init(x, y, z, tiling.totalLength);
+    op.Process();
+}}
+"""
+
+HOST = """\
+import torch
+
+from sage_npu.npu_eval import Launch, Tiling
+
+
+def launch(x, y):
+    z = torch.empty_like(x)
+    return Launch(
+        kernel="{name}",
+        block_dim={cores},
+        args=[x, y, z, Tiling(totalLength=x.numel())],
+        outputs=[z],
+    )
+"""
+
+REFERENCE = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return {expr}
+
+
+def get_inputs():
+    return [torch.randn({n}, dtype=torch.float16), torch.randn({n}, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+VECTOR_ADD = "        AscendC::Add(zLocal, xLocal, yLocal, TILE_LENGTH);"
+SCALAR_ADD = """\
+        for (int32_t j = 0; j < TILE_LENGTH; j++) {
+            zLocal.SetValue(j, static_cast<half>(static_cast<float>(xLocal.GetValue(j)) +
+                                                 static_cast<float>(yLocal.GetValue(j))));
+        }"""
+SIGMOID_MUL = """\
+        AscendC::Sigmoid(zLocal, xLocal, TILE_LENGTH);
+        AscendC::Mul(zLocal, zLocal, yLocal, TILE_LENGTH);"""
+
+
+@dataclass(frozen=True)
+class Variant:
+    title: str
+    cause: str
+    buffers: int
+    tile: int
+    cores: int
+    tiles_per_block: int
+    compute: str = VECTOR_ADD
+
+    @property
+    def n(self) -> int:
+        return 48 * self.tiles_per_block * self.tile  # the data: 48 blocks' worth whatever block_dim is
+
+    def files(self, name: str) -> dict[str, str]:
+        sigmoid = self.compute == SIGMOID_MUL
+        what = ("z = sigmoid(x) * y in half precision over fixed-length tiles of 25,600 bytes" if sigmoid
+                else "z = x + y in half precision over fixed-length tiles")
+        return {
+            f"{name}.cpp": kernel(name, self.title, what, self.cause, self.buffers, self.tile, self.compute),
+            "host.py": HOST.format(name=name, cores=self.cores),
+            "reference.py": REFERENCE.format(n=self.n, expr="torch.sigmoid(x.float()).half() * y" if sigmoid
+                                             else "x + y"),
+        }
+
+
+def kernel(name: str, title: str, what: str, cause: str, buffers: int, tile: int, compute: str) -> str:
+    return KERNEL.format(name=name, title=title, what=what, cause=cause, buffers=buffers, tile=tile, compute=compute)
+
+
+VARIANTS = {
+    # the compute is heavier here (Sigmoid, Mul) so that overlapping it matters, and the tiles long
+    # enough (25,600 bytes) that they are not a cause too
+    "perf_single_buffer": Variant("Planted performance fault: one buffer per queue (BUFFER_NUM = 1).",
+                                  "BUFFER_NUM", 1, 12800, 48, 4, SIGMOID_MUL),
+    "perf_two_cores": Variant("Planted performance fault: two blocks on a chip of many vector cores.",
+                              "host.py's block_dim", 2, 2048, 2, 4),
+    "perf_small_tiles": Variant("Planted performance fault: 256-element tiles (512-byte copies).",
+                                "TILE_LENGTH", 2, 256, 48, 64),
+    # 25,632-byte tiles: every copy after a block's first starts 32 bytes past a 512-byte boundary
+    "perf_misaligned_gm": Variant("Planted performance fault: tiles of 12,816 halves (25,632 bytes, off 512).",
+                                  "TILE_LENGTH", 2, 12816, 48, 4),
+    "perf_scalar_loop": Variant("Planted performance fault: the addition as a scalar loop of GetValue/SetValue.",
+                                "the element loop in Compute", 2, 512, 48, 4, SCALAR_ADD),
+}
+
+
+def hand_fix(name: str) -> dict[str, str]:
+    """The files of the fix for the variants the offline optimizer has no transform for: the
+    scalar loop as one vector Add per tile; the misaligned tiles as 12,800 halves (25,600 bytes, a
+    multiple of 512; the data shrinks with them, 0.1%)."""
+    if name == "perf_scalar_loop":
+        v = VARIANTS[name]
+        return {f"{name}.cpp": kernel(name, "The fix of perf_scalar_loop: one vector Add per tile.",
+                                      "z = x + y in half precision over fixed-length tiles", "gone", v.buffers, v.tile,
+                                      VECTOR_ADD)}
+    if name == "perf_misaligned_gm":
+        v = VARIANTS[name]
+        fixed = Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
+                        v.tiles_per_block)
+        return fixed.files(name)
+    raise KeyError(f"{name} has a transform in agent/transforms.py")
+
+
+def materialise(dest: Path) -> dict[str, Path]:
+    """Each variant's task folder under `dest`, by name."""
+    out = {}
+    for name, v in VARIANTS.items():
+        d = dest / name
+        d.mkdir(parents=True, exist_ok=True)
+        for file, text in v.files(name).items():
+            (d / file).write_text(text)
+        out[name] = d
+    return out
