@@ -29,7 +29,8 @@ FAMILY_NAMES = {910: "Atlas A2 training/inference series, 910B", 310: "Atlas inf
 DOC_ROOT = "docs/zh/api/SIMD-API"
 # Ascend 950's register-level APIs (C++ and the C API's reg/ family) and Tensor API: not emulated
 _SKIP = ("Reg矢量计算", "C-API/reg/", "data_structure_TensorAPI")
-_PRODUCT = re.compile(r'<!--\s*npu="(\w+)"[^>]*-->\s*\n\s*-\s*[^\n]*?[：:]\s*(不支持|支持)')
+# "仅支持包含...的接口" (supports only the forms with ...) is a yes: Fixpipe's A2 line reads so.
+_PRODUCT = re.compile(r'<!--\s*npu="(\w+)"[^>]*-->\s*\n\s*-\s*[^\n]*?[：:]\s*(不支持|仅支持|支持)')
 _TITLE = re.compile(r"^#\s*([A-Za-z_]\w*)")
 
 
@@ -66,7 +67,7 @@ def page_support(text: str) -> tuple[str | None, dict[int, bool]]:
     for tag, verdict in _PRODUCT.findall(text):
         family = DOC_TAGS.get(tag)
         if family is not None:
-            found[family] = found.get(family, False) or verdict == "支持"
+            found[family] = found.get(family, False) or verdict != "不支持"
     return (m.group(1) if m else None), found
 
 

@@ -121,7 +121,11 @@ def _parse_depfile(text: str) -> list[str]:
 # The APIs whose blocks wait for each other: SyncAll's barrier, the GM flags of IBSet/IBWait,
 # WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid).
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
-              b"DataCacheCleanAndInvalid")
+              b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag")
+# KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...) in a kernel file, outside comments.
+_KERNEL_TYPE = re.compile(rb"^[^/\n]*\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(KERNEL_TYPE_[A-Z0-9_]+)\s*\)", re.M)
+# The types whose launch runs AIC and AIV cores (sage_sim/mix.h, kernel_shape): they run as fibers.
+_MIXED_TYPES = {"KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2"}
 NEUTRAL_ROOT = "/sage-src"
 
 
@@ -165,9 +169,17 @@ def neutral_paths(sources: list[str]) -> PathMap:
 
 
 def coop_define(*sources: bytes) -> dict[str, str]:
-    """SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS): its blocks must run as
-    fibers, so a waiting block lets the others run."""
-    return {"SAGE_SIM_COOP": "1"} if any(api in s for s in sources for api in _COOP_APIS) else {}
+    """The runner's defines. SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS) or
+    declares a mixed kernel type: its cores must run as fibers, so a waiting core lets the
+    others run. SAGE_SIM_KERNEL_TYPE from the first KERNEL_TASK_TYPE_DEFAULT: the launch's cores
+    (AICs and AIVs, sage_sim/mix.h) are known before the kernel body runs."""
+    defines: dict[str, str] = {}
+    types = [m.group(1).decode() for s in sources for m in _KERNEL_TYPE.finditer(s)]
+    if types:
+        defines["SAGE_SIM_KERNEL_TYPE"] = types[0]
+    if any(api in s for s in sources for api in _COOP_APIS) or (types and types[0] in _MIXED_TYPES):
+        defines["SAGE_SIM_COOP"] = "1"
+    return defines
 
 
 def default_cache_dir() -> Path:
