@@ -3436,6 +3436,7 @@ NAMES: dict[str, tuple[str, str]] = {
     'MatMulDxInfo': ('cube', 'include/adv_api/conv_backprop/conv3d_bp_input_tiling.h'),
     'MatMulInfo': ('cube', 'include/adv_api/conv_backprop/conv3d_bp_filter_tiling_base.h'),
     'MatTilingType': ('cube', 'include/adv_api/matmul/matmul_tiling_base.h'),
+    'Matmul': ('cube', 'docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/Matmul-Kernel侧接口.md'),
     'MatmulApiConfig': ('cube', 'include/adv_api/matmul/matmul.h'),
     'MatmulApiStaticTiling': ('cube', 'include/adv_api/matmul/constant_tiling.h'),
     'MatmulApiTiling': ('cube', 'include/adv_api/matmul/matmul_tiling.h'),

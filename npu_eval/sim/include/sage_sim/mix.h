@@ -13,7 +13,7 @@
 // points are those waits only, so the same kernel and inputs give the same run and report. A
 // wait no core can satisfy any more is a flag-deadlock at the wait's line.
 //
-// The seam for APIs built on cross-core flags (the Matmul API's AIC/AIV hand-over): cross_set()
+// The seam for APIs built on cross-core flags (the high-level matrix API's AIC/AIV hand-over): cross_set()
 // and cross_wait() below are the flags with their documented semantics, callable from any API
 // with the caller's location.
 #pragma once
