@@ -412,7 +412,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
             # reported to the scheduling module once the pipe's earlier work is done
             xsets[r.b] = max(xsets.get(r.b, 0.0), max(issue, done[p]))
         elif k == "xwait":
-            issue = _cross_wait(r, costs, free, issue, floors)
+            issue = _cross_wait(r, costs, free, issue, floors, clock)
     total = max(max(done), max(free), issue)
     named = range(len(PIPES))
     sched = BlockSchedule(block, total, {PIPES[i]: busy[i] for i in named if busy[i]},
@@ -439,9 +439,17 @@ def _barrier(r: Rec, p: int, costs: CostTable, free: list[float], done: list[flo
     return max(issue, free[p]) if p == _S else issue
 
 
-def _cross_wait(r: Rec, costs: CostTable, free: list[float], issue: float, floors: dict[int, float] | None) -> float:
+def _cross_wait(r: Rec, costs: CostTable, free: list[float], issue: float, floors: dict[int, float] | None,
+                clock: _Clock) -> float:
     """CrossCoreWaitFlag on the 910B holds every pipe of the core until its flag's sets are done on
-    the other cores (plus an event's latency). Returns the scalar unit's issue time after it."""
+    the other cores (plus an event's latency). Returns the scalar unit's issue time after it.
+    What the core issued before it is ordered before what follows, as after PipeBarrier<PIPE_ALL>:
+    the wait's set came from another core that first waited for this core's own set (the AIC/AIV
+    hand-over), and each set is reported only once its pipe's earlier work is done."""
+    snaps = [clock.snapshot(i) for i in range(len(PIPES))]
+    for i in range(len(PIPES)):
+        for snap in snaps:
+            clock.merge(i, snap)
     ready = (floors or {}).get(r.b)
     if ready is None:
         return issue

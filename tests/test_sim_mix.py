@@ -174,3 +174,27 @@ def test_cross_core_flag_misuse_is_reported_at_its_line(ev, tmp_path, change, ne
     line = line_of(task / "core_ids.cpp", at or needle)
     hits = [d for d in report.diagnostics if d.code == code and d.line == line]
     assert hits and message in hits[0].message, report.diagnostics
+
+
+def _rec(kind: str, pipe: str, api: str, a: int = 0, b: int = 0, w: tuple[int, int] = (0, 0), nbytes: int = 0):
+    from sage_npu.npu_eval.trace import Rec
+
+    return Rec(kind, pipe, api, "float32" if kind == "I" else "", nbytes // 4, nbytes, 1, a, b, w, (0, 0), (0, 0))
+
+
+def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
+    from sage_npu.npu_eval.trace import Trace
+
+    chip = chip_profile("910B2")
+    costs = default_costs(chip.family)
+    # AIC: a long Mmad, then its set (sync 1); AIV: a Cast writing UB, the wait, a copy-in over the same UB
+    aic = [_rec("I", "M", "Mmad", nbytes=1 << 20), _rec("xset", "FIX", "CrossCoreSetFlag", a=0, b=1)]
+    aiv = [_rec("I", "V", "Cast", w=(0, 1024), nbytes=1024), _rec("xwait", "ALL", "CrossCoreWaitFlag", a=0, b=1),
+           _rec("I", "MTE2", "DataCopy", w=(0, 1024), nbytes=1024)]
+    mixed = Trace({0: aic, 1: aiv}, {1: ("k.cpp", 1)}, cores={0: ("AIC", 0), 1: ("AIV", 0)})
+    est = estimate(mixed, chip, costs, 1)
+    s_aic, s_aiv = (next(s for s in est.schedules if s.block == b) for b in (0, 1))
+    assert s_aiv.cycles > s_aic.xsets[1] > 0   # the AIV's copy-in waited for the AIC's set
+    assert not est.hazards                       # the wait ordered the Cast before the copy-in
+    alone = Trace({1: [aiv[0], aiv[2]]}, {1: ("k.cpp", 1)})
+    assert estimate(alone, chip, costs, 1).hazards  # without it the two writes race
