@@ -198,3 +198,14 @@ def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
     assert not est.hazards                       # the wait ordered the Cast before the copy-in
     alone = Trace({1: [aiv[0], aiv[2]]}, {1: ("k.cpp", 1)})
     assert estimate(alone, chip, costs, 1).hazards  # without it the two writes race
+
+
+def test_cube_work_on_an_aiv_is_reported_at_the_cube_call(ev, tmp_path):
+    task = tmp_path / "cube_on_aiv"
+    shutil.copytree(EXAMPLE, task)
+    src = task / KERNEL
+    src.write_text(src.read_text().replace("if ASCEND_IS_AIC {", "{", 1))  # every core runs the AIC's part
+    report = ev.evaluate(task).report
+    line = line_of(src, "LoadData(b2[kb * n16 * 16]")
+    hits = [d for d in report.diagnostics if d.code == "api-misuse" and d.line == line]
+    assert hits and "LoadData on AIV 0 (AI Core 0, sub-block 0)" in hits[0].message, report.diagnostics
