@@ -3,7 +3,8 @@ examples/tasks/matmul_relu_mix (a cube matmul handed to the vector cores through
 and cross-core flags) is checked by tests/test_examples.py; here its timelines in the estimate,
 the same report on every run, a flag no core sets (flag-deadlock at the wait), and one kernel that
 records what each core of a 1:2 launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType)
-and hands values over in modes 0 and 1, with the misuses reported at their lines."""
+and hands values over in modes 0 and 1 and through SyncAll<false>, with the misuses reported at
+their lines."""
 
 from __future__ import annotations
 
@@ -111,6 +112,14 @@ extern "C" __global__ __aicore__ void core_ids(GM_ADDR ids, GM_ADDR x, GM_ADDR y
         CrossCoreSetFlag<0, PIPE_MTE3>(4);
         CrossCoreWaitFlag(4);
     }
+    SyncAll<false>();  // every AIC and AIV: AIC 0 then sums what all the AIVs wrote
+    if ASCEND_IS_AIC {
+        if (GetBlockIdx() == 0) {
+            int32_t sum = 0;
+            for (int64_t i = 0; i < 2 * n; ++i) sum += yGm.GetValue(i);
+            idsGm.SetValue(3 * n * 8, sum);
+        }
+    }
 }
 """
 
@@ -120,7 +129,7 @@ from sage_npu.npu_eval import Launch
 
 def launch(x):
     n = x.numel() // 2
-    ids = torch.zeros(3 * n * 8, dtype=torch.int32)
+    ids = torch.zeros(3 * n * 8 + 8, dtype=torch.int32)
     y = torch.zeros(2 * n, dtype=torch.int32)
     return Launch(kernel="core_ids", block_dim=n, args=[ids, x, y], outputs=[ids, y])
 """
@@ -134,7 +143,8 @@ class Model(torch.nn.Module):
         rows = [[1, g, n, 0, 1, 1, 0, 7] for g in range(n)]
         rows += [[2, i, n, i % 2, 2, 2, i % 2, 7] for i in range(2 * n)]
         y = x[torch.arange(2 * n) ^ 1] * 10
-        return torch.tensor(rows, dtype=torch.int32).flatten(), y
+        tail = [int(y.sum())] + [0] * 7
+        return torch.tensor(rows + [tail], dtype=torch.int32).flatten(), y
 
 def get_input_groups():
     return [[torch.arange(2 * n, dtype=torch.int32) + 5] for n in (1, 3)]

@@ -146,14 +146,18 @@ namespace AscendC {
 // ---------------------------------------------------------------- SyncAll
 
 namespace detail {
-inline void sync_all(int need, sage::sim::SrcLoc loc) {
+inline void sync_all(int need, sage::sim::SrcLoc loc, bool aiv_only = true, bool soft = false) {
     using namespace sage::sim;
     touch(loc);
+    if (coop().active && coop().mixed) {
+        // a mixed launch's hardware SyncAll is made of cross-core flags (sage_sim/mix.h)
+        if (soft)
+            fail("api-misuse", loc, "SyncAll with a GM workspace synchronises pure vector kernels only (the SyncAll "
+                 "page); in a mixed kernel call SyncAll<false>() or SyncAll<true>()");
+        return mixed_sync_all(aiv_only, loc);
+    }
     trace_event(TraceKind::Barrier, Pipe::ALL, "SyncAll", loc, int32_t(PIPE_ALL), need);
     if (need <= 1) return;
-    if (coop().active && coop().mixed)
-        fail("not-emulated", loc, "SyncAll in a mixed AIC/AIV kernel is not emulated yet (its barrier counts the "
-             "cores of one side); synchronise with CrossCoreSetFlag/CrossCoreWaitFlag");
     if (!coop().active) {
         fail("crash", loc,
              "SyncAll across %d blocks, but this run executes the blocks one after another (block %d has run to "
@@ -169,7 +173,7 @@ inline void sync_all(int need, sage::sim::SrcLoc loc) {
 // The hardware all-core barrier: every block waits until all blocks of the launch reach it.
 template <bool isAIVOnly = true>
 __aicore__ inline void SyncAll(SAGE_LOC) {
-    detail::sync_all(sage::sim::blk().num, loc);
+    detail::sync_all(sage::sim::blk().num, loc, isAIVOnly);
 }
 
 // The software barrier through a GM workspace (each core writes a flag and polls the others'):
@@ -184,7 +188,7 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const L
     gm_check(gmWorkspace.addr_, elems * sizeof(int32_t), loc, true, "SyncAll's gmWorkspace", sizeof(int32_t),
              gmWorkspace.gm_);
     ubWorkspace.check("SyncAll's ubWorkspace", elems, loc);
-    detail::sync_all(need, loc);
+    detail::sync_all(need, loc, true, true);
 }
 
 }  // namespace AscendC

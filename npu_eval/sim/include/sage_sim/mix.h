@@ -184,10 +184,9 @@ inline std::string cross_waits_for(int flag) {
 
 }  // namespace detail
 
-// CrossCoreSetFlag<mode, pipe>(flagId) from the running core, once its pipe's earlier work is done.
-inline void cross_set(int mode, Pipe pipe, uint16_t flag_id, SrcLoc loc) {
-    touch(loc);
-    detail::cross_check("CrossCoreSetFlag", mode, pipe, loc);
+// A set of `flag_id` in `mode` from the running core, unchecked (cross_set checks the user's call;
+// SyncAll sets its own flags on every pipe).
+inline void cross_signal(int mode, Pipe pipe, uint16_t flag_id, SrcLoc loc) {
     CrossCore& x = cross();
     int flag = flag_id & (kCrossFlagIds - 1);
     const CoreSlot me = x.cores[size_t(blk().fiber)];
@@ -202,6 +201,13 @@ inline void cross_set(int mode, Pipe pipe, uint16_t flag_id, SrcLoc loc) {
     if (++arr.first < need) return;
     arr.first = 0;
     for (size_t t : targets) detail::cross_bump(t, flag, id, loc);
+}
+
+// CrossCoreSetFlag<mode, pipe>(flagId) from the running core, once its pipe's earlier work is done.
+inline void cross_set(int mode, Pipe pipe, uint16_t flag_id, SrcLoc loc) {
+    touch(loc);
+    detail::cross_check("CrossCoreSetFlag", mode, pipe, loc);
+    cross_signal(mode, pipe, flag_id, loc);
 }
 
 // CrossCoreWaitFlag(flagId): the running core waits (the other cores run) until its counter for the
@@ -221,6 +227,27 @@ inline void cross_wait(uint16_t flag_id, SrcLoc loc) {
             return;
         }
         rt().poll(loc, detail::cross_waits_for(flag), 1);
+    }
+}
+
+// The hardware SyncAll of a mixed launch, on the flags it reserves (11-14, the CrossCoreSetFlag
+// page). isAIVOnly: every AIV (or, called on an AIC, every AIC) meets in mode 0. Otherwise the
+// three steps of the SyncAll page: each AIC waits for its AIVs (mode 2), the AICs meet (mode 0),
+// then each AIC releases its AIVs (mode 2).
+constexpr uint16_t kSyncAllFlagSide = 11, kSyncAllFlagUp = 12, kSyncAllFlagDown = 13, kSyncAllFlagAic = 14;
+inline void mixed_sync_all(bool aiv_only, SrcLoc loc) {
+    bool aic = blk().core == AscendC::AIC;
+    if (aiv_only) {
+        cross_signal(0, Pipe::ALL, kSyncAllFlagSide, loc);
+        cross_wait(kSyncAllFlagSide, loc);
+    } else if (aic) {
+        cross_wait(kSyncAllFlagUp, loc);
+        cross_signal(0, Pipe::ALL, kSyncAllFlagAic, loc);
+        cross_wait(kSyncAllFlagAic, loc);
+        cross_signal(2, Pipe::ALL, kSyncAllFlagDown, loc);
+    } else {
+        cross_signal(2, Pipe::ALL, kSyncAllFlagUp, loc);
+        cross_wait(kSyncAllFlagDown, loc);
     }
 }
 
