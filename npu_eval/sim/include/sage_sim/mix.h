@@ -134,7 +134,7 @@ inline void cross_check(const char* api, int mode, Pipe pipe, SrcLoc loc) {
              "mixed type", api, type == KERNEL_TYPE_AIV_ONLY ? "AIV_ONLY" : "AIC_ONLY",
              type == KERNEL_TYPE_AIV_ONLY ? "AIV" : "AIC");
 #endif
-    if (mode > 0 && !kernel_is_mixed(type))
+    if (mode > 0 && !coop().mixed)
         fail("api-misuse", loc, "%s in %s needs a mixed kernel (KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2) "
              "or _1_1): this one runs one kind of core", api, kModeText[mode]);
     if (mode == 1 && blk().core == AscendC::AIC)
