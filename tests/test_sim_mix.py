@@ -199,3 +199,19 @@ def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
     assert not est.hazards                       # the wait ordered the Cast before the copy-in
     alone = Trace({1: [aiv[0], aiv[2]]}, {1: ("k.cpp", 1)})
     assert estimate(alone, chip, costs, 1).hazards  # without it the two writes race
+
+
+@pytest.mark.parametrize("source, kernel_type", [
+    (b"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "KERNEL_TYPE_MIX_AIC_1_1"),
+    (b"__global__ __mix__(1, 2) void k(GM_ADDR x)", "KERNEL_TYPE_MIX_AIC_1_2"),
+    (b'extern "C" __global__ __cube__ void k(GM_ADDR x)', "KERNEL_TYPE_AIC_ONLY"),
+    (b"// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n__global__ __aicore__ void k()", None),
+    (b"__global__ __cube__ void c()\n__global__ __vector__ void v()", None),  # two types: the default cores
+    (b"__global__ __cube__ void c()\n__global__ __mix__(1, 2) void m()", "KERNEL_TYPE_MIX_AIC_1_2"),
+])
+def test_the_build_reads_the_kernel_type(source, kernel_type):
+    from sage_npu.npu_eval.build import coop_define
+
+    defines = coop_define(source)
+    assert defines.get("SAGE_SIM_KERNEL_TYPE") == kernel_type
+    assert ("SAGE_SIM_COOP" in defines) == (kernel_type is not None and "MIX_AIC_1_" in kernel_type)
