@@ -127,9 +127,11 @@ _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBloc
 _KERNEL_TYPE = re.compile(rb"^[^/\n]*?(?:\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<type>KERNEL_TYPE_[A-Z0-9_]+)\s*\)|"
                           rb"\b__mix__\s*\(\s*(?P<aic>[01])\s*,\s*(?P<aiv>[012])\s*\)|"
                           rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b)", re.M)
+# A __vector__ kernel runs on the default cores: no define (the vector sweep's builds stay as they were).
+_VECTOR_QUALIFIER = "vector"
 _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TYPE_MIX_AIC_1_1",
                    ("1", "0"): "KERNEL_TYPE_MIX_AIC_1_0", ("0", "1"): "KERNEL_TYPE_MIX_AIV_1_0",
-                   "cube": "KERNEL_TYPE_AIC_ONLY", "vector": "KERNEL_TYPE_AIV_ONLY"}
+                   "cube": "KERNEL_TYPE_AIC_ONLY", "vector": _VECTOR_QUALIFIER}
 
 
 def _kernel_type(m: re.Match[bytes]) -> str:
@@ -196,7 +198,7 @@ def coop_define(*sources: bytes) -> dict[str, str]:
         # kernels of several types in one program: only a mixed launch needs its type up front (a
         # vector kernel runs on the default AIV cores, a cube kernel's code does not depend on them)
         types = [t for t in types if t in _MIXED_TYPES][:1]
-    if types:
+    if types and types[0] != _VECTOR_QUALIFIER:
         defines["SAGE_SIM_KERNEL_TYPE"] = types[0]
     if any(api in s for s in sources for api in _COOP_APIS) or (types and types[0] in _MIXED_TYPES):
         defines["SAGE_SIM_COOP"] = "1"
