@@ -1184,8 +1184,6 @@ NAMES: dict[str, tuple[str, str]] = {
     'CreateResAssist': ('hccl', 'include/adv_api/hccl/internal/hcomm/pkg_inc/hcomm/ccu/ccu_kernel.h'),
     'CreateTensor': ('missing', 'include/basic_api/kernel_tensor.h'),
     'CreateVariable': ('hccl', 'include/adv_api/hccl/internal/hcomm/pkg_inc/hcomm/ccu/ccu_interface_assist_v1.h'),
-    'CrossCoreSetFlag': ('missing', 'docs/zh/api/SIMD-API/基础API/同步控制/核间同步/CrossCoreSetFlag(ISASI).md'),
-    'CrossCoreWaitFlag': ('missing', 'docs/zh/api/SIMD-API/基础API/同步控制/核间同步/CrossCoreWaitFlag(ISASI).md'),
     'CubeFormat': ('cube', 'include/adv_api/matmul/constant_tiling.h'),
     'CubeInfo': ('cube', 'include/adv_api/conv/conv3d/conv3d_tiling_base.h'),
     'CubeMsgState': ('cube', 'include/basic_api/core_mng/roc/kernel_operator_cube_group_intf.h'),

@@ -121,7 +121,29 @@ def _parse_depfile(text: str) -> list[str]:
 # The APIs whose blocks wait for each other: SyncAll's barrier, the GM flags of IBSet/IBWait,
 # WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid).
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
-              b"DataCacheCleanAndInvalid")
+              b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag")
+# KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...), or a kernel's __mix__(aic, aiv), __cube__ or __vector__
+# qualifier, in a kernel file outside comments.
+_KERNEL_TYPE = re.compile(rb"^[^/\n]*?(?:\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<type>KERNEL_TYPE_[A-Z0-9_]+)\s*\)|"
+                          rb"\b__mix__\s*\(\s*(?P<aic>[01])\s*,\s*(?P<aiv>[012])\s*\)|"
+                          rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b)", re.M)
+# A __vector__ kernel runs on the default cores: no define (the vector sweep's builds stay as they were).
+_VECTOR_QUALIFIER = "vector"
+_QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TYPE_MIX_AIC_1_1",
+                   ("1", "0"): "KERNEL_TYPE_MIX_AIC_1_0", ("0", "1"): "KERNEL_TYPE_MIX_AIV_1_0",
+                   "cube": "KERNEL_TYPE_AIC_ONLY", "vector": _VECTOR_QUALIFIER}
+
+
+def _kernel_type(m: re.Match[bytes]) -> str:
+    if m.group("type"):
+        return m.group("type").decode()
+    if m.group("side"):
+        return _QUALIFIER_TYPE[m.group("side").decode()]
+    return _QUALIFIER_TYPE.get((m.group("aic").decode(), m.group("aiv").decode()), "")
+
+
+# The types whose launch runs AIC and AIV cores (sage_sim/mix.h, kernel_shape): they run as fibers.
+_MIXED_TYPES = {"KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2"}
 NEUTRAL_ROOT = "/sage-src"
 
 
@@ -165,9 +187,22 @@ def neutral_paths(sources: list[str]) -> PathMap:
 
 
 def coop_define(*sources: bytes) -> dict[str, str]:
-    """SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS): its blocks must run as
-    fibers, so a waiting block lets the others run."""
-    return {"SAGE_SIM_COOP": "1"} if any(api in s for s in sources for api in _COOP_APIS) else {}
+    """The runner's defines. SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS) or
+    declares a mixed kernel type: its cores must run as fibers, so a waiting core lets the
+    others run. SAGE_SIM_KERNEL_TYPE from the first KERNEL_TASK_TYPE_DEFAULT or __mix__/__cube__/__vector__
+    qualifier: the launch's cores
+    (AICs and AIVs, sage_sim/mix.h) are known before the kernel body runs."""
+    defines: dict[str, str] = {}
+    types = list(dict.fromkeys(t for s in sources for m in _KERNEL_TYPE.finditer(s) if (t := _kernel_type(m))))
+    if len(types) > 1:
+        # kernels of several types in one program: only a mixed launch needs its type up front (a
+        # vector kernel runs on the default AIV cores, a cube kernel's code does not depend on them)
+        types = [t for t in types if t in _MIXED_TYPES][:1]
+    if types and types[0] != _VECTOR_QUALIFIER:
+        defines["SAGE_SIM_KERNEL_TYPE"] = types[0]
+    if any(api in s for s in sources for api in _COOP_APIS) or (types and types[0] in _MIXED_TYPES):
+        defines["SAGE_SIM_COOP"] = "1"
+    return defines
 
 
 def default_cache_dir() -> Path:

@@ -62,6 +62,9 @@ BOTTLENECK_ADVICE = {
 }
 
 
+_CROSS_PASSES = 64  # at most this many passes over a mixed launch's timelines (cross-core waits)
+
+
 def bottleneck_advice(bottleneck: str) -> str:
     """What the bottleneck means and what to try, in a sentence or two."""
     return BOTTLENECK_ADVICE.get(bottleneck, "")
@@ -103,6 +106,8 @@ class BlockSchedule:
     heads: dict[str, float] = field(default_factory=dict)
     bank: dict[str, float] = field(default_factory=dict)
     share: dict[str, float] = field(default_factory=dict)
+    # cross-core synchronisation id -> when this block's set of it was done (cycles from launch start)
+    xsets: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -285,7 +290,10 @@ class _Clock:
 
 
 def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
-                   keep_events: bool = False) -> tuple[BlockSchedule, list[SyncHazard]]:
+                   keep_events: bool = False, floors: dict[int, float] | None = None
+                   ) -> tuple[BlockSchedule, list[SyncHazard]]:
+    """One block's timeline. `floors`: cross-core synchronisation id -> when the sets that released
+    it were done on their cores; a CrossCoreWaitFlag taking it holds every pipe until then."""
     free = [0.0] * len(PIPES)           # when each pipe can start its next instruction
     done = [0.0] * len(PIPES)           # when everything issued to each pipe is complete
     busy = [0.0] * len(PIPES)
@@ -305,6 +313,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
     gm_bytes = 0
     vec_cycles = 0.0
     events: list[TimedEvent] = []
+    xsets: dict[int, float] = {}
 
     def hazard_check(p: int, r: Rec, ranges: list[tuple[int, int]], is_write: bool) -> None:
         for q in range(len(PIPES)):
@@ -400,13 +409,18 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                     issue = max(issue, free[waiter])
         elif k == "barrier":
             issue = _barrier(r, p, costs, free, done, issue, clock)
+        elif k == "xset":
+            # reported to the scheduling module once the pipe's earlier work is done
+            xsets[r.b] = max(xsets.get(r.b, 0.0), max(issue, done[p]))
+        elif k == "xwait":
+            issue = _cross_wait(r, costs, free, issue, floors, clock)
     total = max(max(done), max(free), issue)
     named = range(len(PIPES))
     sched = BlockSchedule(block, total, {PIPES[i]: busy[i] for i in named if busy[i]},
                           dict(line_cycles), gm_bytes, vec_cycles, events,
                           heads={PIPES[i]: heads[i] for i in named if heads[i]},
                           bank={PIPES[i]: bank[i] for i in named if bank[i]},
-                          share={PIPES[i]: share[i] for i in named if share[i]})
+                          share={PIPES[i]: share[i] for i in named if share[i]}, xsets=xsets)
     return sched, hazards
 
 
@@ -424,6 +438,50 @@ def _barrier(r: Rec, p: int, costs: CostTable, free: list[float], done: list[flo
         return t
     free[p] = max(free[p], done[p]) + costs.barrier_cycles
     return max(issue, free[p]) if p == _S else issue
+
+
+def _cross_wait(r: Rec, costs: CostTable, free: list[float], issue: float, floors: dict[int, float] | None,
+                clock: _Clock) -> float:
+    """CrossCoreWaitFlag on the 910B holds every pipe of the core until its flag's sets are done on
+    the other cores (plus an event's latency). Returns the scalar unit's issue time after it.
+    What the core issued before it is ordered before what follows, as after PipeBarrier<PIPE_ALL>:
+    the wait's set came from another core that first waited for this core's own set (the AIC/AIV
+    hand-over), and each set is reported only once its pipe's earlier work is done."""
+    snaps = [clock.snapshot(i) for i in range(len(PIPES))]
+    for i in range(len(PIPES)):
+        for snap in snaps:
+            clock.merge(i, snap)
+    ready = (floors or {}).get(r.b)
+    if ready is None:
+        return issue
+    t = max(issue, ready + costs.event_cycles)
+    for i in range(len(free)):
+        free[i] = max(free[i], t)
+    return t
+
+
+def _schedule_all(trace: Trace, costs: CostTable, rates: Rates, keep_events: bool
+                  ) -> tuple[list[BlockSchedule], list[SyncHazard]]:
+    """Every block's timeline. With cross-core flags (a mixed kernel) the blocks depend on each
+    other: each wait starts no earlier than the sets it took, so the timelines are recomputed with
+    the sets' times until they no longer move (each pass only delays; bounded by the longest chain)."""
+    floors: dict[int, float] = {}
+    crossing = any(r.kind == "xwait" for recs in trace.blocks.values() for r in recs)
+    for _ in range(_CROSS_PASSES if crossing else 1):
+        schedules: list[BlockSchedule] = []
+        hazards: list[SyncHazard] = []
+        for b in sorted(trace.blocks):
+            s, h = schedule_block(b, trace.blocks[b], costs, rates, keep_events, floors)
+            schedules.append(s)
+            hazards.extend(h)
+        sets: dict[int, float] = {}
+        for s in schedules:
+            for k, t in s.xsets.items():
+                sets[k] = max(sets.get(k, 0.0), t)
+        if sets == floors:
+            break
+        floors = sets
+    return schedules, hazards
 
 
 def _prune(recent: list[deque], clock: _Clock) -> None:
@@ -468,17 +526,14 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     active = max(1, min(block_dim, cores))
     hbm_bytes_per_cycle = chip.hbm_gbps / chip.clock_ghz  # GB/s over G cycles/s
     rates = transfer_rates(costs, active, hbm_bytes_per_cycle)
-    schedules: list[BlockSchedule] = []
-    hazards: list[SyncHazard] = []
-    for b in sorted(trace.blocks):
-        s, h = schedule_block(b, trace.blocks[b], costs, rates, keep_events)
-        schedules.append(s)
-        hazards.extend(h)
-    # Blocks go to cores in waves: block b runs on core b % cores after the earlier ones.
+    schedules, hazards = _schedule_all(trace, costs, rates, keep_events)
+    # Blocks go to cores in waves: block b runs on core b % cores after the earlier ones. A mixed
+    # launch's AICs run on the cube cores, numbered after the vector cores.
     core_time: dict[int, float] = defaultdict(float)
     block_core, offsets = {}, {}
     for s in schedules:
-        core = s.block % cores
+        kind, idx = trace.cores.get(s.block, ("AIV", s.block))
+        core = idx % cores if kind == "AIV" else cores + idx % max(1, chip.cube_cores)
         block_core[s.block], offsets[s.block] = core, core_time[core]
         core_time[core] += s.cycles
     critical_core = max(core_time, key=lambda c: core_time[c]) if core_time else 0

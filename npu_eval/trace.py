@@ -1,17 +1,20 @@
 """The emulator's per-block instruction trace (written by sim/include/sage_sim/harness.h;
 file names and columns in npu_eval/protocol.py).
 
-One line per API call, tab-separated, blocks introduced by `B <idx>`:
+One line per API call, tab-separated, blocks introduced by `B <fiber> <core> <idx>` (core AIC or
+AIV; a mixed launch numbers its AICs and AIVs apart by fiber, `idx` is GetBlockIdx on the core):
 `kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes`
 kinds: I (an instruction on a pipe; for GM transfers a = the GM address modulo 512 and
 b = the number of bursts), alloc, free, enque, deque (a = queue id, b = slot),
-setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t).
+setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t), xset and xwait (a cross-core
+flag's set and the wait it released: a = flag id, b = the synchronisation's id, shared by the sets
+that made an increment and the wait that took it).
 `loc` is an id into locs.tsv (id, line, file).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sage_npu.npu_eval import protocol
@@ -39,6 +42,7 @@ class Trace:
     blocks: dict[int, list[Rec]]
     locs: dict[int, tuple[str, int]]  # id -> (file, line)
     truncated: bool = False           # the harness stopped recording (record cap per block)
+    cores: dict[int, tuple[str, int]] = field(default_factory=dict)  # block -> (AIC/AIV, GetBlockIdx)
 
     def where(self, loc: int) -> tuple[str, int]:
         return self.locs.get(loc, ("", 0))
@@ -54,6 +58,7 @@ def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) 
         if len(parts) >= 3:
             locs[int(parts[0])] = (paths.to_real(parts[2]), int(parts[1]))
     blocks: dict[int, list[Rec]] = {}
+    cores: dict[int, tuple[str, int]] = {}
     cur: list[Rec] | None = None
     truncated = False
     with open(trace_path, errors="replace") as f:
@@ -64,9 +69,10 @@ def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) 
                 continue
             if p[0] == protocol.TRACE_BLOCK:
                 cur = blocks.setdefault(int(p[1]), [])
+                cores[int(p[1])] = (p[2], int(p[3])) if len(p) >= 4 else ("AIV", int(p[1]))
                 continue
             if cur is None or len(p) < len(protocol.TRACE_COLUMNS):
                 continue
             cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
                            (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14]))))
-    return Trace(blocks, locs, truncated)
+    return Trace(blocks, locs, truncated, cores)

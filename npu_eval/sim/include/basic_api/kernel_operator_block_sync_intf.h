@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../sage_sim/coop.h"
+#include "../sage_sim/mix.h"
 #include "../sage_sim/vec.h"
 
 namespace AscendC {
@@ -145,9 +146,16 @@ namespace AscendC {
 // ---------------------------------------------------------------- SyncAll
 
 namespace detail {
-inline void sync_all(int need, sage::sim::SrcLoc loc) {
+inline void sync_all(int need, sage::sim::SrcLoc loc, bool aiv_only = true, bool soft = false) {
     using namespace sage::sim;
     touch(loc);
+    if (coop().active && coop().mixed) {
+        // a mixed launch's hardware SyncAll is made of cross-core flags (sage_sim/mix.h)
+        if (soft)
+            fail("api-misuse", loc, "SyncAll with a GM workspace synchronises pure vector kernels only (the SyncAll "
+                 "page); in a mixed kernel call SyncAll<false>() or SyncAll<true>()");
+        return mixed_sync_all(aiv_only, loc);
+    }
     trace_event(TraceKind::Barrier, Pipe::ALL, "SyncAll", loc, int32_t(PIPE_ALL), need);
     if (need <= 1) return;
     if (!coop().active) {
@@ -165,7 +173,7 @@ inline void sync_all(int need, sage::sim::SrcLoc loc) {
 // The hardware all-core barrier: every block waits until all blocks of the launch reach it.
 template <bool isAIVOnly = true>
 __aicore__ inline void SyncAll(SAGE_LOC) {
-    detail::sync_all(sage::sim::blk().num, loc);
+    detail::sync_all(sage::sim::blk().num, loc, isAIVOnly);
 }
 
 // The software barrier through a GM workspace (each core writes a flag and polls the others'):
@@ -180,7 +188,27 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const L
     gm_check(gmWorkspace.addr_, elems * sizeof(int32_t), loc, true, "SyncAll's gmWorkspace", sizeof(int32_t),
              gmWorkspace.gm_);
     ubWorkspace.check("SyncAll's ubWorkspace", elems, loc);
-    detail::sync_all(need, loc);
+    detail::sync_all(need, loc, true, true);
+}
+
+}  // namespace AscendC
+
+// ---------------------------------------------------------------- CrossCoreSetFlag / CrossCoreWaitFlag
+//
+// The flags between the cores of a launch (sage_sim/mix.h): mode 0 among all AICs or all AIVs,
+// mode 1 between the AIVs of an AI Core, mode 2 between an AI Core's AIC and its AIVs.
+
+namespace AscendC {
+
+template <uint8_t modeId, pipe_t pipe>
+__aicore__ inline void CrossCoreSetFlag(uint16_t flagId, SAGE_LOC) {
+    sage::sim::cross_set(int(modeId), detail::pipe_of(pipe), flagId, loc);
+}
+
+// modeId and pipe have no effect on the 910B's waits (the API page); they are checked on the set.
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+__aicore__ inline void CrossCoreWaitFlag(uint16_t flagId, SAGE_LOC) {
+    sage::sim::cross_wait(flagId, loc);
 }
 
 }  // namespace AscendC

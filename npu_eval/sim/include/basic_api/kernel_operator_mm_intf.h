@@ -5,6 +5,7 @@
 // and trace the MTE1 and M pipes.
 #pragma once
 
+#include "../sage_sim/coop.h"
 #include "../sage_sim/cube.h"
 #include "kernel_tensor.h"
 
@@ -101,6 +102,13 @@ inline void cube_operand(const LocalTensor<T>& t, sage::sim::Mem want, uint32_t 
                          const char* role, const char* pos, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     t.check(api, 0, loc, false);
+    // In a mixed launch the cube unit is the AIC's: the device compiler builds the AIV's code for a
+    // vector core, which has no L1/L0 and no cube instructions.
+    if (coop().active && coop().mixed && blk().core == AIV) {
+        fail("api-misuse", loc,
+             "%s on %s: in a mixed kernel the cube unit (L1, L0A/L0B/L0C, the BiasTable) belongs to the AIC; put "
+             "the cube work under `if ASCEND_IS_AIC`", api, core_name(blk()).c_str());
+    }
     if (mem_of(t) != want) {
         fail("api-misuse", loc,
              "%s with %s in the %s, in block %d: on %s it must be in the %s (TPosition %s). Allocate it from a "

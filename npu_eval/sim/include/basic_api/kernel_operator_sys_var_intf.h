@@ -30,8 +30,9 @@ __aicore__ inline int64_t GetSystemCycle(SAGE_LOC) {
     return static_cast<int64_t>(ns / 20);
 }
 
-// Vector kernels run in split mode: one AIV sub-block per block.
-__aicore__ inline int64_t GetSubBlockNum() { return 1; }
+// The AICs or AIVs per AI Core on the running core's side: 2 on the AIV of a 1:2 mixed kernel, else 1
+// (sage_sim/mix.h).
+__aicore__ inline int64_t GetSubBlockNum() { return sage::sim::blk().sub_num; }
 
 // 220 is the A2/A3 (dav-c220) core version; 200 the 310P one.
 __aicore__ inline void GetArchVersion(uint32_t& coreVersion) { coreVersion = SAGE_CHIP_FAMILY == 310 ? 200 : 220; }
@@ -65,6 +66,7 @@ __aicore__ constexpr inline auto AlignUp(T num, U align) -> std::common_type_t<T
 // kernel's own local of the same name still shadows them.
 inline const decltype(sage::sim::BlockState::idx)& block_idx = sage::sim::rt().block.idx;
 inline const decltype(sage::sim::BlockState::num)& block_num = sage::sim::rt().block.num;
-// Vector kernels run on AIV cores, one sub-block each in split mode.
-inline const int32_t sub_block_idx = 0;
-inline const int32_t g_coreType = AscendC::AIV;
+// The running core's type (AscendC::AIC or AIV) and sub-block, references like block_idx: a
+// mixed kernel's AIC and AIV cores see their own (sage_sim/mix.h).
+inline const decltype(sage::sim::BlockState::sub_idx)& sub_block_idx = sage::sim::rt().block.sub_idx;
+inline const int32_t& g_coreType = sage::sim::rt().block.core;

@@ -29,6 +29,21 @@
 namespace sage {
 namespace sim {
 
+// One core of a launch as the runner starts it: what GetBlockIdx, GetSubBlockIdx, GetTaskRatio and
+// g_coreType answer on it. A vector launch is `block_dim` AIV cores; a mixed launch lists each AI
+// Core's AIC and its AIVs (sage_sim/mix.h, launch_cores).
+struct CoreSlot {
+    int32_t core = 2;  // AscendC::AIC (1) or AIV (2)
+    int idx = 0, num = 1, group = 0, sub_idx = 0, sub_num = 1, ratio = 1;
+};
+
+// A fresh block state for fiber `fiber` running core `k`.
+inline void start_core(BlockState& st, const CoreSlot& k, int fiber) {
+    st = BlockState{};
+    st.idx = k.idx, st.num = k.num, st.core = k.core, st.fiber = fiber;
+    st.group = k.group, st.sub_idx = k.sub_idx, st.sub_num = k.sub_num, st.ratio = k.ratio;
+}
+
 enum class FiberState : uint8_t { Ready, Waiting, Polling, Done, Aborted };
 
 struct Fiber {
@@ -54,6 +69,7 @@ struct Coop {
     ucontext_t sched{};
     std::function<void(int)> body;
     int status = 0;
+    bool mixed = false;  // AIC and AIV cores in one launch: findings name the core, not a block
 };
 
 inline Coop& coop() {
@@ -112,6 +128,14 @@ inline void fiber_poll(SrcLoc loc, const std::string& why, int budget) {
     swapcontext(&f.ctx, &c.sched);
 }
 
+// How a finding names the running core: "block 3" in a vector (or cube) launch; in a mixed
+// launch "AIV 3 (AI Core 1, sub-block 1)" or "AIC 1", since AIC 1 and AIV 1 are different cores.
+inline std::string core_name(const BlockState& b) {
+    if (!coop().active || !coop().mixed) return format("block %d", b.idx);
+    if (b.core == 1) return format("AIC %d", b.idx);
+    return format("AIV %d (AI Core %d, sub-block %d)", b.idx, b.group, b.sub_idx);
+}
+
 // Reports every parked block once the blocks can no longer move: pollers at their poll, waiters
 // at their barrier.
 inline void coop_deadlock(int blocks) {
@@ -125,7 +149,7 @@ inline void coop_deadlock(int blocks) {
         std::swap(rt().block, f->st);
         if (f->state == FiberState::Polling) {
             record_fault("flag-deadlock", Severity::Error, f->wait_at,
-                         format("block %d %s: on the device it waits here forever", f->idx, f->why.c_str()));
+                         format("%s %s: on the device it waits here forever", core_name(rt().block).c_str(), f->why.c_str()));
         } else if (f->state == FiberState::Waiting) {
             record_fault("flag-deadlock", Severity::Error, f->wait_at,
                          format("SyncAll waits for %d blocks, but only %d reach it: %d block(s) finished without "
@@ -142,7 +166,7 @@ inline void coop_deadlock(int blocks) {
 // anything moved: a GM store, a block that finished or reached a barrier, a poll that succeeded.
 inline bool coop_round() {
     Coop& c = coop();
-    uint64_t epoch = rt().gm_epoch;
+    uint64_t epoch = rt().gm_epoch, xepoch = rt().xflag_epoch;
     bool moved = false;
     for (auto& f : c.fibers) {
         if (c.status != 0) break;
@@ -155,7 +179,7 @@ inline bool coop_round() {
                          f->wait_at.file == at.file && f->why == before;
         if (!same_poll) moved = true;
     }
-    if (rt().gm_epoch != epoch) moved = true;
+    if (rt().gm_epoch != epoch || rt().xflag_epoch != xepoch) moved = true;
     for (auto& f : c.fibers) {
         if (f->state != FiberState::Polling) f->stalls = 0;
         else f->stalls = moved ? 0 : f->stalls + 1;
@@ -163,27 +187,29 @@ inline bool coop_round() {
     return moved;
 }
 
-// Runs `blocks` blocks: body(b) runs block b with rt().block set up as the sequential runner
-// would (index, count, its own UB filled with `ub_fill`). done(state) is then called for each
-// block in index order, with that block's final state in rt().block (for its trace). Returns 0,
-// or 3 when a block stopped on a fault or the blocks deadlocked at a barrier.
+// Runs one launch's cores (`cores`, in the order the scheduler visits them) as fibers: body(f)
+// runs fiber f with rt().block set up as the sequential runner would (index, count, core, its own
+// local memory filled with `ub_fill`). done(state) is then called for each fiber in order, with
+// that fiber's final state in rt().block (for its trace). Returns 0, or 3 when a core stopped on
+// a fault or the cores deadlocked at a barrier, a poll or a cross-core flag.
 template <class Body, class Done>
-inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
+inline int coop_run(const std::vector<CoreSlot>& cores, bool mixed, uint8_t ub_fill, Body body, Done done) {
     Coop& c = coop();
     c = Coop{};
     c.active = true;
+    c.mixed = mixed;
     c.body = body;
-    for (int b = 0; b < blocks; ++b) {
+    for (size_t i = 0; i < cores.size(); ++i) {
+        const CoreSlot& k = cores[i];
         auto f = std::make_unique<Fiber>();
-        f->idx = b;
+        f->idx = int(i);
         f->ub.assign(local_bytes(), ub_fill);
         f->ub_init.assign(local_bytes(), 0);
-        f->st.idx = b;
-        f->st.num = blocks;
+        start_core(f->st, k, int(i));
         f->st.ub = f->ub.data();
         f->st.ub_init = f->ub_init.data();
         f->regs = VecRegs{};
-        f->regs.block = b;
+        f->regs.block = k.idx;
         f->stack.reset(new char[kFiberStackBytes]);
         getcontext(&f->ctx);
         f->ctx.uc_stack.ss_sp = f->stack.get();
@@ -211,7 +237,7 @@ inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
         if (waiting == 0 && polling == 0) break;
         // Every block still running waits at a barrier that can no longer fill, or polls GM that
         // no block will write again: on the device the cores spin there forever.
-        coop_deadlock(blocks);
+        coop_deadlock(int(cores.size()));
         break;
     }
     rt().poll = nullptr;
@@ -224,6 +250,14 @@ inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
     c.active = false;
     c.fibers.clear();
     return status;
+}
+
+// `blocks` AIV cores: a vector kernel's launch.
+template <class Body, class Done>
+inline int coop_run(int blocks, uint8_t ub_fill, Body body, Done done) {
+    std::vector<CoreSlot> cores(size_t(std::max(blocks, 0)));
+    for (int b = 0; b < blocks; ++b) cores[size_t(b)].idx = b, cores[size_t(b)].num = blocks;
+    return coop_run(cores, false, ub_fill, body, done);
 }
 
 }  // namespace sim

@@ -27,6 +27,7 @@
 #include "../kernel_operator.h"
 #include "protocol.h"
 #include "sandbox.h"
+#include "mix.h"
 #include "prebuilt.h"
 
 // The linker's first byte of this executable's image (GNU ld, gold and lld define it): with
@@ -250,8 +251,10 @@ inline void write_faults_to(const std::string& dir) {
 inline void write_faults(const Manifest& m) { write_faults_to(m.outdir); }
 
 inline void append_trace(FILE* f, const BlockState& b) {
-    if (trace_truncated()) std::fprintf(f, "truncated\t%d\n", b.idx);
-    std::fprintf(f, "B\t%d\n", b.idx);
+    if (trace_truncated()) std::fprintf(f, "truncated\t%d\n", b.fiber);
+    // `B <fiber> <core> <idx>`: the fiber numbers every core once; a mixed launch's cost model
+    // places AIC and AIV cores apart (npu_eval/trace.py).
+    std::fprintf(f, "B\t%d\t%s\t%d\n", b.fiber, b.core == 1 ? "AIC" : "AIV", b.idx);
     for (auto& r : b.trace) {
         std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\n", protocol::kTraceKinds[int(r.kind)],
                      pipe_name(r.pipe), r.api, r.dtype, r.elems, (unsigned long long)r.bytes, r.loc, r.a, r.b,
@@ -448,27 +451,28 @@ inline void install_signal_handlers(const std::string& crash_path) {
 }
 inline void install_signal_handlers(const Manifest& m) { install_signal_handlers(out_path(m, protocol::kCrash)); }
 
-// Runs the blocks of one launch in turn, each with a fresh block state over one Unified Buffer
-// (stale bytes, as the device leaves them), its trace appended to `trace` when given. A fault
-// that stops a block (KernelAbort) stops the launch: 3; else 0.
+// Runs the cores of one launch (sage_sim/mix.h, launch_cores: block_dim AIVs for a vector kernel,
+// AICs and AIVs for a mixed one), their traces appended to `trace` when given. Without
+// cross-core waits they run in turn, each with a fresh block state over one Unified Buffer (stale
+// bytes, as the device leaves them). A fault that stops a core (KernelAbort) stops the launch: 3; else 0.
 template <class Body>
 inline int run_blocks(int64_t block_dim, std::vector<uint8_t>& ub, std::vector<uint8_t>& ub_init, FILE* trace,
                       Body&& body) {
 #ifdef SAGE_SIM_COOP
-    // The kernel calls SyncAll: blocks run as fibers (each with its own UB), so a barrier parks a
-    // block until all arrive. The build defines this only then: fibers have small stacks.
+    // The kernel waits for other cores (SyncAll, a cross-core flag, a GM poll) or is mixed: cores run
+    // as fibers (each with its own local memory), so a wait parks a core until the others let it go.
+    // The build defines this only then: fibers have small stacks.
     (void)ub, (void)ub_init;
-    return coop_run(int(block_dim), 0x5A, [&](int) { body(); }, [&](BlockState& st) {
+    return mix_run(SAGE_SIM_KERNEL_TYPE, int(block_dim), 0x5A, [&](int) { body(); }, [&](BlockState& st) {
         if (trace) append_trace(trace, st);
     });
 #endif
     memset(ub.data(), 0x5A, ub.size());  // stale data, as a fresh UB would hold
     int status = 0;
-    for (int64_t b = 0; b < block_dim && status == 0; ++b) {
+    std::vector<CoreSlot> cores = launch_cores(SAGE_SIM_KERNEL_TYPE, int(block_dim));
+    for (size_t f = 0; f < cores.size() && status == 0; ++f) {
         BlockState& st = blk();
-        st = BlockState{};
-        st.idx = int(b);
-        st.num = int(block_dim);
+        start_core(st, cores[f], int(f));
         st.ub = ub.data();
         st.ub_init = ub_init.data();
         try {

@@ -42,12 +42,30 @@
 
 using GM_ADDR = __gm__ uint8_t*;
 
-#define KERNEL_TASK_TYPE_DEFAULT(...)
-#define KERNEL_TASK_TYPE(...)
+// The kernel types of KERNEL_TASK_TYPE_DEFAULT, in CANN's order (impl/basic_api/utils). The build
+// reads the kernel file's KERNEL_TASK_TYPE_DEFAULT (npu_eval/build.py, runner_defines) and passes
+// the type as SAGE_SIM_KERNEL_TYPE, since the launch must know its cores before the body runs;
+// the macro itself checks, in each core, that the running kernel declares that type
+// (sage_sim/mix.h). KERNEL_TASK_TYPE (per tiling key) changes nothing here.
+enum KernelMetaType : uint8_t {
+    KERNEL_TYPE_AIV_ONLY,
+    KERNEL_TYPE_AIC_ONLY,
+    KERNEL_TYPE_MIX_AIV_1_0,
+    KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1,
+    KERNEL_TYPE_MIX_AIC_1_2,
+    KERNEL_TYPE_AICORE,
+    KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE,
+    KERNEL_TYPE_MIX_VECTOR_CORE,
+    KERNEL_TYPE_MAX,
+};
+#define KERNEL_TASK_TYPE_DEFAULT(value) ::sage::sim::declare_kernel_type(value)
+#define KERNEL_TASK_TYPE(key, value)
 
-// The core a kernel body runs on. The emulator runs vector kernels only, so every block is an
-// AIV core: `if ASCEND_IS_AIV { ... }` (written without parentheses) runs, ASCEND_IS_AIC code
-// does not. g_coreType itself is declared in basic_api/kernel_operator_sys_var_intf.h.
+// The core a kernel body runs on: g_coreType (basic_api/kernel_operator_sys_var_intf.h) is the
+// running core's type, AIV for a vector kernel, AIC or AIV in a mixed one (sage_sim/mix.h).
+// `if ASCEND_IS_AIV { ... }` is written without parentheses.
 #define ASCEND_IS_AIV (g_coreType == ::AscendC::AIV)
 #define ASCEND_IS_AIC (g_coreType == ::AscendC::AIC)
 #define ASCEND_IS_AICORE constexpr(false)

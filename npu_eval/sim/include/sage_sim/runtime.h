@@ -106,7 +106,7 @@ struct Slot {
 };
 
 // One record per API call, for the cost model (docs/profile.md) and the missing-sync check.
-enum class TraceKind : uint8_t { Instr, Alloc, Free, EnQue, DeQue, SetFlag, WaitFlag, Barrier };
+enum class TraceKind : uint8_t { Instr, Alloc, Free, EnQue, DeQue, SetFlag, WaitFlag, Barrier, XSet, XWait };
 struct UbRange {
     uint32_t addr = 0, bytes = 0;
 };
@@ -154,6 +154,11 @@ struct DcacheLine {
 
 struct BlockState {
     int idx = 0, num = 1;
+    // The core the block runs on (sage_sim/mix.h): g_coreType's value (1 AIC, 2 AIV), its AI Core
+    // (`group`), its sub-block and the launch's AIV:AIC ratio. `fiber` numbers every core of a
+    // launch once: a mixed launch's AIC 0 and AIV 0 share idx 0 but not the fiber.
+    int32_t core = 2;
+    int fiber = 0, group = 0, sub_idx = 0, sub_num = 1, ratio = 1;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
     uint8_t* ub_init = nullptr;  // per byte: written since its buffer was allocated
     uint32_t ub_used = 0;      // bytes handed out by TPipe::InitBuffer
@@ -198,6 +203,8 @@ struct Runtime {
     int fault_fd = -1;          // written by the crash handler
     // Counts GM stores (gm_mark_written): a block polling GM waits for it to move.
     uint64_t gm_epoch = 0;
+    // Counts cross-core flag sets (CrossCoreSetFlag): a block waiting at CrossCoreWaitFlag waits for it to move.
+    uint64_t xflag_epoch = 0;
     // Set by the cooperative runner (coop.h) while it runs: parks the calling block at a GM
     // poll so the others can run; the budget is how many fruitless polls make a deadlock.
     void (*poll)(SrcLoc loc, const std::string& why, int budget) = nullptr;
@@ -505,7 +512,7 @@ SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLo
                      uint32_t elem = 1, bool identical = false) {
     gm_mark_written(b, p, bytes);
     if (!b->writer || !bytes) return;
-    const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
+    const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
     uint32_t* w = b->writer + off;
@@ -529,7 +536,7 @@ SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLo
 // re-tagged as this block's (same line): a coarse happens-before that also excuses blocks the
 // waiter did not wait for.
 SAGE_SIM_OUTLINE void gm_acquire() {
-    const uint32_t mine = uint32_t(blk().idx + 1) & 0xFFF;
+    const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     for (auto& b : rt().gm) {
         if (!b.writer) continue;
         for (size_t i = 0; i < b.bytes; ++i) {

@@ -252,9 +252,11 @@ constexpr int32_t TOTAL_VEC_LOCAL_SIZE = SAGE_CHIP_UB_BYTES;
 
 __aicore__ inline int64_t GetBlockIdx() { return sage::sim::blk().idx; }
 __aicore__ inline int64_t GetBlockNum() { return sage::sim::blk().num; }
-__aicore__ inline int64_t GetSubBlockIdx() { return 0; }
-__aicore__ inline int64_t GetTaskRation() { return 1; }
-__aicore__ inline int64_t GetTaskRatio() { return 1; }
+// The core's sub-block in its AI Core (AIV 0 or 1 of a 1:2 mixed kernel) and its side's cores per AI
+// Core (GetTaskRatio: 2 on the AIV of a 1:2 kernel, else 1; GetTaskRation is its old spelling).
+__aicore__ inline int64_t GetSubBlockIdx() { return sage::sim::blk().sub_idx; }
+__aicore__ inline int64_t GetTaskRatio() { return sage::sim::blk().ratio; }
+__aicore__ inline int64_t GetTaskRation() { return GetTaskRatio(); }
 
 // CANN 9's type selector (samples pick float or half with it).
 template <bool cond, typename A, typename B>

@@ -1,0 +1,218 @@
+"""Mixed AIC/AIV kernels (sage_sim/mix.h, docs/cube.md "Mixed kernels"): the bundled
+examples/tasks/matmul_relu_mix (a cube matmul handed to the vector cores through a GM workspace
+and cross-core flags) is checked by tests/test_examples.py; here its timelines in the estimate,
+the same report on every run, a flag no core sets (flag-deadlock at the wait), and one kernel that
+records what each core of a 1:2 launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType)
+and hands values over in modes 0 and 1 and through SyncAll<false>. The flag misuses are
+tests/test_sim_mix_faults.py's (one driver); here only the one that needs a declared AIV_ONLY type."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.cost_model import estimate
+from sage_npu.npu_eval.costs import default_costs
+from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.settings import EvalSettings
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "matmul_relu_mix"
+KERNEL = "matmul_relu_mix.cpp"
+
+
+@pytest.fixture(scope="module")
+def ev(tmp_path_factory):
+    e = Evaluator(EvalSettings(trials=1, cache_dir=tmp_path_factory.getbasetemp() / "mix-cache"))
+    yield e
+    e.close()
+
+
+def line_of(path: Path, text: str, nth: int = 0) -> int:
+    lines = [i + 1 for i, ln in enumerate(path.read_text().splitlines()) if text in ln]
+    return lines[nth]
+
+
+def test_mixed_example_runs_aic_and_aiv_timelines_joined_by_the_flags(ev):
+    evaluation = ev.evaluate(EXAMPLE)
+    assert evaluation.report.status == "correct", evaluation.report.diagnostics
+    trace = evaluation.trace.trace
+    kinds = sorted(trace.cores.values())
+    # the first trial: 64 rows, bands of 32 -> 2 AI Cores: AIC 0-1 and AIV 0-3
+    assert kinds == [("AIC", 0), ("AIC", 1), ("AIV", 0), ("AIV", 1), ("AIV", 2), ("AIV", 3)], kinds
+    chip = chip_profile("910B2")
+    est = estimate(trace, chip, default_costs(chip.family), evaluation.trace.block_dim)
+    by_block = {s.block: s for s in est.schedules}
+    aic = [b for b, (k, _) in trace.cores.items() if k == "AIC"]
+    aiv = [b for b, (k, _) in trace.cores.items() if k == "AIV"]
+    # an AIV starts its ReLU only after its AIC's Fixpipe: it ends later than the AIC's first set
+    for b in aiv:
+        group = trace.cores[b][1] // 2
+        aic_block = next(a for a in aic if trace.cores[a][1] == group)
+        first_set = min(by_block[aic_block].xsets.values())
+        assert by_block[b].cycles > first_set > 0
+    # AICs sit on the cube cores, AIVs on the vector cores
+    assert {est.block_core[b] for b in aic} == {chip.vector_cores, chip.vector_cores + 1}
+    assert {est.block_core[b] for b in aiv} == {0, 1, 2, 3}
+
+
+def test_mixed_example_gives_the_same_report_every_run(ev):
+    first = ev.evaluate(EXAMPLE).report.model_dump_json()
+    for _ in range(19):  # the build is cached: 19 more runs of the same binary
+        assert ev.evaluate(EXAMPLE).report.model_dump_json() == first
+
+
+def test_a_flag_never_set_is_a_deadlock_at_the_wait(ev, tmp_path):
+    task = tmp_path / "never_set"
+    shutil.copytree(EXAMPLE, task)
+    src = task / KERNEL
+    text = src.read_text()
+    assert text.count("CrossCoreSetFlag<2, PIPE_FIX>(FLAG_READY);") == 1
+    src.write_text(text.replace("CrossCoreSetFlag<2, PIPE_FIX>(FLAG_READY);", "// the set is missing"))
+    report = ev.evaluate(task).report
+    assert report.status == "runtime_error"
+    found = {(d.code, d.line) for d in report.diagnostics if d.severity == "error"}
+    wait_line = line_of(src, "CrossCoreWaitFlag(FLAG_READY);")
+    assert ("flag-deadlock", wait_line) in found, report.diagnostics
+    msg = next(d.message for d in report.diagnostics if d.line == wait_line)
+    assert "AIV 0 (AI Core 0, sub-block 0) waits at CrossCoreWaitFlag(0)" in msg, msg
+
+
+IDS_KERNEL = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// Each core writes what it sees into its row of `ids`: AIC g at row g, AIV i at row N + i. The two
+// AIVs of an AI Core then swap values in `x` through mode 1, and all AIVs meet in mode 0.
+extern "C" __global__ __aicore__ void core_ids(GM_ADDR ids, GM_ADDR x, GM_ADDR y)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    GlobalTensor<int32_t> idsGm, xGm, yGm;
+    idsGm.SetGlobalBuffer((__gm__ int32_t *)ids);
+    xGm.SetGlobalBuffer((__gm__ int32_t *)x);
+    yGm.SetGlobalBuffer((__gm__ int32_t *)y);
+    int64_t n = GetBlockNum();
+    int64_t row = (g_coreType == AIC ? 0 : n) + GetBlockIdx();
+    idsGm.SetValue(row * 8 + 0, g_coreType);
+    idsGm.SetValue(row * 8 + 1, int32_t(GetBlockIdx()));
+    idsGm.SetValue(row * 8 + 2, int32_t(GetBlockNum()));
+    idsGm.SetValue(row * 8 + 3, int32_t(GetSubBlockIdx()));
+    idsGm.SetValue(row * 8 + 4, int32_t(GetSubBlockNum()));
+    idsGm.SetValue(row * 8 + 5, int32_t(GetTaskRatio()));
+    idsGm.SetValue(row * 8 + 6, int32_t(sub_block_idx));
+    idsGm.SetValue(row * 8 + 7, 7);
+    if ASCEND_IS_AIV {
+        int64_t me = GetBlockIdx();
+        int64_t other = me ^ 1;
+        CrossCoreSetFlag<1, PIPE_MTE3>(3);
+        CrossCoreWaitFlag(3);
+        yGm.SetValue(me, xGm.GetValue(other) * 10);
+        CrossCoreSetFlag<0, PIPE_MTE3>(4);
+        CrossCoreWaitFlag(4);
+    }
+    SyncAll<false>();  // every AIC and AIV: AIC 0 then sums what all the AIVs wrote
+    if ASCEND_IS_AIC {
+        if (GetBlockIdx() == 0) {
+            int32_t sum = 0;
+            for (int64_t i = 0; i < 2 * n; ++i) sum += yGm.GetValue(i);
+            idsGm.SetValue(3 * n * 8, sum);
+        }
+    }
+}
+"""
+
+IDS_HOST = """
+import torch
+from sage_npu.npu_eval import Launch
+
+def launch(x):
+    n = x.numel() // 2
+    ids = torch.zeros(3 * n * 8 + 8, dtype=torch.int32)
+    y = torch.zeros(2 * n, dtype=torch.int32)
+    return Launch(kernel="core_ids", block_dim=n, args=[ids, x, y], outputs=[ids, y])
+"""
+
+IDS_REFERENCE = """
+import torch
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        n = x.numel() // 2
+        rows = [[1, g, n, 0, 1, 1, 0, 7] for g in range(n)]
+        rows += [[2, i, n, i % 2, 2, 2, i % 2, 7] for i in range(2 * n)]
+        y = x[torch.arange(2 * n) ^ 1] * 10
+        tail = [int(y.sum())] + [0] * 7
+        return torch.tensor(rows + [tail], dtype=torch.int32).flatten(), y
+
+def get_input_groups():
+    return [[torch.arange(2 * n, dtype=torch.int32) + 5] for n in (1, 3)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def write_task(folder: Path, kernel: str) -> Path:
+    folder.mkdir()
+    (folder / "core_ids.cpp").write_text(kernel)
+    (folder / "host.py").write_text(IDS_HOST)
+    (folder / "reference.py").write_text(IDS_REFERENCE)
+    return folder
+
+
+def test_each_core_of_a_1_to_2_launch_sees_its_ids_and_flags_in_modes_0_and_1(ev, tmp_path):
+    report = ev.evaluate(write_task(tmp_path / "ids", IDS_KERNEL)).report
+    assert report.status == "correct", report.diagnostics
+
+
+def test_cross_core_flags_in_a_kernel_declared_aiv_only_are_reported(ev, tmp_path):
+    needle = "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);"
+    task = write_task(tmp_path / "aiv_only", IDS_KERNEL.replace("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);",
+                                                                 needle, 1))
+    report = ev.evaluate(task).report
+    line = line_of(task / "core_ids.cpp", "CrossCoreSetFlag<1, PIPE_MTE3>(3);")
+    hits = [d for d in report.diagnostics if d.code == "api-misuse" and d.line == line]
+    assert hits and "does not start the cross-core" in hits[0].message, report.diagnostics
+
+
+def _rec(kind: str, pipe: str, api: str, a: int = 0, b: int = 0, w: tuple[int, int] = (0, 0), nbytes: int = 0):
+    from sage_npu.npu_eval.trace import Rec
+
+    return Rec(kind, pipe, api, "float32" if kind == "I" else "", nbytes // 4, nbytes, 1, a, b, w, (0, 0), (0, 0))
+
+
+def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
+    from sage_npu.npu_eval.trace import Trace
+
+    chip = chip_profile("910B2")
+    costs = default_costs(chip.family)
+    # AIC: a long Mmad, then its set (sync 1); AIV: a Cast writing UB, the wait, a copy-in over the same UB
+    aic = [_rec("I", "M", "Mmad", nbytes=1 << 20), _rec("xset", "FIX", "CrossCoreSetFlag", a=0, b=1)]
+    aiv = [_rec("I", "V", "Cast", w=(0, 1024), nbytes=1024), _rec("xwait", "ALL", "CrossCoreWaitFlag", a=0, b=1),
+           _rec("I", "MTE2", "DataCopy", w=(0, 1024), nbytes=1024)]
+    mixed = Trace({0: aic, 1: aiv}, {1: ("k.cpp", 1)}, cores={0: ("AIC", 0), 1: ("AIV", 0)})
+    est = estimate(mixed, chip, costs, 1)
+    s_aic, s_aiv = (next(s for s in est.schedules if s.block == b) for b in (0, 1))
+    assert s_aiv.cycles > s_aic.xsets[1] > 0   # the AIV's copy-in waited for the AIC's set
+    assert not est.hazards                       # the wait ordered the Cast before the copy-in
+    alone = Trace({1: [aiv[0], aiv[2]]}, {1: ("k.cpp", 1)})
+    assert estimate(alone, chip, costs, 1).hazards  # without it the two writes race
+
+
+@pytest.mark.parametrize("source, kernel_type", [
+    (b"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "KERNEL_TYPE_MIX_AIC_1_1"),
+    (b"__global__ __mix__(1, 2) void k(GM_ADDR x)", "KERNEL_TYPE_MIX_AIC_1_2"),
+    (b'extern "C" __global__ __cube__ void k(GM_ADDR x)', "KERNEL_TYPE_AIC_ONLY"),
+    (b"// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n__global__ __aicore__ void k()", None),
+    (b"__global__ __cube__ void c()\n__global__ __vector__ void v()", None),  # two types: the default cores
+    (b"__global__ __vector__ void v()", None),
+    (b"__global__ __cube__ void c()\n__global__ __mix__(1, 2) void m()", "KERNEL_TYPE_MIX_AIC_1_2"),
+])
+def test_the_build_reads_the_kernel_type(source, kernel_type):
+    from sage_npu.npu_eval.build import coop_define
+
+    defines = coop_define(source)
+    assert defines.get("SAGE_SIM_KERNEL_TYPE") == kernel_type
+    assert ("SAGE_SIM_COOP" in defines) == (kernel_type is not None and "MIX_AIC_1_" in kernel_type)
