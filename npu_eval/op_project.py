@@ -282,7 +282,8 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
     header = _tiling_header(task_host)
     if cls is not None and header is not None:
         defines.setdefault("SAGE_TILING_HEADER", json.dumps(str(header)))
-        defines.setdefault("SAGE_TILING_TYPE", cls.type)
+        if not entry.tiling_type:  # else the kernel's REGISTER_TILING_DEFAULT names the struct
+            defines.setdefault("SAGE_TILING_TYPE", cls.type)
     signature = sig.model_copy(update={"kernel": entry.qualified, "defines": defines,
                                        "kinds": [*sig.kinds, ArgKind(kind="tensor"), ArgKind(kind="tensor")]})
     return OpTiling(LaunchPlan(signature=signature, trials=trials))

@@ -64,11 +64,14 @@ _OP_ADD = re.compile(r"\bOP_ADD\s*\(")
 
 def _op_project(folder: Path) -> Task | None:
     """The folder as an msopgen op project (op_host/ and op_kernel/ beside reference.py), or None
-    when it is not laid out so."""
+    when it is not laid out so. A host.py wins: a task may keep its tiling header in op_host/
+    and launch its kernel from host.py."""
     host_dir, kernel_dir = folder / "op_host", folder / "op_kernel"
-    if not host_dir.is_dir():
+    if not host_dir.is_dir() or (folder / "host.py").is_file():
         return None
     if not kernel_dir.is_dir():
+        if _kernel_files(folder):
+            return None
         raise TaskError(f"{folder}: op_host/ has no op_kernel/ beside it; an op project keeps its kernel in "
                         "op_kernel/<op>.cpp")
     kernels = _kernel_files(kernel_dir)

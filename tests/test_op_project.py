@@ -56,6 +56,9 @@ def test_an_op_project_folder_and_its_kernel_file_load_as_the_project(tmp_path):
     (broken / "op_kernel" / "axpy_custom.cpp").unlink()
     with pytest.raises(TaskError, match=r"op_kernel: expected one kernel file with a __global__ entry \(found none\)"):
         load_task(broken)
+    (broken / "op_kernel").rmdir()
+    with pytest.raises(TaskError, match=r"op_host/ has no op_kernel/ beside it"):
+        load_task(broken)
 
 
 def test_the_example_tiling_func_sets_blocks_keys_and_bytes_per_shape(tmp_path):
