@@ -123,12 +123,9 @@ def test_a_multikernelbench_candidate_evaluates_as_its_op_project(evaluator, tmp
     assert report.correctness is not None and report.correctness.passed == report.correctness.trials == 3
 
 
-# One op_host whose mistakes depend on the first input's leading dim, so one build serves every case.
-FAULTY_HOST = """\
-#include "axpy_custom_tiling.h"
-#include "register/op_def_registry.h"
-
-namespace optiling {
+# The example's op_host with a TilingFunc whose mistakes depend on the first input's leading dim, so
+# one build serves every case.
+FAULTY_FUNC = """\
 static ge::graphStatus TilingFunc(gert::TilingContext* context)
 {
     AxpyCustomTilingData tiling;
@@ -149,23 +146,10 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     context->GetWorkspaceSizes(1)[0] = 0;
     return ge::GRAPH_SUCCESS;
 }
-}  // namespace optiling
-
-namespace ops {
-class AxpyCustom : public OpDef {
-public:
-    explicit AxpyCustom(const char* name) : OpDef(name)
-    {
-        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->Input("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->AICore().SetTiling(optiling::TilingFunc);
-    }
-};
-OP_ADD(AxpyCustom);
-}  // namespace ops
 """
-TILING_FUNC_LINE = 5
+FAULTY_HOST = re.sub(r"static ge::graphStatus TilingFunc.*?\n}\n", lambda m: FAULTY_FUNC,
+                     (AXPY / "op_host" / "axpy_custom.cpp").read_text(), count=1, flags=re.S)
+TILING_FUNC_LINE = FAULTY_HOST.splitlines().index(FAULTY_FUNC.splitlines()[0]) + 1
 
 
 def _faulty(tmp_path: Path, rows: int, inputs: int = 2, host: str = FAULTY_HOST) -> Path:
