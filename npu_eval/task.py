@@ -1,14 +1,17 @@
 """Load a kernel task (docs/task-format.md): a folder with reference.py, host.py and one kernel
 file holding a `__global__` entry; a CANN custom-operator project as msopgen lays it out
 (reference.py, op_host/<op>.cpp with its tiling function, op_kernel/<op>.cpp), whose tiling
-comes from op_host instead of host.py (npu_eval/op_project.py); or just a kernel file, which
-still gets compile diagnostics and static checks."""
+comes from op_host instead of host.py (npu_eval/op_project.py), or written as one
+MultiKernelBench candidate file beside reference.py (npu_eval/op_candidate.py); or just a kernel
+file, which still gets compile diagnostics and static checks."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from sage_npu.npu_eval.op_candidate import CandidateError, candidate_strings, lay_out
 
 KERNEL_SUFFIXES = (".cpp", ".asc", ".cc", ".cce")
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
@@ -88,11 +91,39 @@ def _op_project(folder: Path) -> Task | None:
                 op_host=hosts[0])
 
 
+def _from_candidate(path: Path) -> Task | None:
+    """A MultiKernelBench candidate file as the op project it describes, reference.py beside it;
+    None when the file is not one."""
+    try:
+        strings = candidate_strings(path)
+        if strings is None:
+            return None
+        project = _op_project(lay_out(path, strings))
+    except CandidateError as e:
+        raise TaskError(str(e)) from e
+    assert project is not None  # lay_out made op_host/ and op_kernel/
+    ref = path.parent / "reference.py"
+    return Task(root=path.parent, kernel=project.kernel, reference=ref if ref.is_file() else None, host=None,
+                op_host=project.op_host)
+
+
+def _candidate_in(folder: Path) -> Task | None:
+    """The folder's one MultiKernelBench candidate file, when it has no kernel file of its own."""
+    found = [t for p in sorted(folder.glob("*.py")) if p.name not in ("reference.py", "host.py")
+             for t in [_from_candidate(p)] if t is not None]
+    if len(found) > 1:
+        raise TaskError(f"{folder}: several candidate files; pass the one to evaluate")
+    return found[0] if found else None
+
+
 def load_task(path: str | Path) -> Task:
     p = Path(path).expanduser().resolve()
     if not p.exists():
         raise TaskError(f"{path}: no such file or folder")
     if p.is_file():
+        candidate = _from_candidate(p) if p.suffix == ".py" else None
+        if candidate is not None:
+            return candidate
         if p.suffix not in KERNEL_SUFFIXES:
             raise TaskError(
                 f"{path}: not a kernel file (expected {', '.join(KERNEL_SUFFIXES)}) nor a task folder"
@@ -108,6 +139,10 @@ def load_task(path: str | Path) -> Task:
         if project is not None:
             return project
         kernels = _kernel_files(p)
+        if not kernels and not (p / "host.py").is_file():
+            project = _candidate_in(p)
+            if project is not None:
+                return project
         if not kernels:
             raise TaskError(f"{path}: no kernel file with a __global__ entry in this folder")
         if len(kernels) > 1:

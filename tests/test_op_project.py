@@ -7,7 +7,6 @@ benchmark's pipeline does and evaluated, and a user's mistakes get one diagnosti
 from __future__ import annotations
 
 import re
-import runpy
 import shutil
 import struct
 import textwrap
@@ -81,16 +80,6 @@ def test_the_example_tiling_func_sets_blocks_keys_and_bytes_per_shape(tmp_path):
     assert struct.unpack("<IIIf", bytes.fromhex(tail.bytes)) == (2331, 784, 1024, 0.5)
 
 
-def _lay_out_candidate(candidate: Path, folder: Path, op: str) -> None:
-    """The files MultiKernelBench's ascend_compile writes from a candidate's strings."""
-    src = runpy.run_path(str(candidate))
-    (folder / "op_host").mkdir(parents=True)
-    (folder / "op_kernel").mkdir()
-    (folder / "op_host" / f"{op}_tiling.h").write_text(src["host_tiling_src"])
-    (folder / "op_host" / f"{op}.cpp").write_text(src["host_operator_src"])
-    (folder / "op_kernel" / f"{op}.cpp").write_text(src["kernel_src"])
-
-
 LEAKY_REFERENCE = """\
 import torch
 
@@ -113,9 +102,28 @@ def get_init_inputs():
 """
 
 
+def test_a_multikernelbench_candidate_is_laid_out_as_its_pipeline_writes_it(tmp_path):
+    shutil.copy(CANDIDATE, tmp_path / "candidate.py")
+    (tmp_path / "reference.py").write_text(LEAKY_REFERENCE)
+    task = load_task(tmp_path)
+    project = tmp_path / ".sage" / "msop" / "candidate"
+    assert (task.root, task.reference, task.host) == (tmp_path, tmp_path / "reference.py", None)
+    assert (task.op_host, task.kernel) == (project / "op_host" / "leaky_relu_custom.cpp",
+                                           project / "op_kernel" / "leaky_relu_custom.cpp")
+    assert (project / "op_host" / "leaky_relu_custom_tiling.h").read_text().lstrip().startswith(
+        '#include "register/tilingdata_base.h"')
+    assert load_task(tmp_path / "candidate.py") == task
+    # Strings the pipeline would compute are not read (the candidate is never run): one line says so.
+    text = CANDIDATE.read_text().replace('kernel_src = """', 'kernel_src = "" + """', 1)
+    (tmp_path / "candidate.py").write_text(text)
+    with pytest.raises(TaskError, match=r"candidate.py: kernel_src must be a string literal holding the file$"):
+        load_task(tmp_path)
+
+
 def test_a_multikernelbench_candidate_evaluates_as_its_op_project(evaluator, tmp_path):
     task = tmp_path / "leaky"
-    _lay_out_candidate(CANDIDATE, task, "leaky_relu_custom")
+    task.mkdir()
+    shutil.copy(CANDIDATE, task / "leaky_relu_candidate.py")
     (task / "reference.py").write_text(LEAKY_REFERENCE)
     report = evaluator.evaluate(task).report
     summary = "\n".join(f"{d.file}:{d.line}: [{d.code}] {d.message}" for d in report.diagnostics)
