@@ -104,6 +104,9 @@ class LaunchPlan(_Plan):
 
     signature: Signature
     trials: list[TrialPlan] = Field(min_length=1)
+    model_attrs: dict[str, float] = Field(
+        default_factory=dict, description="an op project's reference Model's number attributes (bools as 0/1): "
+        "the values of the OpDef attributes of the same names")
 
     @property
     def first(self) -> TrialPlan:

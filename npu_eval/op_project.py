@@ -165,7 +165,8 @@ def run_op_tiling(host: Path, user_files: set[str], plan: LaunchPlan, s: EvalSet
     work.mkdir(parents=True, exist_ok=True)
     prepare_scratch(work)
     spec = work / "trials.txt"
-    spec.write_text("\n".join(line for t in plan.trials for line in _trial_lines(t)) + "\n")
+    attrs = [f"attr {k} {v!r}" for k, v in plan.model_attrs.items() if re.fullmatch(r"\w+", k)]
+    spec.write_text("\n".join([*attrs, *(line for t in plan.trials for line in _trial_lines(t))]) + "\n")
     spec.chmod(0o644)
     limits = SandboxLimits(timeout_s=s.run_timeout_s, memory_bytes=s.memory_limit_mb << 20)
     res = run_sandboxed([str(built.binary), str(spec), _pascal(entry)], work, limits, 1 << 20)
@@ -286,4 +287,4 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
             defines.setdefault("SAGE_TILING_TYPE", cls.type)
     signature = sig.model_copy(update={"kernel": entry.qualified, "defines": defines,
                                        "kinds": [*sig.kinds, ArgKind(kind="tensor"), ArgKind(kind="tensor")]})
-    return OpTiling(LaunchPlan(signature=signature, trials=trials))
+    return OpTiling(LaunchPlan(signature=signature, trials=trials, model_attrs=plan.model_attrs))

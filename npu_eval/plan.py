@@ -234,10 +234,17 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
             result_trials.append(trial)
             t += 1
         assert signature is not None  # trials >= 1
-        return LaunchPlan(signature=signature, trials=result_trials)
+        attrs = {} if launch_fn is not None else _number_attrs(model)
+        return LaunchPlan(signature=signature, trials=result_trials, model_attrs=attrs)
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(req.task_root)
+
+
+def _number_attrs(model) -> dict[str, float]:
+    """The Model's own number attributes (`self.negative_slope = 0.01`): an op's attribute values."""
+    return {k: float(v) for k, v in vars(model).items()
+            if not k.startswith("_") and k != "training" and isinstance(v, (bool, int, float))}
 
 
 def _op_launch(entry: str, inputs: list, expected: tuple, ref_file: str) -> Launch:

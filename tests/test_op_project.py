@@ -26,7 +26,8 @@ CANDIDATE = Path(__file__).parent / "op_projects" / "leaky_relu_candidate.py"
 DRIVER = ROOT / "npu_eval" / "sim" / "include" / "sage_sim" / "op_tiling_main.h"
 
 
-def _plan(shapes: list[list[int]], n_inputs: int, dtype="float32") -> LaunchPlan:
+def _plan(shapes: list[list[int]], n_inputs: int, dtype="float32", attrs: dict[str, float] | None = None
+          ) -> LaunchPlan:
     """A plan of one trial per shape (run_op_tiling reads only the tensors' dtypes and shapes)."""
     trials = []
     for shape in shapes:
@@ -34,7 +35,7 @@ def _plan(shapes: list[list[int]], n_inputs: int, dtype="float32") -> LaunchPlan
         out = TensorArg(role="out", path="unused", dtype=dtype, shape=shape, bytes=0)
         trials.append(TrialPlan(block_dim=1, args=[*ins, out], outputs=[Output(arg=n_inputs, expected="unused",
                       dtype=dtype, shape=shape)], launch_file="reference.py", launch_line=1))
-    return LaunchPlan(signature=Signature(kernel="k", kinds=[], defines={}), trials=trials)
+    return LaunchPlan(signature=Signature(kernel="k", kinds=[], defines={}), trials=trials, model_attrs=attrs or {})
 
 
 def test_the_tiling_buffer_capacity_is_one_number_in_python_and_cpp():
@@ -64,7 +65,9 @@ def test_the_example_tiling_func_sets_blocks_keys_and_bytes_per_shape(tmp_path):
     settings = EvalSettings(cache_dir=tmp_path / "cache")
     task = load_task(AXPY)
     assert task.op_host is not None
-    ran = run_op_tiling(task.op_host, task.user_files(), _plan([[16, 1024], [7, 333]], 2), settings,
+    # The reference Model's `alpha` (self.alpha = 2.0) is the OpDef attribute's value, not its default 0.5.
+    ran = run_op_tiling(task.op_host, task.user_files(), _plan([[16, 1024], [7, 333]], 2, attrs={"alpha": 2.0}),
+                        settings,
                         chip_profile(settings.chip), tmp_path / "work", "axpy_custom")
     assert isinstance(ran, tuple), ran
     definition, (aligned, tail) = ran
@@ -74,18 +77,18 @@ def test_the_example_tiling_func_sets_blocks_keys_and_bytes_per_shape(tmp_path):
     assert [(c.op, c.type, c.bytes) for c in definition.classes] == [("AxpyCustom", "optiling::AxpyCustomTilingData",
                                                                       16)]
     assert (aligned.block_dim, aligned.key, aligned.status) == (16, 1, 0)
-    assert struct.unpack("<IIIf", bytes.fromhex(aligned.bytes)) == (16384, 1024, 1024, 0.5)
+    assert struct.unpack("<IIIf", bytes.fromhex(aligned.bytes)) == (16384, 1024, 1024, 2.0)
     # 2331 floats over 3 blocks: 777 each, rounded up to whole 32-byte blocks.
     assert (tail.block_dim, tail.key, tail.data_size, tail.workspaces) == (3, 2, 16, [0])
-    assert struct.unpack("<IIIf", bytes.fromhex(tail.bytes)) == (2331, 784, 1024, 0.5)
+    assert struct.unpack("<IIIf", bytes.fromhex(tail.bytes)) == (2331, 784, 1024, 2.0)
 
 
 LEAKY_REFERENCE = """\
 import torch
 
 
-class Model(torch.nn.Module):
-    def __init__(self, negative_slope: float = 0.1):
+class Model(torch.nn.Module):  # MultiKernelBench's slope, not the candidate OpDef's default 0.1
+    def __init__(self, negative_slope: float = 0.01):
         super().__init__()
         self.negative_slope = negative_slope
 

@@ -5,7 +5,8 @@
 //   {"op": ..., "inputs": [...], "outputs": [...], "attrs": [...], "socs": [...], "tiling": bool, "classes": [...]}
 //   {"status": N, "block_dim": N, "block_dim_set": bool, "key": N, "workspaces": [...], "data_size": N,
 //    "overflow": N, "overflow_capacity": N, "bytes": "hex"}                                  (one per trial)
-// Input (argv[1]): per trial a line "trial NIN NOUT", then NIN + NOUT lines "DTYPE NDIM D0 D1 ...".
+// Input (argv[1]): lines "attr NAME VALUE" (an attribute's value for every call, by name, instead
+// of its OpDef default), then per trial a line "trial NIN NOUT" and NIN + NOUT lines "DTYPE NDIM D0 D1 ...".
 // argv[2]: the operator's type when the file registers several.
 #pragma once
 
@@ -128,6 +129,22 @@ inline void print_trial(gert::TilingContext& ctx, ge::graphStatus status)
     std::printf("\"}\n");
 }
 
+// "attr NAME VALUE": the named attribute's value (a number; a bool is 0 or 1).
+inline bool set_attr(FILE* in, const ::ops::OpDef& op, std::vector<gert::SageAttrValue>& attrs)
+{
+    char name[128];
+    double v = 0;
+    if (std::fscanf(in, "%127s %lf", name, &v) != 2) return false;
+    for (size_t i = 0; i < op.SageAttrs().size(); ++i) {
+        if (op.SageAttrs()[i]->SageName() != name) continue;
+        gert::SageAttrValue& a = attrs[i];
+        if (a.kind == gert::SageAttrValue::kFloat) a.f = float(v);
+        else if (a.kind == gert::SageAttrValue::kInt) a.i = int64_t(v);
+        else if (a.kind == gert::SageAttrValue::kBool) a.b = v != 0;
+    }
+    return true;
+}
+
 inline int run(int argc, char** argv)
 {
     auto& ops = ::ops::sage_op_registry();
@@ -147,7 +164,12 @@ inline int run(int argc, char** argv)
     for (const auto& a : op->SageAttrs()) attrs.push_back(a->SageValue());
     char word[16];
     size_t nin = 0, nout = 0;
-    while (std::fscanf(in, "%15s %zu %zu", word, &nin, &nout) == 3) {
+    while (std::fscanf(in, "%15s", word) == 1) {
+        if (std::strcmp(word, "attr") == 0) {
+            if (!set_attr(in, *op, attrs)) return 2;
+            continue;
+        }
+        if (std::fscanf(in, "%zu %zu", &nin, &nout) != 2) return 2;
         std::vector<gert::SageIo> ins(nin), outs(nout);
         for (size_t i = 0; i < nin; ++i)
             if (!read_io(in, i < op->SageInputs().size() ? op->SageInputs()[i].get() : nullptr, ins[i])) return 2;
