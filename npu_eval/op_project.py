@@ -191,14 +191,30 @@ def run_op_tiling(host: Path, user_files: set[str], plan: LaunchPlan, s: EvalSet
     return definition, outcomes
 
 
+def _weights_unused(definition: OpDefinition, trial: TrialPlan) -> int:
+    """How many of the Model's weights (the plan passes them after the inputs) the OpDef does not
+    take: all of them when it declares fewer inputs than the inputs and weights together."""
+    given = sum(1 for a in trial.args if isinstance(a, TensorArg) and a.role == "in")
+    return 0 if len(definition.inputs) >= given else given - len(trial.inputs_summary)
+
+
+def _without_weights(trial: TrialPlan, drop: int) -> TrialPlan:
+    if not drop:
+        return trial
+    n = len(trial.inputs_summary)
+    return trial.model_copy(update={"args": [*trial.args[:n], *trial.args[n + drop:]],
+                                    "outputs": [o.model_copy(update={"arg": o.arg - drop}) for o in trial.outputs]})
+
+
 def _count_check(definition: OpDefinition, plan: LaunchPlan, host: Path, reference: str) -> str | None:
     trial = plan.first
     ins = [a for a in trial.args if isinstance(a, TensorArg) and a.role == "in"]
     required = sum(1 for p in definition.inputs if p.param != _OPTIONAL)
     if not required <= len(ins) <= len(definition.inputs):
         names = ", ".join(p.name for p in definition.inputs)
+        weights = len(ins) - len(trial.inputs_summary)
         return (f"{definition.op} declares {len(definition.inputs)} inputs ({names}) but {Path(reference).name} "
-                f"gives {len(ins)} tensors")
+                f"gives {len(trial.inputs_summary)} tensors" + (f" and its Model {weights} weights" if weights else ""))
     if len(definition.outputs) != len(trial.outputs):
         return (f"{definition.op} declares {len(definition.outputs)} outputs but the reference returns "
                 f"{len(trial.outputs)}")
@@ -260,6 +276,10 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
     if not definition.tiling:
         return fail(f"{definition.op} registers no tiling function: this->AICore().SetTiling(TilingFunc)",
                     line=_line_of(task_host, r"\bAICore\s*\("))
+    drop = _weights_unused(definition, plan.first)
+    kinds = plan.signature.kinds[drop:]  # every argument so far is a tensor: drop any `drop` of them
+    plan = plan.model_copy(update={"trials": [_without_weights(t, drop) for t in plan.trials],
+                                   "signature": plan.signature.model_copy(update={"kinds": kinds})})
     bad = _count_check(definition, plan, task_host, reference)
     if bad:
         return fail(bad, line=_line_of(task_host, r"\b(Input|Output)\s*\("))

@@ -218,7 +218,7 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
             try:
                 with _FreshBuffers() as fresh:
                     if launch_fn is None:
-                        result = _op_launch(req.op_entry or "", inputs, expected, str(ref_path))
+                        result = _op_launch(req.op_entry or "", inputs, expected, str(ref_path), model)
                     else:
                         result = launch_fn(*inputs, model=model) if wants_model else launch_fn(*inputs)
             except Exception as e:  # noqa: BLE001
@@ -247,12 +247,14 @@ def _number_attrs(model) -> dict[str, float]:
             if not k.startswith("_") and k != "training" and isinstance(v, (bool, int, float))}
 
 
-def _op_launch(entry: str, inputs: list, expected: tuple, ref_file: str) -> Launch:
-    """An op project's launch before its tiling: the input tensors, then a fresh buffer per
-    reference output, as the op's kernel takes them (op_project.py adds the workspace and the
-    tiling bytes from op_host's TilingFunc)."""
+def _op_launch(entry: str, inputs: list, expected: tuple, ref_file: str, model) -> Launch:
+    """An op project's launch before its tiling: the input tensors, the Model's weights (an op
+    may take them as inputs: LayerNorm's gamma and beta), then a fresh buffer per reference
+    output, as the op's kernel takes them (op_project.py keeps the weights the OpDef declares and
+    adds the workspace and the tiling bytes from op_host's TilingFunc)."""
     outs = [torch.empty_like(e) for e in expected]
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    tensors += [w.detach() for w in (*model.parameters(), *model.buffers())]
     return Launch(kernel=entry, block_dim=1, args=[*tensors, *outs], outputs=outs, file=ref_file, line=1)
 
 

@@ -219,3 +219,33 @@ def test_an_op_host_compile_error_is_at_its_line(evaluator, tmp_path):
     assert errors and errors[0].file == str(task / "op_host" / "axpy_custom.cpp")
     assert FAULTY_HOST.splitlines()[errors[0].line - 1].strip() == "tiling.set_tileLength(1024);"
     assert "set_tile" in errors[0].message
+
+
+WEIGHT_REFERENCE = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.y = torch.nn.Parameter(torch.randn(4, 250))
+        self.alpha = 2.0
+
+    def forward(self, x):
+        return x + self.alpha * self.y
+
+
+def get_inputs():
+    return [torch.randn(4, 250)]
+"""
+
+
+def test_an_op_input_the_reference_holds_as_a_weight_is_the_models_parameter(evaluator, tmp_path):
+    # AxpyCustom takes x and y; this reference gives x and keeps y as its weight (as
+    # MultiKernelBench's LayerNorm keeps gamma and beta), and its alpha overrides the OpDef's 0.5.
+    task = tmp_path / "weighted"
+    shutil.copytree(AXPY, task)
+    (task / "reference.py").write_text(WEIGHT_REFERENCE)
+    report = evaluator.evaluate(task).report
+    summary = "\n".join(f"{d.file}:{d.line}: [{d.code}] {d.message}" for d in report.diagnostics)
+    assert report.status == "correct", summary
