@@ -104,6 +104,9 @@ class LaunchPlan(_Plan):
 
     signature: Signature
     trials: list[TrialPlan] = Field(min_length=1)
+    model_attrs: dict[str, float] = Field(
+        default_factory=dict, description="an op project's reference Model's number attributes (bools as 0/1): "
+        "the values of the OpDef attributes of the same names")
 
     @property
     def first(self) -> TrialPlan:
@@ -116,7 +119,9 @@ class PlanRequest(_Plan):
 
     task_root: str
     reference: str
-    host: str
+    host: str | None = Field(description="host.py; None for an op project, whose tiling comes later from op_host")
+    op_entry: str | None = Field(None, description="an op project's kernel entry: the launch passes the inputs, "
+                                 "then fresh outputs (npu_eval/op_project.py adds the workspace and tiling)")
     out_dir: str = Field(description="where the worker writes the trials' arrays")
     seed: int
     trials: int = Field(ge=1)

@@ -83,12 +83,12 @@ class UserSources:
     unprivileged user may not reach the task folder: pytest's and /root's are private)."""
 
     reference: str
-    host: str
+    host: str  # empty for an op project
 
 
 def read_sources(req: PlanRequest) -> UserSources:
     return UserSources(Path(req.reference).read_text(encoding="utf-8", errors="replace"),
-                       Path(req.host).read_text(encoding="utf-8", errors="replace"))
+                       Path(req.host).read_text(encoding="utf-8", errors="replace") if req.host else "")
 
 
 def answer(req: PlanRequest, sources: UserSources) -> PlanAnswer:
@@ -104,7 +104,8 @@ def answer(req: PlanRequest, sources: UserSources) -> PlanAnswer:
 def timeout_failure(frame: FrameType | None, req: PlanRequest, seconds: float) -> PlanFailure:
     """The time limit ran out while `frame` ran: the failure at the innermost line of
     reference.py or host.py on its stack, so a slow reference.py is reported on reference.py."""
-    ref, host = str(Path(req.reference).resolve()), str(Path(req.host).resolve())
+    ref = str(Path(req.reference).resolve())
+    host = str(Path(req.host).resolve()) if req.host else ref
     while frame is not None and frame.f_code.co_filename not in (ref, host):
         frame = frame.f_back
     if frame is None:
@@ -196,14 +197,15 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
     """Run the reference and host code for every trial; write arrays under req.out_dir.
     `sources`: the two files' text, read earlier (default: read them now)."""
     sources = sources or read_sources(req)
-    ref_path, host_path = Path(req.reference).resolve(), Path(req.host).resolve()
+    ref_path = Path(req.reference).resolve()
+    host_path = Path(req.host).resolve() if req.host else ref_path
     files = {str(ref_path), str(host_path)}
     out = Path(req.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, req.task_root)
     try:
-        ref, model, launch_fn = _load(ref_path, host_path, req.task_root, files, sources)
-        wants_model = "model" in inspect.signature(launch_fn).parameters
+        ref, model, launch_fn = _load(ref_path, host_path if req.host else None, req.task_root, files, sources)
+        wants_model = launch_fn is not None and "model" in inspect.signature(launch_fn).parameters
         n_groups = None
         result_trials: list[TrialPlan] = []
         signature = None
@@ -215,7 +217,10 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
             trial_dir.mkdir(exist_ok=True)
             try:
                 with _FreshBuffers() as fresh:
-                    result = launch_fn(*inputs, model=model) if wants_model else launch_fn(*inputs)
+                    if launch_fn is None:
+                        result = _op_launch(req.op_entry or "", inputs, expected, str(ref_path), model)
+                    else:
+                        result = launch_fn(*inputs, model=model) if wants_model else launch_fn(*inputs)
             except Exception as e:  # noqa: BLE001
                 f, ln = _user_frame(e.__traceback__, files)
                 raise PlanError("host-error", f"host.py launch() failed: {type(e).__name__}: {e}", f, ln) from e
@@ -229,14 +234,32 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
             result_trials.append(trial)
             t += 1
         assert signature is not None  # trials >= 1
-        return LaunchPlan(signature=signature, trials=result_trials)
+        attrs = {} if launch_fn is not None else _number_attrs(model)
+        return LaunchPlan(signature=signature, trials=result_trials, model_attrs=attrs)
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(req.task_root)
 
 
-def _load(ref_path: Path, host_path: Path, task_root: str, files: set[str], sources: UserSources):
-    """(reference module, its Model instance, host.py's launch function)."""
+def _number_attrs(model) -> dict[str, float]:
+    """The Model's own number attributes (`self.negative_slope = 0.01`): an op's attribute values."""
+    return {k: float(v) for k, v in vars(model).items()
+            if not k.startswith("_") and k != "training" and isinstance(v, (bool, int, float))}
+
+
+def _op_launch(entry: str, inputs: list, expected: tuple, ref_file: str, model) -> Launch:
+    """An op project's launch before its tiling: the input tensors, the Model's weights (an op
+    may take them as inputs: LayerNorm's gamma and beta), then a fresh buffer per reference
+    output, as the op's kernel takes them (op_project.py keeps the weights the OpDef declares and
+    adds the workspace and the tiling bytes from op_host's TilingFunc)."""
+    outs = [torch.empty_like(e) for e in expected]
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    tensors += [w.detach() for w in (*model.parameters(), *model.buffers())]
+    return Launch(kernel=entry, block_dim=1, args=[*tensors, *outs], outputs=outs, file=ref_file, line=1)
+
+
+def _load(ref_path: Path, host_path: Path | None, task_root: str, files: set[str], sources: UserSources):
+    """(reference module, its Model instance, host.py's launch function; None for an op project)."""
     try:
         ref = _load_module(ref_path, f"sage_reference_{abs(hash(task_root))}", sources.reference)
         model = ref.Model(*getattr(ref, "get_init_inputs", lambda: [])())
@@ -244,6 +267,8 @@ def _load(ref_path: Path, host_path: Path, task_root: str, files: set[str], sour
     except Exception as e:  # noqa: BLE001 - the user's code can raise anything
         f, ln = _user_frame(e.__traceback__, files)
         raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
+    if host_path is None:
+        return ref, model, None
     try:
         host_mod = _load_module(host_path, f"sage_host_{abs(hash(task_root))}", sources.host)
         launch_fn = host_mod.launch

@@ -27,6 +27,7 @@ from sage_npu.npu_eval.compare import compare, itemsize, load_array
 from sage_npu.npu_eval.host_rules import check_host_file
 from sage_npu.npu_eval.host_split import kernel_part
 from sage_npu.npu_eval.launch_plan import LaunchPlan, PlanFailure, PlanRequest, TrialPlan
+from sage_npu.npu_eval.op_project import OpFailure, complete_plan
 from sage_npu.npu_eval.plan_cache import PlanCache, plan_key
 from sage_npu.npu_eval.plan_client import PlanWorker, PlanWorkerError
 from sage_npu.npu_eval.report import Correctness, Diagnostic, Mismatch, Status, diagnostic, diagnostic_order
@@ -98,9 +99,11 @@ def _compile_only(task: Task, entry: Entry, s: EvalSettings) -> StageFailure:
     return StageFailure("compile_error" if errors else "compiled", diags)
 
 
-def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: Path) -> Planned | StageFailure:
+def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: Path,
+               op_entry: str | None = None) -> Planned | StageFailure:
     """host.py and reference.py, run in the plan worker: every trial's launch and arrays; or the
-    plan kept from an earlier run of the same files (npu_eval/plan_cache.py)."""
+    plan kept from an earlier run of the same files (npu_eval/plan_cache.py). An op project
+    (no host.py) names its kernel entry `op_entry`: its launches lack the tiling yet (op_stage)."""
     t0 = time.monotonic()
     cache = PlanCache(settings.cache_dir or default_cache_dir()) if settings.plan_cache else None
     key = plan_key(task, settings.seed, settings.trials) if cache else None
@@ -108,15 +111,17 @@ def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: 
         kept = cache.lookup(key)
         if kept is not None:
             return Planned(kept, time.monotonic() - t0, cached=True)
-    request = PlanRequest(task_root=str(task.root), reference=str(task.reference), host=str(task.host),
+    request = PlanRequest(task_root=str(task.root), reference=str(task.reference),
+                          host=str(task.host) if task.host else None, op_entry=op_entry,
                           out_dir=str(out_dir), seed=settings.seed, trials=settings.trials,
                           timeout_s=settings.plan_timeout_s)
     try:
         answer = worker.plan(request, timeout=settings.plan_timeout_s)
     except PlanWorkerError as e:
-        return StageFailure("harness_error", [diagnostic(str(task.host), 1, "error", "host-error", str(e))])
+        return StageFailure("harness_error", [diagnostic(str(task.host or task.reference), 1, "error", "host-error",
+                                                         str(e))])
     if isinstance(answer, PlanFailure):
-        file = answer.file or str(task.host if answer.code == "host-error" else task.reference)
+        file = answer.file or str(task.host if answer.code == "host-error" and task.host else task.reference)
         return StageFailure("harness_error", [diagnostic(file, answer.line, "error", answer.code, answer.message)])
     if cache and key:
         cache.store(key, answer, out_dir)
@@ -139,6 +144,23 @@ def entry_stage(entries: list[Entry], plan: LaunchPlan, task: Task) -> Entry | S
             f"Launch(kernel=\"{entry.qualified}<...>\")")])
     return entry
 
+
+def _op_entry(entries: list[Entry], task: Task) -> Entry:
+    """An op kernel's entry: the one named as its file, else the first."""
+    return next((e for e in entries if e.name == task.kernel.stem), entries[0])
+
+
+def op_stage(task: Task, planned: Planned, entry: Entry, settings: EvalSettings, chip: ChipProfile,
+             work: Path) -> Planned | StageFailure:
+    """An op project's tiling (npu_eval/op_project.py): op_host's TilingFunc, run for each trial,
+    completes the plan with blockDim, the tiling key, the workspace and the tiling bytes."""
+    assert task.op_host is not None and task.reference is not None
+    t0 = time.monotonic()
+    done = complete_plan(task.op_host, task.kernel, str(task.reference), task.user_files(), planned.plan, entry,
+                         settings, chip, work)
+    if isinstance(done, OpFailure):
+        return StageFailure(done.status, done.diagnostics)
+    return Planned(done.plan, planned.seconds + time.monotonic() - t0, planned.cached)
 
 
 @dataclass(frozen=True)
@@ -164,10 +186,15 @@ def ready_to_build(task: Task, settings: EvalSettings, worker: PlanWorker, backe
         backend.prepare(task, chip_profile(settings.chip))  # in the background, while the plan runs
     except UnknownChip:
         pass
-    planned = plan_stage(worker, task, settings, plan_dir)
+    op_entry = _op_entry(entries, task) if task.op_host else None
+    planned = plan_stage(worker, task, settings, plan_dir, op_entry.name if op_entry else None)
     if isinstance(planned, StageFailure):
         return planned
     chip = chip_profile(planned.plan.first.chip or settings.chip)
+    if task.op_host and op_entry:
+        planned = op_stage(task, planned, op_entry, settings, chip, plan_dir.parent / "op_tiling")
+        if isinstance(planned, StageFailure):
+            return planned
     on_plan(planned, chip)
     lacking = api_check(task, chip)
     if lacking is not None:

@@ -78,16 +78,18 @@ class SimBackend:
         s, first, kernel_call = self.settings, plan.first, plan.signature.kernel
         kernel = str(task.kernel.resolve())
         paths = PathMap() if self.debug else neutral_paths([kernel])
+        src = task.kernel.read_bytes()
+        defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
+        tiling = {k: defines.pop(k) for k in harness.TILING_DEFINES if k in defines}
         try:
             part = kernel_part(task.kernel, self.cache_dir, None if self.debug else paths.to_neutral(kernel))
-            source = harness.generate(part, entry, kernel_call, first.args, first.launch_file, first.launch_line)
+            source = harness.generate(part, entry, kernel_call, first.args, first.launch_file, first.launch_line,
+                                      tiling)
         except harness.HarnessError as e:
             return BuildFailed("harness_error", [diagnostic(e.file or first.launch_file, e.line or first.launch_line,
                                                             "error", "host-error", e.message)])
         # host.py's lines in the harness (#line directives) by their neutral names too.
         source = "\n".join(paths.to_neutral(ln) if ln.startswith("#line") else ln for ln in source.split("\n"))
-        src = task.kernel.read_bytes()
-        defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
         flags = compile_flags(chip, "-O0" if self.debug else s.opt_level, defines, debug=self.debug)
         flags += ["-iquote", str(task.root)]   # the kernel's own headers, also from its split kernel part
         use_prebuilt = s.prebuilt and not self.debug

@@ -59,6 +59,9 @@ def task_of(server: SageServer, uri: str) -> Task | None:
     folder's; None for any other document."""
     path = Path(to_fs_path(uri) or "")
     try:
+        if path.parent.name == "op_host" and (path.parent.parent / "op_kernel").is_dir():
+            task = load_task(path.parent.parent)  # an op project's tiling side
+            return task if task.op_host == path.resolve() else None
         if path.suffix in KERNEL_SUFFIXES:
             if not server.is_ascendc(uri):
                 return None
@@ -259,7 +262,7 @@ class Evaluation(Feature):
                 lines, d.line, d.column, d.end_line, d.end_column, severity, d.code, msg))
         # Files of the task always get a publish, so fixed problems disappear.
         uris = set(by_uri) | self._published.get(task.root, set())
-        uris |= {p.resolve().as_uri() for p in (task.kernel, task.host, task.reference) if p is not None}
+        uris |= {p.resolve().as_uri() for p in task.sources}
         for uri in uris:
             diags = by_uri.get(uri, [])
             before = (evaluated or {}).get(uri)
@@ -331,12 +334,11 @@ def _at_line(d: types.Diagnostic, shift: int) -> types.Diagnostic:
 def _texts_on_disk(task: Task) -> dict[str, str]:
     """uri -> text of the task's files as an evaluation starting now reads them."""
     out = {}
-    for p in (task.kernel, task.host, task.reference):
-        if p is not None:
-            try:
-                out[p.resolve().as_uri()] = p.read_text()
-            except OSError:
-                pass
+    for p in task.sources:
+        try:
+            out[p.resolve().as_uri()] = p.read_text()
+        except OSError:
+            pass
     return out
 
 

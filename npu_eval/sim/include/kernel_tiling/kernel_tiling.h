@@ -71,11 +71,51 @@ inline uint64_t& tiling_key() {
 // reads GET_TILING_DATA names the header with the build define SAGE_TILING_HEADER, found beside the kernel:
 // Launch(defines={"SAGE_TILING_HEADER": '"op_host/my_op_tiling.h"'}, args=[..., Tiling(type="optiling::TilingData", ...)]).
 #ifndef BEGIN_TILING_DATA_DEF
-// SaveToBuffer copies the filled struct into the host's tiling buffer (at most capacity bytes).
+namespace sage {
+namespace sim {
+// A struct SaveToBuffer could not fit in the buffer it was given: its size and the buffer's
+// (0, 0: none). The op-project tiling driver (sage_sim/op_tiling_main.h) reports it rather than
+// run the kernel on a truncated copy.
+struct TilingOverflow {
+    size_t bytes;
+    size_t capacity;
+};
+inline TilingOverflow& tiling_overflow() {
+    static TilingOverflow o{0, 0};
+    return o;
+}
+// REGISTER_TILING_DATA_CLASS(op, cls): each op's tiling struct by its compiler-spelled type name
+// (the driver reports it; the kernel build reads GET_TILING_DATA as that type).
+struct TilingClass {
+    const char* op;
+    const char* type;
+    size_t bytes;
+};
+inline TilingClass* tiling_classes(size_t* count) {
+    static TilingClass classes[16];
+    static size_t n = 0;
+    if (count != nullptr) *count = n;
+    return count == nullptr ? &classes[n < 16 ? n++ : 15] : classes;
+}
+template <typename T>
+const char* type_name() {
+    return __PRETTY_FUNCTION__;  // "... [with T = ns::Name]": the driver cuts the name out
+}
+struct TilingClassRegistrar {
+    TilingClassRegistrar(const char* op, const char* type, size_t bytes) { *tiling_classes(nullptr) = {op, type, bytes}; }
+};
+}  // namespace sim
+}  // namespace sage
+// SaveToBuffer copies the filled struct into the host's tiling buffer; one larger than the
+// buffer is recorded (tiling_overflow) and not copied.
 #define BEGIN_TILING_DATA_DEF(name)                                                       \
     struct name {                                                                         \
         inline void SaveToBuffer(void* sage_dst, size_t sage_cap) const {                 \
-            memcpy(sage_dst, this, sage_cap < sizeof(*this) ? sage_cap : sizeof(*this)); \
+            if (sage_cap < sizeof(*this)) {                                               \
+                ::sage::sim::tiling_overflow() = {sizeof(*this), sage_cap};               \
+                return;                                                                   \
+            }                                                                             \
+            memcpy(sage_dst, this, sizeof(*this));                                        \
         }                                                                                 \
         inline size_t GetDataSize() const { return sizeof(*this); }
 #define TILING_DATA_FIELD_DEF(type, field)                   \
@@ -88,7 +128,9 @@ inline uint64_t& tiling_key() {
     inline const type* get_##field() const { return field; }
 #define TILING_DATA_FIELD_DEF_STRUCT(type, field) type field;
 #define END_TILING_DATA_DEF }
-#define REGISTER_TILING_DATA_CLASS(op, cls)
+#define REGISTER_TILING_DATA_CLASS(op, cls)                                                                   \
+    static ::sage::sim::TilingClassRegistrar g_sage_tiling_class_##op(#op, ::sage::sim::type_name<cls>(), \
+                                                                       sizeof(cls));
 #endif
 
 #ifdef SAGE_TILING_HEADER

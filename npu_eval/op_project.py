@@ -1,0 +1,310 @@
+"""An msopgen op project's host tiling, run on the CPU: the stage that stands in for host.py.
+
+A custom-operator project (docs/task-format.md) has no host.py: its `op_host/<op>.cpp` defines
+the operator (`OpDef`, `OP_ADD`) and a `TilingFunc(gert::TilingContext*)` that reads the input
+shapes and sets blockDim, the tiling key, workspace sizes and the tiling bytes. Here that file is
+compiled with the emulated CANN host headers (sim/include/register/op_def_registry.h) and the
+driver sim/include/sage_sim/op_tiling_main.h, built and cached like any harness (build.py), and
+run once in the sandbox for every trial of the plan (reference.py gave the shapes and dtypes).
+Its answers complete each trial's launch: the kernel gets the inputs, the outputs, a workspace
+buffer of the sizes summed and the tiling bytes as a uint8 GM buffer its GET_TILING_DATA reads,
+as the struct REGISTER_TILING_DATA_CLASS named (SAGE_TILING_TYPE, its header SAGE_TILING_HEADER).
+
+Whatever goes wrong in the user's files comes back as a `StageFailure` with one-line
+diagnostics at the right file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
+from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.launch_plan import ArgKind, DType, LaunchPlan, TensorArg, TrialPlan
+from sage_npu.npu_eval.report import Diagnostic, Status, diagnostic
+from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch, run_sandboxed
+from sage_npu.npu_eval.settings import EvalSettings
+from sage_npu.npu_eval.signature import Entry
+
+# ge::DataType's numbers (sim/include/graph/types.h) for the dtypes a plan carries.
+GE_DTYPES: dict[DType, int] = {"float32": 0, "float16": 1, "int8": 2, "int32": 3, "uint8": 4, "int16": 6,
+                               "int64": 9, "float64": 11, "bool": 12, "bfloat16": 27}
+_GE_NAMES = {0: "DT_FLOAT", 1: "DT_FLOAT16", 2: "DT_INT8", 3: "DT_INT32", 4: "DT_UINT8", 6: "DT_INT16",
+             9: "DT_INT64", 11: "DT_DOUBLE", 12: "DT_BOOL", 27: "DT_BF16"}
+# The tiling buffer's capacity, TILING_CAPACITY in sage_sim/op_tiling_main.h (a test checks they agree).
+TILING_CAPACITY = 64 * 1024
+_WORKSPACE_LIMIT = 1 << 30  # a workspace larger than this is refused rather than allocated
+_OPTIONAL = 1  # ops::OPTIONAL
+_DRIVER = "sage_sim/op_tiling_main.h"
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class OpParam(_Msg):
+    name: str
+    param: int
+    dtypes: list[int]
+
+
+class TilingClass(_Msg):
+    op: str
+    type: str
+    bytes: int
+
+
+class OpAttr(_Msg):
+    name: str
+    param: int
+    has_value: bool
+
+
+class OpDefinition(_Msg):
+    """What the op_host file's OpDef declares (the driver's first line)."""
+
+    op: str
+    inputs: list[OpParam]
+    outputs: list[OpParam]
+    attrs: list[OpAttr]
+    socs: list[str]
+    tiling: bool
+    classes: list[TilingClass]
+
+
+class TilingOutcome(_Msg):
+    """One call of TilingFunc: what it returned and set."""
+
+    status: int
+    block_dim: int
+    block_dim_set: bool
+    key: int
+    workspaces: list[int]
+    data_size: int
+    overflow: int  # the size of a struct SaveToBuffer could not fit (0: none)
+    overflow_capacity: int  # the buffer size SaveToBuffer was given then
+    bytes: str  # hex
+
+
+@dataclass(frozen=True)
+class OpTiling:
+    """The op project's plan, complete: each trial with its blockDim, key, workspace and tiling."""
+
+    plan: LaunchPlan
+
+
+@dataclass(frozen=True)
+class OpFailure:
+    status: Status
+    diagnostics: list[Diagnostic]
+
+
+def _line_of(path: Path, pattern: str) -> int:
+    """The first line of `path` matching `pattern` (1 when none does)."""
+    try:
+        for n, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if re.search(pattern, text):
+                return n
+    except OSError:
+        pass
+    return 1
+
+
+def tiling_func_line(host: Path) -> int:
+    """Where the function SetTiling registers is defined (else the SetTiling call)."""
+    text = host.read_text(errors="replace")
+    m = re.search(r"SetTiling\s*\(\s*([\w:]+)\s*\)", text)
+    if m is None:
+        return 1
+    name = m.group(1).split("::")[-1]
+    line = _line_of(host, rf"\b{re.escape(name)}\s*\(\s*gert::TilingContext")
+    return line if line > 1 else text[:m.start()].count("\n") + 1
+
+
+def _tiling_header(host: Path) -> Path | None:
+    """The op_host header that defines the tiling struct (REGISTER_TILING_DATA_CLASS)."""
+    found = [h for h in sorted(host.parent.glob("*.h")) if "BEGIN_TILING_DATA_DEF" in h.read_text(errors="replace")]
+    registered = [h for h in found if "REGISTER_TILING_DATA_CLASS" in h.read_text(errors="replace")]
+    return (registered or found or [None])[0]
+
+
+def _driver_source(host: Path) -> str:
+    return (f"// Generated by sage-npu: op_host's tiling on the CPU. Do not edit.\n"
+            f"#include {json.dumps(str(host))}\n#include \"{_DRIVER}\"\n")
+
+
+def _trial_lines(trial: TrialPlan) -> list[str]:
+    ins = [a for a in trial.args if isinstance(a, TensorArg) and a.role == "in"]
+    lines = [f"trial {len(ins)} {len(trial.outputs)}"]
+    for a in ins:
+        lines.append(" ".join(str(v) for v in (GE_DTYPES[a.dtype], len(a.shape), *a.shape)))
+    for o in trial.outputs:
+        lines.append(" ".join(str(v) for v in (GE_DTYPES[o.dtype], len(o.shape), *o.shape)))
+    return lines
+
+
+def _pascal(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def run_op_tiling(host: Path, user_files: set[str], plan: LaunchPlan, s: EvalSettings, chip: ChipProfile,
+                  work: Path, entry: str) -> tuple[OpDefinition, list[TilingOutcome]] | OpFailure:
+    """Build op_host's tiling with the driver and call it for every trial, in the sandbox."""
+    func_line = tiling_func_line(host)
+    flags = [*compile_flags(chip, "-O0", {}), "-iquote", str(host.parent)]
+    built = build(_driver_source(host), flags, s.cxx, BuildCache(s.cache_dir or default_cache_dir()),
+                  user_files, (str(host), func_line), s.compile_timeout_s)
+    if not built.ok or built.binary is None:
+        return OpFailure("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
+                                           for d in built.diagnostics])
+    work.mkdir(parents=True, exist_ok=True)
+    prepare_scratch(work)
+    spec = work / "trials.txt"
+    attrs = [f"attr {k} {v!r}" for k, v in plan.model_attrs.items() if re.fullmatch(r"\w+", k)]
+    spec.write_text("\n".join([*attrs, *(line for t in plan.trials for line in _trial_lines(t))]) + "\n")
+    spec.chmod(0o644)
+    limits = SandboxLimits(timeout_s=s.run_timeout_s, memory_bytes=s.memory_limit_mb << 20)
+    res = run_sandboxed([str(built.binary), str(spec), _pascal(entry)], work, limits, 1 << 20)
+    lines = res.stdout.splitlines()
+
+    def broken(why: str) -> OpFailure:
+        return OpFailure("harness_error", [diagnostic(str(host), func_line, "error", "host-error", why)])
+
+    if res.timed_out:
+        return broken(f"the tiling function ran past its {s.run_timeout_s:.0f} s limit")
+    try:
+        head = json.loads(lines[0]) if lines else {}
+        if "error" in head:
+            return broken(f"{host.name}: {head['error']}")
+        definition = OpDefinition.model_validate(head)
+        outcomes = [TilingOutcome.model_validate_json(ln) for ln in lines[1:]]
+    except (ValueError, ValidationError):
+        outcomes, definition = [], None
+    if definition is None or len(outcomes) != len(plan.trials):
+        tail = res.stderr.strip().splitlines()[-1:] or [f"exit {res.returncode}"]
+        return broken(f"the tiling function did not finish (trial {len(outcomes)}): {tail[0][:300]}")
+    return definition, outcomes
+
+
+def _weights_unused(definition: OpDefinition, trial: TrialPlan) -> int:
+    """How many of the Model's weights (the plan passes them after the inputs) the OpDef does not
+    take: all of them when it declares fewer inputs than the inputs and weights together."""
+    given = sum(1 for a in trial.args if isinstance(a, TensorArg) and a.role == "in")
+    return 0 if len(definition.inputs) >= given else given - len(trial.inputs_summary)
+
+
+def _without_weights(trial: TrialPlan, drop: int) -> TrialPlan:
+    if not drop:
+        return trial
+    n = len(trial.inputs_summary)
+    return trial.model_copy(update={"args": [*trial.args[:n], *trial.args[n + drop:]],
+                                    "outputs": [o.model_copy(update={"arg": o.arg - drop}) for o in trial.outputs]})
+
+
+def _count_check(definition: OpDefinition, plan: LaunchPlan, host: Path, reference: str) -> str | None:
+    trial = plan.first
+    ins = [a for a in trial.args if isinstance(a, TensorArg) and a.role == "in"]
+    required = sum(1 for p in definition.inputs if p.param != _OPTIONAL)
+    if not required <= len(ins) <= len(definition.inputs):
+        names = ", ".join(p.name for p in definition.inputs)
+        weights = len(ins) - len(trial.inputs_summary)
+        return (f"{definition.op} declares {len(definition.inputs)} inputs ({names}) but {Path(reference).name} "
+                f"gives {len(trial.inputs_summary)} tensors" + (f" and its Model {weights} weights" if weights else ""))
+    if len(definition.outputs) != len(trial.outputs):
+        return (f"{definition.op} declares {len(definition.outputs)} outputs but the reference returns "
+                f"{len(trial.outputs)}")
+    for p, a in zip(definition.inputs, ins, strict=False):
+        if p.dtypes and GE_DTYPES[a.dtype] not in p.dtypes:
+            allowed = ", ".join(_GE_NAMES.get(d, str(d)) for d in p.dtypes)
+            return f"input '{p.name}' takes {allowed} but reference.py gives {a.dtype}"
+    return None
+
+
+def _outcome_problem(o: TilingOutcome, cls: TilingClass | None) -> str | None:
+    if o.status != 0:
+        return f"TilingFunc returned {o.status:#x} (not ge::GRAPH_SUCCESS)"
+    if not o.block_dim_set:
+        return "TilingFunc set no blockDim: call context->SetBlockDim(n)"
+    if not 1 <= o.block_dim <= 65535:
+        return f"TilingFunc set blockDim {o.block_dim}: give 1 to 65535"
+    if o.overflow:
+        return (f"the tiling struct is {o.overflow} bytes, more than the tiling buffer's {o.overflow_capacity} "
+                "(SaveToBuffer did not copy it)")
+    if o.data_size > TILING_CAPACITY:
+        return f"SetDataSize({o.data_size}) is more than the tiling buffer's capacity {TILING_CAPACITY}"
+    if cls is not None and o.data_size < cls.bytes:
+        return (f"the tiling data size is {o.data_size} bytes but the kernel's GET_TILING_DATA reads "
+                f"{cls.bytes} ({cls.type}): call context->GetRawTilingData()->SetDataSize(tiling.GetDataSize())")
+    if sum(o.workspaces) > _WORKSPACE_LIMIT:
+        return f"the workspace sizes add up to {sum(o.workspaces)} bytes, more than the {_WORKSPACE_LIMIT} allowed"
+    return None
+
+
+def _tiling_class(definition: OpDefinition) -> TilingClass | None:
+    mine = [c for c in definition.classes if c.op == definition.op]
+    return (mine or definition.classes or [None])[0]
+
+
+def _write_buffers(o: TilingOutcome, folder: Path) -> tuple[TensorArg, TensorArg]:
+    folder.mkdir(parents=True, exist_ok=True)
+    ws, tiling = folder / "workspace.bin", folder / "tiling.bin"
+    size = sum(o.workspaces)
+    ws.write_bytes(b"\x5a" * size)  # as fresh device memory: garbage
+    data = bytes.fromhex(o.bytes)
+    tiling.write_bytes(data)
+    return (TensorArg(role="work", path=str(ws), dtype="uint8", shape=[size], bytes=size),
+            TensorArg(role="in", path=str(tiling), dtype="uint8", shape=[len(data)], bytes=len(data)))
+
+
+def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set[str], plan: LaunchPlan,
+                  entry: Entry, s: EvalSettings, chip: ChipProfile, work: Path) -> OpTiling | OpFailure:
+    """The plan of an op project: reference.py's trials, with op_host's tiling for each."""
+    ran = run_op_tiling(task_host, user_files, plan, s, chip, work, entry.name)
+    if isinstance(ran, OpFailure):
+        return ran
+    definition, outcomes = ran
+    func_line = tiling_func_line(task_host)
+
+    def fail(message: str, file: Path = task_host, line: int = func_line) -> OpFailure:
+        return OpFailure("harness_error", [diagnostic(str(file), line, "error", "host-error", message)])
+
+    if not definition.tiling:
+        return fail(f"{definition.op} registers no tiling function: this->AICore().SetTiling(TilingFunc)",
+                    line=_line_of(task_host, r"\bAICore\s*\("))
+    drop = _weights_unused(definition, plan.first)
+    kinds = plan.signature.kinds[drop:]  # every argument so far is a tensor: drop any `drop` of them
+    plan = plan.model_copy(update={"trials": [_without_weights(t, drop) for t in plan.trials],
+                                   "signature": plan.signature.model_copy(update={"kinds": kinds})})
+    bad = _count_check(definition, plan, task_host, reference)
+    if bad:
+        return fail(bad, line=_line_of(task_host, r"\b(Input|Output)\s*\("))
+    want = len(plan.first.args) + 2
+    if len(entry.params) != want:
+        return fail(f"{entry.name} takes {len(entry.params)} parameters; an op kernel takes its "
+                    f"{len(plan.first.args)} inputs and outputs, then workspace and tiling ({want})",
+                    kernel, entry.line)
+    cls = _tiling_class(definition)
+    trials = []
+    for i, (trial, o) in enumerate(zip(plan.trials, outcomes, strict=True)):
+        problem = _outcome_problem(o, cls)
+        if problem:
+            return fail(f"{problem} (trial {i}, inputs {trial.inputs_summary})")
+        ws, tiling = _write_buffers(o, work / f"trial_{i}")
+        trials.append(trial.model_copy(update={
+            "block_dim": o.block_dim, "tiling_key": o.key, "args": [*trial.args, ws, tiling],
+            "launch_file": str(task_host), "launch_line": func_line}))
+    sig = plan.signature
+    defines = dict(sig.defines)
+    header = _tiling_header(task_host)
+    if cls is not None and header is not None:
+        defines.setdefault("SAGE_TILING_HEADER", json.dumps(str(header)))
+        if not entry.tiling_type:  # else the kernel's REGISTER_TILING_DEFAULT names the struct
+            defines.setdefault("SAGE_TILING_TYPE", cls.type)
+    signature = sig.model_copy(update={"kernel": entry.qualified, "defines": defines,
+                                       "kinds": [*sig.kinds, ArgKind(kind="tensor"), ArgKind(kind="tensor")]})
+    return OpTiling(LaunchPlan(signature=signature, trials=trials, model_attrs=plan.model_attrs))
