@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iostream>  // host code prints GetTiling's failure with std::cout, as with CANN's header
 #include <map>
 
 #include "../../kernel_tiling/kernel_tiling.h"
