@@ -53,7 +53,8 @@ static TCubeTiling host_tiling(matmul_tiling::MatmulApiTilingBase& api, matmul_t
 static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_raw(name + "_tiling", &t, sizeof(t)); }
 
 // C (M x N) = A (M x K, or K x M stored when ta) x B (K x N, or N x K when tb) [+ bias], on one core.
-// mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor.
+// mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor; 3: Iterate +
+// GetTensorC to the UB block by block.
 template <typename U, typename C, typename L>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
     U* a = gm<U>("a", size_t(M) * K);
@@ -88,6 +89,19 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
         obj.IterateAll(gc);
     } else if (mode == 1) {
         while (obj.Iterate()) obj.GetTensorC(gc);
+    } else if (mode == 3) {  // each block into a VECIN queue's buffer, placed by GetOffsetC
+        TQue<TPosition::VECIN, 1> q;
+        pipe.InitBuffer(q, 1, t.baseM * t.baseN * sizeof(C));
+        while (obj.Iterate()) {
+            LocalTensor<C> blk = q.AllocTensor<C>();
+            obj.GetTensorC(blk, 0, true);
+            q.EnQue(blk);
+            blk = q.DeQue<C>();
+            MatrixOffset at = obj.GetOffsetC();
+            for (int i = 0; i < at.height; ++i)
+                memcpy(c + size_t(at.row + i) * N + at.col, blk.data() + i * t.baseN, at.width * sizeof(C));
+            q.FreeTensor(blk);
+        }
     } else {
         TBuf<TPosition::VECCALC> ub;
         pipe.InitBuffer(ub, M * N * sizeof(C));
@@ -134,6 +148,7 @@ static void faults() {
     'mm<int8_t, int32_t, int32_t>("i8_b", 24, 40, 70, false, false, true, 0);',
     'mm<int8_t, int32_t, int32_t>("i8_tb", 24, 40, 70, false, true, false, 0);',
     'mm<half, float, float>("h_ub", 32, 64, 32, false, false, false, 2);',
+    'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
     "multicore(512, 512, 128);",
     "faults();",
 )
@@ -154,6 +169,7 @@ CASES = {
     "i8_b": (np.int8, np.int32, np.int32, 24, 40, 70, False, False, True),
     "i8_tb": (np.int8, np.int32, np.int32, 24, 40, 70, False, True, False),
     "h_ub": (np.float16, np.float32, np.float32, 32, 64, 32, False, False, False),
+    "h_ub_blocks": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),
 }
 
 

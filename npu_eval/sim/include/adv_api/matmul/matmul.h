@@ -15,8 +15,8 @@
 //   the serial schedule's, an upper bound of the device's.
 // - In a mixed kernel the device runs Matmul on the AIC, called from the AIV; here the cube work
 //   runs in the calling block's own cube memories, whichever block calls.
-// - C to a VECIN/VECCALC/VECOUT tensor is written by the Fixpipe into the UB directly (the 910B
-//   goes through a GM workspace; the values are the same).
+// - C to a VECIN/VECCALC/VECOUT tensor: the 910B's Fixpipe writes a GM workspace and MTE2 copies
+//   it into the UB; the trace records both, the UB write as MTE2's (a VECIN queue orders it).
 #pragma once
 
 #include <type_traits>
@@ -57,7 +57,9 @@ constexpr QuantMode_t out_quant() {
 
 inline uint32_t up(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 
-// L0C (NZ) -> a UB tensor as ND rows `stride` elements apart.
+// L0C (NZ) -> a UB tensor as ND rows `stride` elements apart. The 910B has no L0C -> UB path: the
+// Fixpipe writes a GM workspace (FIX) and an MTE2 copy brings it into the UB, so the trace records
+// those two, and the UB write is MTE2's, which a VECIN queue orders against the vector unit.
 template <typename T, typename U>
 inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
                           sage::sim::SrcLoc loc) {
@@ -71,10 +73,14 @@ inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
     }
     dst.check("Matmul GetTensorC", (bytes + sizeof(T) - 1) / sizeof(T), loc, false);
     cube_fixpipe(blk().ub, src.addr_, blk().ub + dst.addr_, s);
+    const uint64_t moved = uint64_t(s.mSize) * s.nSize * sizeof(T);
+    trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.mSize * s.nSize, moved, loc, {},
+                {src.addr_, detail::fix_src_bytes(s)});
+    hand_off<HardEvent::FIX_MTE2>(loc);
     UbRange w{dst.addr_, uint32_t(bytes)};
     ub_mark(w);
-    trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.mSize * s.nSize, uint64_t(s.mSize) * s.nSize * sizeof(T),
-                loc, w, {src.addr_, detail::fix_src_bytes(s)});
+    trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), s.mSize * s.nSize, moved, loc, w);
+    hand_off<HardEvent::MTE2_V>(loc);  // the call returns with C in the UB (sync = true)
 }
 
 }  // namespace matmul_detail
@@ -521,7 +527,6 @@ private:
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
         matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc);
-        PipeBarrier<PIPE_ALL>(loc);  // the call returns with C in the UB (sync = true)
     }
 };
 

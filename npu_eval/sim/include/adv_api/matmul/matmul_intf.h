@@ -7,6 +7,11 @@
 
 #include "matmul.h"
 
+// A mixed kernel's Matmul workspace parameter (the AIV-AIC message area): a plain GM pointer here.
+#ifndef __kfc_workspace__
+#define __kfc_workspace__
+#endif
+
 namespace AscendC {
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
