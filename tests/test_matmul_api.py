@@ -20,12 +20,6 @@ DRIVER = PRELUDE + r"""
 #include "tiling/tiling_api.h"
 
 template <typename T>
-static T* gm(const char* name, size_t n) {
-    T* p = new T[n]();
-    sage::sim::rt().gm.push_back(sage::sim::GmBuffer{reinterpret_cast<uint8_t*>(p), n * sizeof(T), 0, name, nullptr});
-    return p;
-}
-template <typename T>
 constexpr matmul_tiling::DataType dt() {
     if constexpr (std::is_same_v<T, half>) return matmul_tiling::DataType::DT_FLOAT16;
     else if constexpr (std::is_same_v<T, bfloat16_t>) return matmul_tiling::DataType::DT_BF16;
@@ -57,10 +51,10 @@ static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_r
 // GetTensorC to the UB block by block.
 template <typename U, typename C, typename L>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
-    U* a = gm<U>("a", size_t(M) * K);
-    U* b = gm<U>("b", size_t(K) * N);
-    L* bs = gm<L>("bias", N);
-    C* c = gm<C>("c", size_t(M) * N);
+    U* a = gm_alloc<U>("a", size_t(M) * K);
+    U* b = gm_alloc<U>("b", size_t(K) * N);
+    L* bs = gm_alloc<L>("bias", N);
+    C* c = gm_alloc<C>("c", size_t(M) * N);
     for (int i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * (sizeof(U) == 1 ? 1.0f : 0.37f));
     for (int i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * (sizeof(U) == 1 ? 1.0f : 0.21f));
     for (int j = 0; j < N; ++j) bs[j] = L(int(j % 9) - 4);
