@@ -10,9 +10,13 @@ for code and line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.settings import EvalSettings
 from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
 DRIVER = PRELUDE + r"""
@@ -252,3 +256,20 @@ def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
     assert want == got, (want, got)  # and nothing else: no missing-sync, no unwritten read
     msg = [m for _, code, _, m in run.rows("FAULT") if code == "cube-buffer-overflow"][0]
     assert "Matmul Init" in msg and "L0C" in msg
+
+
+def test_the_matmul_example_is_costed_on_the_cube_pipes_at_the_iterate_all_line():
+    """The cost model sees what the Matmul object issues per block (MTE2 loads, MTE1 L0 loads, M
+    multiplies, FIX write-backs), attributed to the user's IterateAll line."""
+    task = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "matmul_adv"
+    ev = Evaluator(EvalSettings())
+    try:
+        report = ev.evaluate(task).report
+    finally:
+        ev.close()
+    assert report.status == "correct", report.diagnostics
+    assert report.timing is not None
+    assert all(report.timing.pipes.get(p, 0.0) > 0.0 for p in ("MTE2", "MTE1", "M", "FIX")), report.timing.pipes
+    source = (task / "matmul_adv.cpp").read_text().splitlines()
+    line = next(i for i, s in enumerate(source, 1) if "mm.IterateAll(" in s)
+    assert report.timing.hot_lines and report.timing.hot_lines[0].line == line, report.timing.hot_lines
