@@ -53,12 +53,13 @@ static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_r
 // C (M x N) = A (M x K, or K x M stored when ta) x B (K x N, or N x K when tb) [+ bias], on one core.
 // mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor; 3: Iterate +
 // GetTensorC to the UB block by block.
-template <typename U, typename C, typename L>
+template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
+    const int NC = CF == CubeFormat::ND_ALIGN ? (N + 31 / int(sizeof(C))) / (32 / int(sizeof(C))) * (32 / int(sizeof(C))) : N;
     U* a = gm_alloc<U>("a", size_t(M) * K);
     U* b = gm_alloc<U>("b", size_t(K) * N);
     L* bs = gm_alloc<L>("bias", N);
-    C* c = gm_alloc<C>("c", size_t(M) * N);
+    C* c = gm_alloc<C>("c", size_t(M) * NC);
     for (int i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * (sizeof(U) == 1 ? 1.0f : 0.37f));
     for (int i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * (sizeof(U) == 1 ? 1.0f : 0.21f));
     for (int j = 0; j < N; ++j) bs[j] = L(int(j % 9) - 4);
@@ -74,10 +75,10 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
     ga.SetGlobalBuffer(a, M * K);
     gb.SetGlobalBuffer(b, K * N);
     gbias.SetGlobalBuffer(bs, N);
-    gc.SetGlobalBuffer(c, M * N);
+    gc.SetGlobalBuffer(c, M * NC);
     TPipe pipe;
     Matmul<MatmulType<TPosition::GM, CubeFormat::ND, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
-           MatmulType<TPosition::GM, CubeFormat::ND, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
+           MatmulType<TPosition::GM, CF, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
         obj;
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
     obj.SetTensorA(ga, ta);
@@ -108,7 +109,7 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
         memcpy(c, uc.data(), size_t(M) * N * sizeof(C));
     }
     obj.End();
-    write_raw(name + "_c", c, sizeof(C) * M * N);
+    write_raw(name + "_c", c, sizeof(C) * M * NC);
 }
 
 // Two blocks share C by rows, each with its own core's singleCoreM rows and a SetTail on the last
@@ -146,6 +147,7 @@ static void faults() {
     'mm<int8_t, int32_t, int32_t>("i8_b", 24, 40, 70, false, false, true, 0);',
     'mm<int8_t, int32_t, int32_t>("i8_tb", 24, 40, 70, false, true, false, 0);',
     'mm<half, float, float>("h_ub", 32, 64, 32, false, false, false, 2);',
+    'mm<half, float, float, CubeFormat::ND_ALIGN>("h_nd_align", 20, 13, 40, false, false, true, 0);',
     'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
     "multicore(512, 512, 128);",
     "faults();",
@@ -168,7 +170,10 @@ CASES = {
     "i8_tb": (np.int8, np.int32, np.int32, 24, 40, 70, False, True, False),
     "h_ub": (np.float16, np.float32, np.float32, 32, 64, 32, False, False, False),
     "h_ub_blocks": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),
+    "h_nd_align": (np.float16, np.float32, np.float32, 20, 13, 40, False, False, True),
 }
+# C in CubeFormat::ND_ALIGN: rows padded to 32 bytes, the padding written as zeros.
+ROW_C = {"h_nd_align": 16}
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +219,9 @@ def test_matmul_matches_the_cube_numerics(run, name):
     b = b.reshape(n, k).T if tb else b.reshape(k, n)
     init = run(f"{name}_bias", bias_t) if bias else None
     want = _cube(a.astype(np.int64) if integer else a, b.astype(np.int64) if integer else b, init, integer)
-    got = _load(run, f"{name}_c", out).reshape(m, n)
+    got = _load(run, f"{name}_c", out).reshape(m, ROW_C.get(name, n))
+    np.testing.assert_array_equal(got[:, n:], 0)
+    got = got[:, :n]
     if out == "bf16":
         want = _to_bf16(want)
     elif out is np.float16:

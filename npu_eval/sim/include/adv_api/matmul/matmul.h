@@ -183,8 +183,8 @@ public:
         NoAtomic(enAtomic, loc);
         uint32_t mb, nb;
         Block(computed_, mb, nb);
-        const uint64_t at = enSequentialWrite ? 0 : uint64_t(mb) * t_.baseM * orgKc_ + uint64_t(nb) * t_.baseN;
-        WriteGm(gm[at], enSequentialWrite ? uint32_t(t_.baseN) : uint32_t(orgKc_), loc);
+        const uint64_t at = enSequentialWrite ? 0 : uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
+        WriteGm(gm[at], enSequentialWrite ? uint32_t(t_.baseN) : RowC(), loc);
     }
     template <bool sync = true>
     __aicore__ inline void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0,
@@ -205,7 +205,7 @@ public:
             uint32_t mb, nb;
             Block(i, mb, nb);
             ComputeBlock(i, false, loc);
-            WriteGm(gm[uint64_t(mb) * t_.baseM * orgKc_ + uint64_t(nb) * t_.baseN], uint32_t(orgKc_), loc);
+            WriteGm(gm[uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN], RowC(), loc);
         }
         computed_ = -1, iter_ = -1;
     }
@@ -313,7 +313,8 @@ private:
         if (a_.addr_ == nullptr || b_.addr_ == nullptr)
             fail("api-misuse", loc, "Matmul %s before SetTensorA and SetTensorB, in block %d", api, blk().idx);
         if constexpr (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM || A_TYPE::format != CubeFormat::ND ||
-                      B_TYPE::format != CubeFormat::ND || C_TYPE::format != CubeFormat::ND)
+                      B_TYPE::format != CubeFormat::ND ||
+                      (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
         if (transA_ && kEs != 2)
@@ -510,8 +511,15 @@ private:
     }
 
     // ---- L0C -> C (FIX)
+    // ND_ALIGN: C's rows padded to 32 bytes in GM, the padding columns written (zeros: B's and
+    // the bias's padding in their last 32-byte block is zero-filled by the ND -> NZ copy).
+    static constexpr bool kAlignC = C_TYPE::format == CubeFormat::ND_ALIGN;
+    __aicore__ inline uint32_t RowC() const {
+        return kAlignC ? matmul_detail::up(uint32_t(orgKc_), 32 / sizeof(DstT)) : uint32_t(orgKc_);
+    }
     __aicore__ inline FixpipeParamsV220 FixParams(uint32_t stride) const {
-        FixpipeParamsV220 p(uint16_t(curN_), uint16_t(curM_), uint16_t(M16() * 16), stride, MM_CFG.enableRelu);
+        const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
+        FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, MM_CFG.enableRelu);
         p.quantPre = matmul_detail::out_quant<DstT>();
         return p;
     }
