@@ -55,7 +55,8 @@ static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_r
 // GetTensorC to the UB block by block.
 template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
-    const int NC = CF == CubeFormat::ND_ALIGN ? (N + 31 / int(sizeof(C))) / (32 / int(sizeof(C))) * (32 / int(sizeof(C))) : N;
+    constexpr int e = 32 / int(sizeof(C));  // elements of C per 32 bytes
+    const int NC = CF == CubeFormat::ND_ALIGN ? (N + e - 1) / e * e : N;
     U* a = gm_alloc<U>("a", size_t(M) * K);
     U* b = gm_alloc<U>("b", size_t(K) * N);
     L* bs = gm_alloc<L>("bias", N);
