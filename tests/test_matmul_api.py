@@ -81,7 +81,12 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
     Matmul<MatmulType<TPosition::GM, CubeFormat::ND, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
            MatmulType<TPosition::GM, CF, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
         obj;
-    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    if (mode == 1) {  // the other spelling: register without a tiling, then Init
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj);
+        obj.Init(&t);
+    } else {
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    }
     obj.SetTensorA(ga, ta);
     obj.SetTensorB(gb, tb);
     if (bias) obj.SetBias(gbias);

@@ -21,6 +21,9 @@ using Matmul = MatmulImpl<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATM
 
 namespace matmul_detail {
 inline void regist(sage::sim::SrcLoc, TPipe*) {}
+// REGIST_MATMUL_OBJ(&pipe, workspace, mm) with no tiling: the kernel calls mm.Init(&tiling) itself.
+template <class MM>
+inline void regist(sage::sim::SrcLoc, TPipe*, MM&) {}
 template <class MM, class... Rest>
 inline void regist(sage::sim::SrcLoc loc, TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
     if (tiling != nullptr) mm.Init(tiling, pipe, loc);  // a null tiling: the kernel calls Init itself
