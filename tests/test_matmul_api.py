@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator
 from sage_npu.npu_eval.settings import EvalSettings
 from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
@@ -159,6 +160,8 @@ static void faults() {
     "faults();",
 )
 
+CHIP = chip_profile("910B2")  # the chip the drivers are built for (tests/sim_driver.py)
+
 FIELDS = ("usedCoreNum M N Ka Kb singleCoreM singleCoreN singleCoreK baseM baseN baseK depthA1 depthB1 stepM stepN "
           "isBias transLength iterateOrder shareMode shareL1Size shareL0CSize shareUbSize batchM batchN singleBatchM "
           "singleBatchN stepKa stepKb").split()
@@ -243,10 +246,10 @@ def test_host_tiling_fits_the_910b_buffers(run, name):
     assert (t["M"], t["N"], t["Ka"], t["Kb"]) == (m, n, k, k)
     assert (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"], t["usedCoreNum"]) == (m, n, k, 1)
     assert t["baseM"] % 16 == 0 and t["baseN"] % 16 == 0 and t["baseK"] * es % 32 == 0
-    assert 2 * t["baseM"] * t["baseK"] * es <= 64 * 1024 and 2 * t["baseN"] * t["baseK"] * es <= 64 * 1024
-    assert t["baseM"] * t["baseN"] * 4 <= 128 * 1024
+    assert 2 * t["baseM"] * t["baseK"] * es <= CHIP.l0a_bytes and 2 * t["baseN"] * t["baseK"] * es <= CHIP.l0b_bytes
+    assert t["baseM"] * t["baseN"] * 4 <= CHIP.l0c_bytes
     l1 = (t["depthA1"] * t["baseM"] + t["depthB1"] * t["baseN"]) * t["baseK"] * es + (t["baseN"] * 4 if bias else 0)
-    assert l1 == t["shareL1Size"] <= 512 * 1024
+    assert l1 == t["shareL1Size"] <= CHIP.l1_bytes
     assert t["isBias"] == int(bias)
 
 
