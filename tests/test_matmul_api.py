@@ -54,7 +54,7 @@ static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_r
 // C (M x N) = A (M x K, or K x M stored when ta) x B (K x N, or N x K when tb) [+ bias], on one core.
 // mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor; 3: Iterate +
 // GetTensorC to the UB block by block.
-template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND>
+template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND, CubeFormat AF = CubeFormat::ND>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
     constexpr int e = 32 / int(sizeof(C));  // elements of C per 32 bytes
     const int NC = CF == CubeFormat::ND_ALIGN ? (N + e - 1) / e * e : N;
@@ -79,7 +79,7 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
     gbias.SetGlobalBuffer(bs, N);
     gc.SetGlobalBuffer(c, M * NC);
     TPipe pipe;
-    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
+    Matmul<MatmulType<TPosition::GM, AF, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
            MatmulType<TPosition::GM, CF, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
         obj;
     if (mode == 1) {  // the other spelling: register without a tiling, then Init
@@ -155,6 +155,7 @@ static void faults() {
     'mm<int8_t, int32_t, int32_t>("i8_tb", 24, 40, 70, false, true, false, 0);',
     'mm<half, float, float>("h_ub", 32, 64, 32, false, false, false, 2);',
     'mm<half, float, float, CubeFormat::ND_ALIGN>("h_nd_align", 20, 13, 40, false, false, true, 0);',
+    'mm<half, float, float, CubeFormat::ND, CubeFormat::VECTOR>("h_gemv", 1, 32, 256, false, false, false, 0);',
     'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
     "multicore(512, 512, 128);",
     "faults();",
@@ -180,6 +181,7 @@ CASES = {
     "h_ub": (np.float16, np.float32, np.float32, 32, 64, 32, False, False, False),
     "h_ub_blocks": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),
     "h_nd_align": (np.float16, np.float32, np.float32, 20, 13, 40, False, False, True),
+    "h_gemv": (np.float16, np.float32, np.float32, 1, 32, 256, False, False, False),  # A in CubeFormat::VECTOR
 }
 # C in CubeFormat::ND_ALIGN: rows padded to 32 bytes, the padding written as zeros.
 ROW_C = {"h_nd_align": 16}

@@ -312,7 +312,9 @@ private:
         if (!init_) fail("api-misuse", loc, "Matmul %s before Init (REGIST_MATMUL_OBJ), in block %d", api, blk().idx);
         if (a_.addr_ == nullptr || b_.addr_ == nullptr)
             fail("api-misuse", loc, "Matmul %s before SetTensorA and SetTensorB, in block %d", api, blk().idx);
-        if constexpr (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM || A_TYPE::format != CubeFormat::ND ||
+        // A in CubeFormat::VECTOR is one row of K (GEMV, M = 1): in GM the same bytes as an ND row.
+        if constexpr (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM ||
+                      (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) ||
                       B_TYPE::format != CubeFormat::ND ||
                       (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
