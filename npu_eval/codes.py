@@ -73,7 +73,7 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
              "API, says so)"),
     CodeInfo("not-emulated", ("compiler", "emulator"),
              "the kernel uses what the emulator cannot run, in one line naming it and what to do: a cube-unit API "
-             "not emulated yet (Matmul, LoadData3DV2, ...), an Ascend 950-only API, HCCL, a CANN-only library or a "
+             "not emulated yet (Conv3D, LoadData3DV2, ...), an Ascend 950-only API, HCCL, a CANN-only library or a "
              "host library; while it runs, a mode of an API the emulator has not modelled yet (a Transpose type)"),
     CodeInfo("ub-overflow", ("emulator", "source"),
              "buffers exceed the chip's usable Unified Buffer (910B: error past 192 KB, warning past 184 KB; "

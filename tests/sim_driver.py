@@ -39,6 +39,13 @@ static void fill(const LocalTensor<T>& t, uint32_t n, F f) {
     sage::sim::ub_mark(t.range(n));
 }
 static void expect(const char* code, int line) { std::printf("EXPECT\t%s\t%d\n", code, line); }
+// n zeroed elements of T registered as a GM buffer named `name` (what a launch's tensors are).
+template <typename T>
+static T* gm_alloc(const char* name, size_t n) {
+    T* p = new T[n]();
+    sage::sim::rt().gm.push_back(sage::sim::GmBuffer{reinterpret_cast<uint8_t*>(p), n * sizeof(T), 0, name, nullptr});
+    return p;
+}
 """
 
 

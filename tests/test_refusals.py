@@ -106,13 +106,14 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("MmadWithSparse", "LoadDataWithSparse", "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling",
+    for name in ("MmadWithSparse", "LoadDataWithSparse", "IterateNBatch", "SetQuantVector", "Conv3D",
                  "LoadData3DParamsV2"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
     assert hit is not None and hit.kind == "cube" and hit.where == "include/adv_api/matmul/matmul_intf.h"
-    for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams"):
+    for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "Matmul", "REGIST_MATMUL_OBJ",
+                 "TCubeTiling", "MatmulType", "IterateAll"):
         assert api_classes.lookup(name) is None, name  # emulated
 
 

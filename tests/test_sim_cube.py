@@ -18,12 +18,6 @@ from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 DRIVER = PRELUDE + r"""
 static uint32_t al(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
 
-template <typename T>
-static T* gm(const char* name, size_t n) {
-    T* p = new T[n]();
-    sage::sim::rt().gm.push_back(sage::sim::GmBuffer{reinterpret_cast<uint8_t*>(p), n * sizeof(T), 0, name, nullptr});
-    return p;
-}
 
 // C = A (M x K) x B (K x N) [+ bias] with the basic API and TPipe queues on every cube position;
 // the result goes to GM as Tout through Fixpipe (NZ -> ND) with quantPre q.
@@ -32,10 +26,10 @@ static void matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, 
                    bool with_bias, bool split_k) {
     constexpr uint32_t c0 = 32 / sizeof(U);
     const uint32_t M16 = al(M, 16), K0 = al(K, 16), N16 = al(N, 16);
-    U* a = gm<U>("a", size_t(M) * K);
-    U* b = gm<U>("b", size_t(K) * N);
-    L* bias = gm<L>("bias", N16);
-    Tout* c = gm<Tout>("c", size_t(M) * N);
+    U* a = gm_alloc<U>("a", size_t(M) * K);
+    U* b = gm_alloc<U>("b", size_t(K) * N);
+    L* bias = gm_alloc<L>("bias", N16);
+    Tout* c = gm_alloc<Tout>("c", size_t(M) * N);
     for (uint32_t i = 0; i < M * K; ++i) a[i] = U(int((i * 7 + 3) % 17) - 8);
     for (uint32_t i = 0; i < K * N; ++i) b[i] = U(int((i * 5 + 1) % 13) - 6);
     if constexpr (std::is_same_v<U, half> || std::is_same_v<U, bfloat16_t> || std::is_same_v<U, float>) {
@@ -127,7 +121,7 @@ static void matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, 
     if (N16 != N) {
         // N not a multiple of 16: the output rows are N apart, so write the whole 16-column blocks
         // into a wider scratch row and keep the N columns
-        Tout* wide = gm<Tout>("wide", size_t(M) * N16);
+        Tout* wide = gm_alloc<Tout>("wide", size_t(M) * N16);
         GlobalTensor<Tout> gw;
         gw.SetGlobalBuffer(wide, M * N16);
         fp.dstStride = N16;
@@ -143,9 +137,9 @@ static void matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, 
 // LocalMemAllocator on L1/L0, the NZ output of Fixpipe (to GM and to L1).
 static void static_tensors() {
     constexpr uint32_t M = 32, K = 32, N = 32;
-    half* a = gm<half>("sa", M * K);
-    half* b = gm<half>("sb", K * N);
-    float* nz = gm<float>("snz", M * N);
+    half* a = gm_alloc<half>("sa", M * K);
+    half* b = gm_alloc<half>("sb", K * N);
+    float* nz = gm_alloc<float>("snz", M * N);
     for (uint32_t i = 0; i < M * K; ++i) a[i] = half(float(int(i % 11) - 5) * 0.25f);
     for (uint32_t i = 0; i < K * N; ++i) b[i] = half(float(int(i % 7) - 3) * 0.5f);
     write_raw("static_a", a, sizeof(half) * M * K);

@@ -80,5 +80,8 @@
 
 // pad and transpose
 #include "pad/pad_tiling.h"
+
+// matmul
+#include "matmul/matmul_tiling.h"
 #include "transpose/confusion_transpose_tiling.h"
 #include "transpose/transdata_tiling.h"

@@ -117,5 +117,9 @@ __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace, SAGE_LOC) {
 
 }  // namespace AscendC
 
+// CANN declares GetSysWorkSpacePtr at global scope (kernel_operator_swap_mem_intf.h): kernels call
+// it unqualified, inside templates too.
+using AscendC::GetSysWorkSpacePtr;
+
 // CANN 6 (TIK C++) spelled the namespace tik2; older public samples still do.
 namespace tik2 = AscendC;

@@ -133,6 +133,40 @@ struct TilingClassRegistrar {
                                                                        sizeof(cls));
 #endif
 
+
+// ---- TCubeTiling: the Matmul high-level API's tiling (asc-devkit matmul_tilingdata.h's field
+// list, in its order: every field int32_t). The kernel reads AscendC::tiling::TCubeTiling (also
+// ::TCubeTiling); host code fills optiling::TCubeTiling with MatmulApiTiling::GetTiling. Here the
+// three names are one type, so the bytes a host saves are the bytes the kernel copies back.
+#define SAGE_TCUBE_TILING_FIELDS(F)                                                                                 \
+    F(usedCoreNum) F(M) F(N) F(Ka) F(Kb) F(singleCoreM) F(singleCoreN) F(singleCoreK) F(baseM) F(baseN) F(baseK)   \
+    F(depthA1) F(depthB1) F(stepM) F(stepN) F(isBias) F(transLength) F(iterateOrder) F(shareMode) F(shareL1Size)   \
+    F(shareL0CSize) F(shareUbSize) F(batchM) F(batchN) F(singleBatchM) F(singleBatchN) F(stepKa) F(stepKb)         \
+    F(depthAL1CacheUB) F(depthBL1CacheUB) F(dbL0A) F(dbL0B) F(dbL0C) F(ALayoutInfoB) F(ALayoutInfoS)              \
+    F(ALayoutInfoN) F(ALayoutInfoG) F(ALayoutInfoD) F(BLayoutInfoB) F(BLayoutInfoS) F(BLayoutInfoN)               \
+    F(BLayoutInfoG) F(BLayoutInfoD) F(CLayoutInfoB) F(CLayoutInfoS1) F(CLayoutInfoN) F(CLayoutInfoG)              \
+    F(CLayoutInfoS2) F(BatchNum) F(mxTypePara)
+#define SAGE_TCUBE_FIELD(name)                                      \
+    int32_t name = 0;                                               \
+    inline void set_##name(int32_t sage_v) { name = sage_v; }       \
+    inline int32_t get_##name() const { return name; }
+namespace AscendC {
+namespace tiling {
+struct TCubeTiling {
+    SAGE_TCUBE_TILING_FIELDS(SAGE_TCUBE_FIELD)
+    inline void SaveToBuffer(void* sage_dst, size_t sage_cap) const {
+        memcpy(sage_dst, this, sage_cap < sizeof(*this) ? sage_cap : sizeof(*this));
+    }
+    inline size_t GetDataSize() const { return sizeof(*this); }
+};
+}  // namespace tiling
+}  // namespace AscendC
+#undef SAGE_TCUBE_FIELD
+using AscendC::tiling::TCubeTiling;
+namespace optiling {
+using AscendC::tiling::TCubeTiling;
+}  // namespace optiling
+
 #ifdef SAGE_TILING_HEADER
 #include SAGE_TILING_HEADER
 #endif

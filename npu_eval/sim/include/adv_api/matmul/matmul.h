@@ -1,0 +1,545 @@
+// The Matmul high-level API (asc-devkit include/adv_api/matmul/matmul.h: MatmulImpl), built on the
+// emulated cube unit's basic API: per base block of the TCubeTiling it copies A and B from GM to
+// L1 (DataCopy with Nd2NzParams, MTE2), L1 to L0A/L0B (LoadData, MTE1), multiplies (Mmad, M,
+// accumulating K in L0C in float, or int32 for int8) and writes C out (Fixpipe, FIX), with a
+// SetFlag/WaitFlag between each producer and its consumer. So every check of those APIs (memory
+// bounds, positions, uninitialised reads, missing syncs) applies, each at the user's Matmul call
+// line, and the cost model sees the instructions per block.
+//
+// The emulator's model (docs/cube.md "The Matmul API"):
+// - Init takes the tiling's buffers from the pipe: A1 depthA1 x baseM x baseK, B1 depthB1 x baseN
+//   x baseK, A2/B2 dbL0A/dbL0B base tiles, CO1 baseM x baseN floats, and a bias's C1/C2 baseN
+//   floats. A tiling that does not fit L1 or L0 is cube-buffer-overflow at the Init (or
+//   REGIST_MATMUL_OBJ) line.
+// - The steps run one after another (no double buffering yet): the time the cost model shows is
+//   the serial schedule's, an upper bound of the device's.
+// - In a mixed kernel the device runs Matmul on the AIC, called from the AIV; here the cube work
+//   runs in the calling block's own cube memories, whichever block calls.
+// - C to a VECIN/VECCALC/VECOUT tensor: the 910B's Fixpipe writes a GM workspace and MTE2 copies
+//   it into the UB; the trace records both, the UB write as MTE2's (a VECIN queue orders it).
+#pragma once
+
+#include <type_traits>
+
+#include "../../basic_api/kernel_operator_block_sync_intf.h"
+#include "../../basic_api/kernel_operator_data_copy_intf.h"
+#include "../../basic_api/kernel_operator_fixpipe_intf.h"
+#include "../../basic_api/kernel_operator_mm_intf.h"
+#include "../../basic_api/kernel_tpipe.h"
+#include "matmul_config.h"
+#include "matmul_tiling.h"
+
+namespace AscendC {
+
+template <typename T>
+struct GetMmDstType {
+    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>, int32_t, float>;
+};
+
+namespace matmul_detail {
+
+// The event id the Matmul's internal hand-offs use (each set is waited at once, so it never
+// stays pending against a kernel's own flags).
+constexpr int32_t kEvent = 7;
+
+template <HardEvent E>
+inline void hand_off(sage::sim::SrcLoc loc) {
+    SetFlag<E>(kEvent, loc);
+    WaitFlag<E>(kEvent, loc);
+}
+
+template <typename T>
+constexpr QuantMode_t out_quant() {
+    if constexpr (std::is_same_v<T, half>) return QuantMode_t::F322F16;
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return QuantMode_t::F322BF16;
+    else return QuantMode_t::NoQuant;
+}
+
+inline uint32_t up(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
+
+// L0C (NZ) -> a UB tensor as ND rows `stride` elements apart. The 910B has no L0C -> UB path: the
+// Fixpipe writes a GM workspace (FIX) and an MTE2 copy brings it into the UB, so the trace records
+// those two, and the UB write is MTE2's, which a VECIN queue orders against the vector unit.
+template <typename T, typename U>
+inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                          sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    FixpipeShape s = detail::fixpipe_source<T>(src, p, false, loc);
+    if (s.nSize == 0 || s.mSize == 0) return;
+    const uint64_t bytes = detail::fix_out_bytes(s);
+    if (mem_at(dst.addr_) != Mem::UB) {
+        fail("api-misuse", loc, "Matmul writes C to a %s tensor, in block %d: a C of TPosition VECIN/VECCALC/VECOUT "
+             "must be a Unified Buffer tensor", mem_name(mem_at(dst.addr_)), blk().idx);
+    }
+    dst.check("Matmul GetTensorC", (bytes + sizeof(T) - 1) / sizeof(T), loc, false);
+    cube_fixpipe(blk().ub, src.addr_, blk().ub + dst.addr_, s);
+    const uint64_t moved = uint64_t(s.mSize) * s.nSize * sizeof(T);
+    trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.mSize * s.nSize, moved, loc, {},
+                {src.addr_, detail::fix_src_bytes(s)});
+    hand_off<HardEvent::FIX_MTE2>(loc);
+    UbRange w{dst.addr_, uint32_t(bytes)};
+    ub_mark(w);
+    trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), s.mSize * s.nSize, moved, loc, w);
+    hand_off<HardEvent::MTE2_V>(loc);  // the call returns with C in the UB (sync = true)
+}
+
+}  // namespace matmul_detail
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
+          class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>,
+          template <const auto&, typename, typename, typename, typename, typename> class MATMUL_POLICY = MatmulPolicy>
+class MatmulImpl {
+public:
+    using AType = A_TYPE;
+    using BType = B_TYPE;
+    using CType = C_TYPE;
+    using BiasType = BIAS_TYPE;
+    using CallBack = MM_CB;
+
+private:
+    using SrcT = typename A_TYPE::T;
+    using SrcBT = typename B_TYPE::T;
+    using DstT = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    using L0cT = typename GetMmDstType<SrcT>::Type;
+    static_assert(std::is_same_v<SrcT, SrcBT>, "Matmul: A and B have one type on Atlas A2 (half, bfloat16_t, "
+                                               "float or int8_t)");
+    static_assert(MM_CB::none, "Matmul: user callbacks (MatmulCallBackFunc) are not emulated yet");
+    static constexpr uint32_t kEs = sizeof(SrcT);
+    static constexpr uint32_t kC0 = 32 / kEs;         // elements of a 32-byte block
+    static constexpr uint32_t kFrac = 512 / kEs;      // elements of a 512-byte L0 fractal
+
+public:
+    __aicore__ inline MatmulImpl() {}
+
+    __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
+        sage::sim::touch(loc);
+        if (cubeTiling == nullptr) sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling");
+        t_ = *cubeTiling;
+        pipe_ = tpipe ? tpipe : static_cast<TPipe*>(sage::sim::blk().tpipe);
+        init_ = true;
+        CheckTiling(loc);
+        Allocate(loc);
+        orgM_ = t_.M, orgN_ = t_.N, orgKa_ = t_.Ka, orgKb_ = t_.Kb, orgKc_ = t_.N;
+        singleM_ = t_.singleCoreM, singleN_ = t_.singleCoreN, singleK_ = t_.singleCoreK;
+        bias_on_ = t_.isBias != 0;
+    }
+    __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
+    __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
+        orgM_ = orgM, orgN_ = orgN, orgKa_ = orgKa, orgKb_ = orgKb, orgKc_ = orgKc ? orgKc : orgN;
+    }
+    __aicore__ inline void SetSingleShape(int singleM, int singleN, int singleK) {
+        singleM_ = singleM, singleN_ = singleN, singleK_ = singleK;
+    }
+    __aicore__ inline void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
+        if (tailM > 0) singleM_ = tailM;
+        if (tailN > 0) singleN_ = tailN;
+        if (tailK > 0) singleK_ = tailK;
+    }
+    __aicore__ inline void SetTensorA(const GlobalTensor<SrcT>& gm, bool isTransposeA = false) {
+        a_ = gm, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1;
+    }
+    __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
+        b_ = gm, transB_ = isTransposeB || B_TYPE::isTrans, iter_ = -1;
+    }
+    __aicore__ inline void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
+        bias_ = biasGlobal, bias_on_ = true, iter_ = -1;
+    }
+    __aicore__ inline void DisableBias() { bias_on_ = false; }
+    __aicore__ inline void ClearBias() { bias_on_ = false; }
+    __aicore__ inline void SetBatchNum(int32_t batchA, int32_t batchB) { batchA_ = batchA, batchB_ = batchB; }
+    __aicore__ inline void SetHF32(bool enableHF32 = false, int32_t = 0, SAGE_LOC) {
+        if (enableHF32) sage::sim::fail("api-misuse", loc, "Matmul SetHF32(true): HF32 mode is not emulated yet");
+    }
+    __aicore__ inline void SetSubBlockIdx(uint8_t subBlockIdx) { subBlock_ = subBlockIdx; }
+    __aicore__ inline uint8_t GetSubBlockIdx() { return subBlock_; }
+    template <class T>
+    __aicore__ inline void SetWorkspace(__gm__ const T*, int) {}  // the UB-C path needs none here (see top)
+    template <class T>
+    __aicore__ inline void SetWorkspace(GlobalTensor<T>&) {}
+    __aicore__ inline void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}  // 310P's ND->NZ buffer: unused on A2
+    template <class T>
+    __aicore__ inline void SetSelfDefineData(T) {}
+    __aicore__ inline void SetUserDefInfo(const uint64_t) {}
+
+    // One base block (in the tiling's iterate order) into L0C; false when every block is done.
+    template <bool sync = true>
+    __aicore__ inline bool Iterate(bool enPartialSum = false, SAGE_LOC) {
+        sage::sim::touch(loc);
+        Ready("Iterate", loc);
+        if (iter_ < 0) iter_ = 0;
+        if (iter_ >= Blocks()) {
+            iter_ = -1;
+            return false;
+        }
+        ComputeBlock(iter_, enPartialSum && computed_ == iter_, loc);
+        computed_ = iter_++;
+        return true;
+    }
+    template <bool sync = true>
+    __aicore__ inline void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
+                                      bool enSequentialWrite = false, SAGE_LOC) {
+        sage::sim::touch(loc);
+        NoAtomic(enAtomic, loc);
+        uint32_t mb, nb;
+        Block(computed_, mb, nb);
+        const uint64_t at = enSequentialWrite ? 0 : uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
+        WriteGm(gm[at], enSequentialWrite ? uint32_t(t_.baseN) : RowC(), loc);
+    }
+    template <bool sync = true>
+    __aicore__ inline void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0,
+                                      bool enSequentialWrite = false, SAGE_LOC) {
+        sage::sim::touch(loc);
+        NoAtomic(enAtomic, loc);
+        WriteUb(co2Local, uint32_t(t_.baseN), loc);
+    }
+    // The whole singleCoreM x singleCoreN C of this core, block by block.
+    template <bool sync = true>
+    __aicore__ inline void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
+                                      bool enSequentialWrite = false, bool waitIterateAll = false,
+                                      bool fakeMsg = false, SAGE_LOC) {
+        sage::sim::touch(loc);
+        Ready("IterateAll", loc);
+        NoAtomic(enAtomic, loc);
+        for (int32_t i = 0; i < Blocks(); ++i) {
+            uint32_t mb, nb;
+            Block(i, mb, nb);
+            ComputeBlock(i, false, loc);
+            WriteGm(gm[uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN], RowC(), loc);
+        }
+        computed_ = -1, iter_ = -1;
+    }
+    template <bool sync = true>
+    __aicore__ inline void IterateAll(const LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, SAGE_LOC) {
+        sage::sim::touch(loc);
+        Ready("IterateAll", loc);
+        NoAtomic(enAtomic, loc);
+        const uint32_t stride = matmul_detail::up(uint32_t(singleN_), 32 / sizeof(DstT));
+        for (int32_t i = 0; i < Blocks(); ++i) {
+            uint32_t mb, nb;
+            Block(i, mb, nb);
+            ComputeBlock(i, false, loc);
+            WriteUb(ubCmatrix[uint32_t(mb * t_.baseM * stride + nb * t_.baseN)], stride, loc);
+        }
+        computed_ = -1, iter_ = -1;
+    }
+    template <bool isTurnOnDebug = true>
+    __aicore__ inline MatrixOffset GetOffsetC() {
+        uint32_t mb = 0, nb = 0;
+        if (computed_ >= 0) Block(computed_, mb, nb);
+        return {int32_t(mb * t_.baseM * orgKc_ + nb * t_.baseN), int32_t(mb * t_.baseM), int32_t(nb * t_.baseN),
+                int32_t(RowsOf(mb)), int32_t(ColsOf(nb))};
+    }
+    __aicore__ inline void End() { iter_ = -1, computed_ = -1; }
+
+private:
+    TCubeTiling t_{};
+    TPipe* pipe_ = nullptr;
+    bool init_ = false;
+    GlobalTensor<SrcT> a_;
+    GlobalTensor<SrcBT> b_;
+    GlobalTensor<BiasT> bias_;
+    bool transA_ = A_TYPE::isTrans, transB_ = B_TYPE::isTrans, bias_on_ = false;
+    int32_t orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, orgKc_ = 0;
+    int32_t singleM_ = 0, singleN_ = 0, singleK_ = 0;
+    int32_t batchA_ = 1, batchB_ = 1;
+    int32_t iter_ = -1, computed_ = -1;
+    uint8_t subBlock_ = 0;
+    bool l1_used_ = false, l0_used_ = false, l0c_used_ = false;
+    TBuf<TPosition::A1> a1_;
+    TBuf<TPosition::B1> b1_;
+    TBuf<TPosition::A2> a2_;
+    TBuf<TPosition::B2> b2_;
+    TBuf<TPosition::CO1> co1_;
+    TBuf<TPosition::C1> bias1_;
+    TBuf<TPosition::C2> bias2_;
+
+    // ---- the tiling and the buffers
+    static constexpr bool kInt8 = kEs == 1;
+    // K of a base block must be whole squares where a transposing load needs them.
+    __aicore__ inline uint32_t KAlign() const { return kInt8 ? 32 : (kEs == 4 && !transB_) ? 16 : kC0; }
+    __aicore__ inline void TilingFault(const char* what, sage::sim::SrcLoc loc) const {
+        sage::sim::fail("api-misuse", loc,
+                        "Matmul Init with a TCubeTiling whose %s (baseM %d, baseN %d, baseK %d, stepKa %d, stepKb %d, "
+                        "depthA1 %d, depthB1 %d), in block %d: fill it with matmul_tiling's GetTiling",
+                        what, t_.baseM, t_.baseN, t_.baseK, t_.stepKa, t_.stepKb, t_.depthA1, t_.depthB1,
+                        sage::sim::blk().idx);
+    }
+    __aicore__ inline void Overflow(const char* mem, uint64_t need, uint32_t have, const char* how,
+                                    sage::sim::SrcLoc loc) const {
+        sage::sim::fail("cube-buffer-overflow", loc,
+                        "Matmul Init: the tiling needs %llu bytes of %s (%s), which holds %u on %s, in block %d: "
+                        "lower baseM/baseN/baseK or depthA1/depthB1, or let GetTiling choose them",
+                        (unsigned long long)need, mem, how, have, sage::sim::chip_name(), sage::sim::blk().idx);
+    }
+    __aicore__ inline void CheckTiling(sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        const auto& t = t_;
+        if (t.baseM <= 0 || t.baseN <= 0 || t.baseK <= 0 || t.stepKa <= 0 || t.stepKb <= 0 || t.depthA1 <= 0 ||
+            t.depthB1 <= 0 || t.singleCoreM <= 0 || t.singleCoreN <= 0 || t.singleCoreK <= 0)
+            TilingFault("base, step, depth and singleCore fields are not all positive", loc);
+        if (t.baseM % 16 || t.baseN % (kInt8 ? 32 : 16) || t.baseK % (kInt8 ? 32 : kC0))
+            TilingFault("base block is not whole fractals (baseM, baseN multiples of 16, baseK of 32 bytes)", loc);
+        if (t.stepKa > t.depthA1 || t.stepKb > t.depthB1) TilingFault("stepKa/stepKb exceed depthA1/depthB1", loc);
+        const uint64_t ab = uint64_t(t.baseK) * kEs, bias = t.isBias ? uint64_t(t.baseN) * 4 : 0;
+        const uint64_t l1 = t.depthA1 * t.baseM * ab + t.depthB1 * t.baseN * ab + bias;
+        if (l1 > mem_bytes(Mem::L1)) Overflow("L1", l1, mem_bytes(Mem::L1), "depthA1*baseM*baseK + depthB1*baseN*baseK", loc);
+        const uint64_t l0a = uint64_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * ab, l0b = uint64_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * ab;
+        if (l0a > mem_bytes(Mem::L0A)) Overflow("L0A", l0a, mem_bytes(Mem::L0A), "dbL0A*baseM*baseK", loc);
+        if (l0b > mem_bytes(Mem::L0B)) Overflow("L0B", l0b, mem_bytes(Mem::L0B), "dbL0B*baseN*baseK", loc);
+        const uint64_t l0c = uint64_t(t.dbL0C > 1 ? 2 : 1) * t.baseM * t.baseN * 4;
+        if (l0c > mem_bytes(Mem::L0C)) Overflow("L0C", l0c, mem_bytes(Mem::L0C), "dbL0C*baseM*baseN*4", loc);
+        if (bias > mem_bytes(Mem::BT)) Overflow("the BiasTable", bias, mem_bytes(Mem::BT), "baseN*4", loc);
+    }
+    __aicore__ inline void Allocate(sage::sim::SrcLoc loc) {
+        if (pipe_ == nullptr)
+            sage::sim::fail("api-misuse", loc, "Matmul Init without a TPipe, in block %d: pass &pipe to "
+                            "REGIST_MATMUL_OBJ (or Init), after the TPipe is declared", sage::sim::blk().idx);
+        const uint32_t ab = uint32_t(t_.baseK) * kEs;
+        pipe_->InitBuffer(a1_, uint32_t(t_.depthA1) * t_.baseM * ab, loc);
+        pipe_->InitBuffer(b1_, uint32_t(t_.depthB1) * t_.baseN * ab, loc);
+        pipe_->InitBuffer(a2_, uint32_t(t_.dbL0A > 1 ? 2 : 1) * t_.baseM * ab, loc);
+        pipe_->InitBuffer(b2_, uint32_t(t_.dbL0B > 1 ? 2 : 1) * t_.baseN * ab, loc);
+        pipe_->InitBuffer(co1_, uint32_t(t_.baseM) * t_.baseN * 4, loc);
+        if (t_.isBias) {
+            pipe_->InitBuffer(bias1_, matmul_detail::up(uint32_t(t_.baseN) * 4, 64), loc);
+            pipe_->InitBuffer(bias2_, matmul_detail::up(uint32_t(t_.baseN) * 4, 64), loc);
+        }
+    }
+    // What this emulation covers, checked where the computation starts.
+    __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        if (!init_) fail("api-misuse", loc, "Matmul %s before Init (REGIST_MATMUL_OBJ), in block %d", api, blk().idx);
+        if (a_.addr_ == nullptr || b_.addr_ == nullptr)
+            fail("api-misuse", loc, "Matmul %s before SetTensorA and SetTensorB, in block %d", api, blk().idx);
+        // A in CubeFormat::VECTOR is one row of K (GEMV, M = 1): in GM the same bytes as an ND row.
+        if constexpr (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM ||
+                      (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) ||
+                      B_TYPE::format != CubeFormat::ND ||
+                      (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
+            fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
+                 "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
+        if (transA_ && kEs != 2)
+            fail("api-misuse", loc, "Matmul with A transposed for %s is not emulated yet (in block %d): half and "
+                 "bfloat16_t A may be transposed", dtype_name<SrcT>(), blk().idx);
+        if (bias_on_ && !std::is_same_v<BiasT, L0cT>)
+            fail("api-misuse", loc, "Matmul with a %s bias is not emulated yet (in block %d): the bias has L0C's "
+                 "type (%s)", dtype_name<BiasT>(), blk().idx, dtype_name<L0cT>());
+        if (bias_on_ && !t_.isBias)
+            fail("api-misuse", loc, "Matmul with a bias, but the tiling has isBias 0, in block %d: call "
+                 "EnableBias(true) on the host tiling so it reserves the bias buffers", blk().idx);
+        if (t_.baseK % KAlign())
+            fail("api-misuse", loc, "Matmul: baseK %d is not a multiple of %u, which %s B not transposed needs (in "
+                 "block %d)", t_.baseK, KAlign(), dtype_name<SrcT>(), blk().idx);
+    }
+    __aicore__ inline void NoAtomic(uint8_t enAtomic, sage::sim::SrcLoc loc) const {
+        if (enAtomic)
+            sage::sim::fail("api-misuse", loc, "Matmul with enAtomic %u is not emulated yet (in block %d): write C "
+                            "with enAtomic 0", unsigned(enAtomic), sage::sim::blk().idx);
+    }
+
+    // ---- the block loop
+    __aicore__ inline int32_t MIter() const { return (singleM_ + t_.baseM - 1) / t_.baseM; }
+    __aicore__ inline int32_t NIter() const { return (singleN_ + t_.baseN - 1) / t_.baseN; }
+    __aicore__ inline int32_t Blocks() const { return MIter() * NIter(); }
+    __aicore__ inline bool OrderN() const {
+        return MM_CFG.iterateOrder == IterateOrder::UNDEF ? t_.iterateOrder == 1
+                                                          : MM_CFG.iterateOrder == IterateOrder::ORDER_N;
+    }
+    __aicore__ inline void Block(int32_t i, uint32_t& mb, uint32_t& nb) const {
+        if (i < 0) i = 0;
+        if (OrderN()) mb = uint32_t(i / NIter()), nb = uint32_t(i % NIter());
+        else mb = uint32_t(i % MIter()), nb = uint32_t(i / MIter());
+    }
+    __aicore__ inline uint32_t RowsOf(uint32_t mb) const {
+        return uint32_t(singleM_ - int32_t(mb) * t_.baseM < t_.baseM ? singleM_ - int32_t(mb) * t_.baseM : t_.baseM);
+    }
+    __aicore__ inline uint32_t ColsOf(uint32_t nb) const {
+        return uint32_t(singleN_ - int32_t(nb) * t_.baseN < t_.baseN ? singleN_ - int32_t(nb) * t_.baseN : t_.baseN);
+    }
+
+    uint32_t curM_ = 0, curN_ = 0;
+    // C block i into L0C: K in chunks of L1 (stepKa x baseK), each in baseK steps of L0.
+    __aicore__ inline void ComputeBlock(int32_t i, bool partial, sage::sim::SrcLoc loc) {
+        uint32_t mb, nb;
+        Block(i, mb, nb);
+        curM_ = RowsOf(mb), curN_ = ColsOf(nb);
+        const uint32_t chunk = uint32_t(t_.baseK) * uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
+        if (l0c_used_) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
+        bool first = !partial;
+        for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
+            const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
+            if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
+            CopyA1(mb, k0, kLen, loc);
+            CopyB1(nb, k0, kLen, loc);
+            if (first && bias_on_) CopyBias1(nb, loc);
+            matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
+            l1_used_ = true;
+            for (uint32_t kk = 0; kk < kLen; kk += uint32_t(t_.baseK)) {
+                const uint32_t kl = kLen - kk < uint32_t(t_.baseK) ? kLen - kk : uint32_t(t_.baseK);
+                if (l0_used_) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);
+                LoadA2(kk, kLen, kl, loc);
+                LoadB2(kk, kLen, kl, loc);
+                const bool with_bias = first && bias_on_;
+                if (with_bias) LoadBias2(loc);
+                matmul_detail::hand_off<HardEvent::MTE1_M>(loc);
+                Mad(first, with_bias, kl, loc);
+                l0_used_ = true, first = false;
+            }
+        }
+        matmul_detail::hand_off<HardEvent::M_FIX>(loc);
+        l0c_used_ = true;
+    }
+
+    // ---- GM -> L1 (MTE2)
+    __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> a1 = a1_.template Get<SrcT>();
+        const uint32_t m0 = mb * uint32_t(t_.baseM);
+        if (!transA_) {  // M x K rows: NZ fractals (mi, kc) at kc * m16 + mi
+            Nd2NzParams p(1, uint16_t(curM_), uint16_t(kLen), 0, uint16_t(orgKa_),
+                          uint16_t(matmul_detail::up(curM_, 16)), 1, 0);
+            DataCopy(a1, a_[uint64_t(m0) * orgKa_ + k0], p, loc);
+        } else {  // K x M rows: NZ fractals (kr, mc) at mc * k16 + kr
+            Nd2NzParams p(1, uint16_t(kLen), uint16_t(curM_), 0, uint16_t(orgM_),
+                          uint16_t(matmul_detail::up(kLen, 16)), 1, 0);
+            DataCopy(a1, a_[uint64_t(k0) * orgM_ + m0], p, loc);
+        }
+    }
+    __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>();
+        const uint32_t n0 = nb * uint32_t(t_.baseN);
+        if (transB_) {  // N x K rows: NZ fractals (nr, kc) at kc * n16 + nr, already L0B's order
+            Nd2NzParams p(1, uint16_t(curN_), uint16_t(kLen), 0, uint16_t(orgKb_),
+                          uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
+            DataCopy(b1, b_[uint64_t(n0) * orgKb_ + k0], p, loc);
+        } else if (kEs != 4) {  // K x N rows: NZ fractals (kr, nc) at nc * kAl16 + kr
+            Nd2NzParams p(1, uint16_t(kLen), uint16_t(curN_), 0, uint16_t(orgN_),
+                          uint16_t(matmul_detail::up(kLen, kInt8 ? 32 : 16)), 1, 0);
+            DataCopy(b1, b_[uint64_t(k0) * orgN_ + n0], p, loc);
+        } else {
+            CopyB1Float(n0, k0, kLen, loc);
+        }
+    }
+    // float K x N: each 16-row group of K its own run of 8-column fractals, (g, c8) at g * n8 + c8,
+    // so two neighbouring fractals are one 16 x 16 square for LoadDataWithTranspose.
+    __aicore__ inline void CopyB1Float(uint32_t n0, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>();
+        const uint32_t n8 = matmul_detail::up(curN_, 16) / 8, full = kLen / 16, tail = kLen % 16;
+        const uint64_t src = uint64_t(k0) * orgN_ + n0;
+        if (full && 16u * uint32_t(orgN_) <= 65535u && n8 * kFrac <= 16384u) {  // Nd2NzParams' 16-bit strides
+            Nd2NzParams p(uint16_t(full), 16, uint16_t(curN_), uint16_t(16 * orgN_), uint16_t(orgN_), 16, 1,
+                          uint16_t(n8 * kFrac));
+            DataCopy(b1, b_[src], p, loc);
+        } else {
+            for (uint32_t g = 0; g < full; ++g) {
+                Nd2NzParams p(1, 16, uint16_t(curN_), 0, uint16_t(orgN_), 16, 1, 0);
+                DataCopy(b1[g * n8 * kFrac], b_[src + uint64_t(g) * 16 * orgN_], p, loc);
+            }
+        }
+        if (tail) {
+            Nd2NzParams p(1, uint16_t(tail), uint16_t(curN_), 0, uint16_t(orgN_), 16, 1, 0);
+            DataCopy(b1[full * n8 * kFrac], b_[src + uint64_t(full) * 16 * orgN_], p, loc);
+        }
+    }
+    __aicore__ inline void CopyBias1(uint32_t nb, sage::sim::SrcLoc loc) {
+        LocalTensor<BiasT> c1 = bias1_.template Get<BiasT>();
+        Nd2NzParams p(1, 1, uint16_t(curN_), 0, uint16_t(curN_), 1, 1, 0);  // one row, zero-padded to 32 bytes
+        DataCopy(c1, bias_[uint64_t(nb) * t_.baseN], p, loc);
+    }
+
+    // ---- L1 -> L0A/L0B (MTE1): the kl elements of K from kk of the chunk in L1
+    __aicore__ inline uint32_t M16() const { return matmul_detail::up(curM_, 16) / 16; }
+    __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, kInt8 && !transB_ ? 32 : 16) / 16; }
+    __aicore__ inline void LoadA2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> a1 = a1_.template Get<SrcT>(), a2 = a2_.template Get<SrcT>();
+        const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
+        if (!transA_) {  // L0A: (mi, kc) at mi * k1 + kc
+            for (uint32_t kc = 0; kc < k1; ++kc)
+                LoadData(a2[kc * kFrac], a1, LoadData2DParams(uint16_t((kf + kc) * m16), uint8_t(m16), 1, 0,
+                                                              uint16_t(k1 - 1), false, 0), loc);
+            return;
+        }
+        const uint32_t kAl16 = matmul_detail::up(kLen, 16) / 16;  // 2-byte A^T: each 16 x 16 fractal transposed
+        for (uint32_t mi = 0; mi < m16; ++mi)
+            LoadData(a2[mi * k1 * kFrac], a1, LoadData2DParams(uint16_t(mi * kAl16 + kf), uint8_t(k1), 1, 0, 0,
+                                                               true, 0), loc);
+    }
+    __aicore__ inline void LoadB2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>(), b2 = b2_.template Get<SrcT>();
+        const uint32_t n16 = N16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
+        if (transB_) {  // already (kc, nr) order: one run of n16 fractals per k block
+            for (uint32_t kc = 0; kc < k1; ++kc)
+                LoadData(b2[kc * n16 * kFrac], b1, LoadData2DParams(uint16_t((kf + kc) * n16), uint8_t(n16), 1, 0, 0,
+                                                                    false, 0), loc);
+        } else if (kEs == 2) {  // (kr, nc) at nc * kAl16 + kr, each transposed into L0B's (kc, nc)
+            const uint32_t kAl16 = matmul_detail::up(kLen, 16) / 16;
+            for (uint32_t kc = 0; kc < k1; ++kc)
+                LoadData(b2[kc * n16 * kFrac], b1, LoadData2DParams(uint16_t(kf + kc), uint8_t(n16),
+                                                                    uint16_t(kAl16), 0, 0, true, 0), loc);
+        } else if (kEs == 4) {  // squares (g, q) -> k blocks 2g and 2g + 1 of n block q
+            const uint32_t g0 = kk / 16, groups = (kl + 15) / 16;
+            for (uint32_t g = 0; g < groups; ++g)
+                LoadDataWithTranspose(b2[2 * g * n16 * kFrac], b1,
+                                      LoadData2dTransposeParams(uint16_t((g0 + g) * n16), uint8_t(n16), 1, 0,
+                                                                uint16_t(n16 - 1)), loc);
+        } else {  // int8: squares of two k-stacked fractals -> n blocks 2nc and 2nc + 1 of k block p
+            const uint32_t kAl32 = matmul_detail::up(kLen, 32) / 32, p0 = kk / 32;
+            for (uint32_t nc = 0; nc < n16 / 2; ++nc)
+                LoadDataWithTranspose(b2[2 * nc * kFrac], b1,
+                                      LoadData2dTransposeParams(uint16_t(nc * kAl32 + p0), uint8_t(k1), 1,
+                                                                uint16_t(n16 - 1), 0), loc);
+        }
+    }
+    // Mmad's n: int8 B transposed in squares fills whole 32-column pairs of n blocks
+    __aicore__ inline uint32_t NMad() const { return kInt8 && !transB_ ? N16() * 16 : curN_; }
+    __aicore__ inline void LoadBias2(sage::sim::SrcLoc loc) {
+        LocalTensor<BiasT> c1 = bias1_.template Get<BiasT>(), c2 = bias2_.template Get<BiasT>();
+        DataCopy(c2, c1, DataCopyParams(1, uint16_t((NMad() * 4 + 63) / 64), 0, 0), loc);  // 64-byte blocks
+    }
+
+    // ---- the multiply (M)
+    __aicore__ inline void Mad(bool first, bool with_bias, uint32_t kl, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> a2 = a2_.template Get<SrcT>(), b2 = b2_.template Get<SrcT>();
+        LocalTensor<L0cT> c = co1_.template Get<L0cT>();
+        MmadParams p;
+        // m = 1 would be GEMV, which reads A as one ND row; the tile in L0A is NZ, so run 16 rows
+        p.m = uint16_t(curM_ == 1 ? 16 : curM_);
+        p.n = uint16_t(NMad());
+        p.k = uint16_t(kl);
+        p.cmatrixInitVal = first && !with_bias;
+        p.cmatrixSource = false;
+        if (with_bias) Mmad(c, a2, b2, bias2_.template Get<BiasT>(), p, loc);
+        else Mmad(c, a2, b2, p, loc);
+    }
+
+    // ---- L0C -> C (FIX)
+    // ND_ALIGN: C's rows padded to 32 bytes in GM, the padding columns written (zeros: B's and
+    // the bias's padding in their last 32-byte block is zero-filled by the ND -> NZ copy).
+    static constexpr bool kAlignC = C_TYPE::format == CubeFormat::ND_ALIGN;
+    __aicore__ inline uint32_t RowC() const {
+        return kAlignC ? matmul_detail::up(uint32_t(orgKc_), 32 / sizeof(DstT)) : uint32_t(orgKc_);
+    }
+    __aicore__ inline FixpipeParamsV220 FixParams(uint32_t stride) const {
+        const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
+        FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, MM_CFG.enableRelu);
+        p.quantPre = matmul_detail::out_quant<DstT>();
+        return p;
+    }
+    __aicore__ inline void Computed(const char* api, sage::sim::SrcLoc loc) const {
+        if (!l0c_used_ || curM_ == 0)
+            sage::sim::fail("api-misuse", loc, "Matmul %s before an Iterate computed a block, in block %d", api,
+                            sage::sim::blk().idx);
+    }
+    __aicore__ inline void WriteGm(const GlobalTensor<DstT>& gm, uint32_t stride, sage::sim::SrcLoc loc) {
+        Computed("GetTensorC", loc);
+        Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm, co1_.template Get<L0cT>(), FixParams(stride), loc);
+    }
+    __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
+        Computed("GetTensorC", loc);
+        matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc);
+    }
+};
+
+}  // namespace AscendC
+
+namespace matmul = AscendC;

@@ -1,0 +1,352 @@
+// The Matmul API's host tiling (asc-devkit include/adv_api/matmul/matmul_tiling.h and
+// matmul_tiling_base.h): matmul_tiling::MatmulApiTiling (one core), MultiCoreMatmulTiling (SetDim
+// cores) and BatchMatmulTiling fill a TCubeTiling for the kernel's Matmul object.
+//
+// The tiling rule sage-npu implements (its own, documented in docs/cube.md "The Matmul API"; CANN's
+// search is not published) on the chip profile's memory sizes, or SetBufferSpace's:
+//   1. Cores (MultiCoreMatmulTiling): for every split mDim x nDim <= dim, singleCoreM =
+//      ceil(M / mDim) and singleCoreN = ceil(N / nDim), each rounded up to 16; the split with the
+//      least per-core time wins, time = singleCoreM * singleCoreN / 4096 (the cube's 16x16x16 MACs
+//      per cycle) + (singleCoreM + singleCoreN) * sizeof(A) / 64 (an assumed 64 bytes per cycle of
+//      GM reads per core); ties go to fewer cores, then to the larger mDim. usedCoreNum is
+//      ceil(M / singleCoreM) * ceil(N / singleCoreN); singleCoreK is K.
+//   2. Base block: baseM = min(singleCoreM rounded up to 16, 128), baseN = min(singleCoreN rounded up
+//      to 16 (32 for int8), 256); baseK the largest multiple of kAlign (16 elements, 32 for int8)
+//      up to singleCoreK rounded up to kAlign with both L0A and L0B double-buffered (dbL0A = dbL0B =
+//      2: 2 * baseM * baseK * sizeof(A) <= L0A and 2 * baseN * baseK * sizeof(B) <= L0B);
+//      baseM * baseN * 4 <= L0C (dbL0C = 1) and, with a bias, baseN * 4 <= the BiasTable.
+//   3. L1: stepM = stepN = 1; stepKa = stepKb = the largest s <= ceil(singleCoreK / baseK) whose
+//      buffers fit L1: depth = 2s (double-buffered) when s does not cover K, else s; depthA1 =
+//      depthB1 = depth; depth * (baseM + baseN) * baseK * sizeof(A) + a bias's baseN * 4 <= L1.
+//   4. iterateOrder 0 (ORDER_M: along M first, then N).
+// GetTiling returns -1 when no tiling fits or a type is not one the cube multiplies.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>  // host code prints GetTiling's failure with std::cout, as with CANN's header
+#include <map>
+
+#include "../../kernel_tiling/kernel_tiling.h"
+#include "../../tiling/platform/platform_ascendc.h"
+
+namespace matmul_tiling {
+
+enum class DataType : int32_t {
+    DT_FLOAT = 0,
+    DT_FLOAT16 = 1,
+    DT_INT8 = 2,
+    DT_INT32 = 3,
+    DT_UINT8 = 4,
+    DT_INT16 = 6,
+    DT_UINT16 = 7,
+    DT_UINT32 = 8,
+    DT_INT64 = 9,
+    DT_UINT64 = 10,
+    DT_DOUBLE = 11,
+    DT_BOOL = 12,
+    DT_BF16 = 27,
+    DT_UNDEFINED = 28,
+    DT_INT4 = 29,
+    DT_BFLOAT16 = 33,
+    DT_HIFLOAT8 = 34,
+    DT_FLOAT8_E4M3FN = 35,
+    DT_FLOAT8_E5M2 = 36,
+    DT_FLOAT4_E2M1 = 37,
+    DT_FLOAT8_E8M0 = 38,
+    DT_FLOAT4_E1M2 = 39,
+    DT_MAX = 40,
+};
+
+enum class TPosition : int32_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM,
+                                 SHM = SPM, TSCM, MAX };
+enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR = ND, COLUMN_MAJOR = 8 };
+enum class MatrixTraverse : int32_t { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
+enum class MatrixMadType : int32_t { NORMAL = 0, HF32 = 1, MXMODE = 2 };
+enum class DequantType : int32_t { SCALAR = 0, TENSOR = 1 };
+enum class ScheduleType : int32_t { INNER_PRODUCT = 0, OUTER_PRODUCT = 1, N_BUFFER_33 = 2 };
+
+struct MatTilingType {
+    TPosition pos = TPosition::GM;
+    CubeFormat type = CubeFormat::ND;
+    DataType dataType = DataType::DT_FLOAT;
+    bool isTrans = false;
+    bool isDB = false;
+};
+
+struct MatmulConfigParams {
+    int32_t mmConfigType;
+    bool enableL1CacheUB;
+    ScheduleType scheduleType;
+    MatrixTraverse traverse;
+    bool enVecND2NZ;
+    MatmulConfigParams(int32_t mmConfigTypeIn = 1, bool enableL1CacheUBIn = false,
+                       ScheduleType scheduleTypeIn = ScheduleType::INNER_PRODUCT,
+                       MatrixTraverse traverseIn = MatrixTraverse::NOSET, bool enVecND2NZIn = false)
+        : mmConfigType(mmConfigTypeIn), enableL1CacheUB(enableL1CacheUBIn), scheduleType(scheduleTypeIn),
+          traverse(traverseIn), enVecND2NZ(enVecND2NZIn) {}
+};
+
+// Bytes of an element of a type the cube multiplies (0: one it does not).
+inline int32_t cube_dtype_bytes(DataType t) {
+    switch (t) {
+        case DataType::DT_FLOAT: case DataType::DT_INT32: return 4;
+        case DataType::DT_FLOAT16: case DataType::DT_BF16: case DataType::DT_BFLOAT16: return 2;
+        case DataType::DT_INT8: case DataType::DT_UINT8: return 1;
+        default: return 0;
+    }
+}
+
+inline int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / b); }
+inline int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
+
+class MatmulApiTilingBase {
+public:
+    MatmulApiTilingBase() { ResetBuffers(); }
+    explicit MatmulApiTilingBase(const platform_ascendc::PlatformAscendC&) { ResetBuffers(); }
+    virtual ~MatmulApiTilingBase() = default;
+
+    int32_t SetAType(TPosition pos, CubeFormat type, DataType dataType, bool isTrans = false) {
+        aType_ = {pos, type, dataType, isTrans, false};
+        return 0;
+    }
+    int32_t SetBType(TPosition pos, CubeFormat type, DataType dataType, bool isTrans = false) {
+        bType_ = {pos, type, dataType, isTrans, false};
+        return 0;
+    }
+    int32_t SetCType(TPosition pos, CubeFormat type, DataType dataType) {
+        cType_ = {pos, type, dataType, false, false};
+        return 0;
+    }
+    int32_t SetBiasType(TPosition pos, CubeFormat type, DataType dataType) {
+        biasType_ = {pos, type, dataType, false, false};
+        return 0;
+    }
+    int32_t SetDequantType(DequantType dequantType) {
+        deqType = dequantType;
+        return 0;
+    }
+    virtual int32_t SetShape(int32_t m, int32_t n, int32_t k) {
+        singleM = m, singleN = n, singleK = k;
+        return 0;
+    }
+    int32_t SetOrgShape(int32_t orgMIn, int32_t orgNIn, int32_t orgKIn) { return SetOrgShape(orgMIn, orgNIn, orgKIn, orgKIn); }
+    int32_t SetOrgShape(int32_t orgMIn, int32_t orgNIn, int32_t orgKaIn, int32_t orgKbIn) {
+        orgM = orgMIn, orgN = orgNIn, orgKa = orgKaIn, orgKb = orgKbIn;
+        return 0;
+    }
+    int32_t SetBatchNum(int32_t batch) {
+        batchNum = batch;
+        return 0;
+    }
+    int32_t EnableBias(bool isBiasIn = false) {
+        isBias = isBiasIn;
+        return 0;
+    }
+    int32_t SetBias(bool isBiasIn = false) { return EnableBias(isBiasIn); }
+    // Fixes the base block (each -1 left to the rule).
+    int32_t SetFixSplit(int32_t baseMIn = -1, int32_t baseNIn = -1, int32_t baseKIn = -1) {
+        fixM_ = baseMIn, fixN_ = baseNIn, fixK_ = baseKIn;
+        return 0;
+    }
+    // The bytes the tiling may use; -1 keeps the chip's size.
+    int32_t SetBufferSpace(int32_t l1Size = -1, int32_t l0CSize = -1, int32_t ubSize = -1, int32_t btSize = -1) {
+        ResetBuffers();
+        if (l1Size > 0) l1_ = l1Size;
+        if (l0CSize > 0) l0c_ = l0CSize;
+        if (ubSize > 0) ub_ = ubSize;
+        if (btSize > 0) bt_ = btSize;
+        return 0;
+    }
+    int32_t SetTraverse(MatrixTraverse traverse) {
+        traverse_ = traverse;
+        return 0;
+    }
+    int32_t SetMadType(MatrixMadType madType) {
+        madType_ = madType;
+        return 0;
+    }
+    int32_t SetDoubleBuffer(bool, bool, bool, bool, bool = true, bool = true) { return 0; }
+    void SetMatmulConfigParams(int32_t mmConfigTypeIn = 1, bool enableL1CacheUBIn = false,
+                               ScheduleType scheduleTypeIn = ScheduleType::INNER_PRODUCT,
+                               MatrixTraverse traverseIn = MatrixTraverse::NOSET, bool enVecND2NZIn = false) {
+        SetMatmulConfigParams(MatmulConfigParams(mmConfigTypeIn, enableL1CacheUBIn, scheduleTypeIn, traverseIn,
+                                                 enVecND2NZIn));
+    }
+    void SetMatmulConfigParams(const MatmulConfigParams& configParams) {
+        if (configParams.traverse != MatrixTraverse::NOSET) traverse_ = configParams.traverse;
+    }
+    int32_t GetBaseM() const { return baseM; }
+    int32_t GetBaseN() const { return baseN; }
+    int32_t GetBaseK() const { return baseK; }
+    virtual int64_t GetTiling(AscendC::tiling::TCubeTiling& tiling) = 0;
+
+    AscendC::tiling::TCubeTiling tiling_;
+    MatTilingType aType_, bType_, cType_, biasType_;
+    bool isBias = false;
+    int32_t orgM = 0, orgN = 0, orgKa = 0, orgKb = 0;
+    int32_t batchNum = 0;
+    int32_t singleM = 0, singleN = 0, singleK = 0;
+    int32_t singleCoreM = 0, singleCoreN = 0, singleCoreK = 0;
+    int32_t baseM = 0, baseN = 0, baseK = 0;
+    DequantType deqType = DequantType::SCALAR;
+    MatrixTraverse traverse_ = MatrixTraverse::FIRSTM;
+    MatrixMadType madType_ = MatrixMadType::NORMAL;
+
+protected:
+    int32_t l1_ = 0, l0a_ = 0, l0b_ = 0, l0c_ = 0, ub_ = 0, bt_ = 0;
+    int32_t fixM_ = -1, fixN_ = -1, fixK_ = -1;
+
+    void ResetBuffers() {
+        l1_ = SAGE_CHIP_L1_BYTES, l0a_ = SAGE_CHIP_L0A_BYTES, l0b_ = SAGE_CHIP_L0B_BYTES;
+        l0c_ = SAGE_CHIP_L0C_BYTES, ub_ = SAGE_CHIP_UB_BYTES, bt_ = SAGE_CHIP_BT_BYTES;
+    }
+    bool Fail(const char* why) const {
+        std::fprintf(stderr, "matmul_tiling: GetTiling failed: %s\n", why);
+        return false;
+    }
+    // Steps 2 to 4 of the rule for singleCoreM/N/K already set; false (and a line on stderr) when
+    // nothing fits.
+    bool Blocks() {
+        const int32_t es = cube_dtype_bytes(aType_.dataType);
+        if (es == 0 || cube_dtype_bytes(bType_.dataType) != es) return Fail("A and B must be one cube input type");
+        if (singleCoreM <= 0 || singleCoreN <= 0 || singleCoreK <= 0) return Fail("SetShape needs m, n, k > 0");
+        const int32_t kAlign = es == 1 ? 32 : 16, nAlign = es == 1 ? 32 : 16;
+        baseM = fixM_ > 0 ? fixM_ : std::min(round_up(singleCoreM, 16), 128);
+        baseN = fixN_ > 0 ? fixN_ : std::min(round_up(singleCoreN, nAlign), 256);
+        if (isBias && baseN * 4 > bt_) baseN = bt_ / 4 / nAlign * nAlign;
+        while (int64_t(baseM) * baseN * 4 > l0c_ && baseN > nAlign) baseN -= nAlign;
+        if (int64_t(baseM) * baseN * 4 > l0c_) return Fail("baseM x baseN floats do not fit L0C");
+        if (fixK_ > 0) {
+            baseK = fixK_;
+        } else {
+            const int64_t byA = l0a_ / 2 / (int64_t(baseM) * es), byB = l0b_ / 2 / (int64_t(baseN) * es);
+            baseK = int32_t(std::min<int64_t>({byA, byB, round_up(singleCoreK, kAlign)}) / kAlign * kAlign);
+        }
+        if (baseK <= 0) return Fail("no baseK fits L0A and L0B");
+        const int32_t kIter = ceil_div(singleCoreK, baseK);
+        const int64_t bias = isBias ? int64_t(baseN) * 4 : 0;
+        int32_t step = 0, depth = 0;
+        for (int32_t s = 1; s <= kIter; ++s) {
+            const int32_t d = s < kIter ? 2 * s : s;
+            if (d * int64_t(baseM + baseN) * baseK * es + bias > l1_) break;
+            step = s, depth = d;
+        }
+        if (step == 0) return Fail("one baseK slice of A and B does not fit L1");
+        auto& t = tiling_;
+        t.baseM = baseM, t.baseN = baseN, t.baseK = baseK;
+        t.singleCoreM = singleCoreM, t.singleCoreN = singleCoreN, t.singleCoreK = singleCoreK;
+        t.stepM = 1, t.stepN = 1, t.stepKa = step, t.stepKb = step, t.depthA1 = depth, t.depthB1 = depth;
+        t.dbL0A = 2, t.dbL0B = 2, t.dbL0C = 1;
+        t.iterateOrder = traverse_ == MatrixTraverse::FIRSTN ? 1 : 0;
+        t.isBias = isBias ? 1 : 0;
+        t.shareMode = 0;
+        t.shareL1Size = int32_t(depth * int64_t(baseM + baseN) * baseK * es + bias);
+        t.shareL0CSize = baseM * baseN * 4;
+        t.shareUbSize = 0;
+        t.batchM = 1, t.batchN = 1, t.singleBatchM = 1, t.singleBatchN = 1;
+        t.BatchNum = batchNum;
+        return true;
+    }
+    // The whole shape and the original shape (SetOrgShape's, else SetShape's).
+    bool Shapes() {
+        if (singleM <= 0 || singleN <= 0 || singleK <= 0) return Fail("SetShape(m, n, k) needs each > 0");
+        auto& t = tiling_;
+        t.M = orgM > 0 ? orgM : singleM;
+        t.N = orgN > 0 ? orgN : singleN;
+        t.Ka = orgKa > 0 ? orgKa : singleK;
+        t.Kb = orgKb > 0 ? orgKb : singleK;
+        return true;
+    }
+};
+
+// One core computes the whole SetShape(m, n, k).
+class MatmulApiTiling : public MatmulApiTilingBase {
+public:
+    MatmulApiTiling() = default;
+    explicit MatmulApiTiling(const platform_ascendc::PlatformAscendC& p) : MatmulApiTilingBase(p) {}
+    int64_t GetTiling(AscendC::tiling::TCubeTiling& tiling) override {
+        tiling_ = AscendC::tiling::TCubeTiling{};
+        if (!Shapes()) return -1;
+        singleCoreM = singleM, singleCoreN = singleN, singleCoreK = singleK;
+        if (!Blocks()) return -1;
+        tiling_.usedCoreNum = 1;
+        tiling = tiling_;
+        return 0;
+    }
+};
+
+// SetDim(cores) cores, split over M and N by step 1 of the rule.
+class MultiCoreMatmulTiling : public MatmulApiTilingBase {
+public:
+    MultiCoreMatmulTiling() = default;
+    explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& p)
+        : MatmulApiTilingBase(p), dim_(int32_t(p.GetCoreNumAic())) {}
+    int32_t SetDim(int32_t dim) {
+        dim_ = dim;
+        return 0;
+    }
+    int32_t SetSingleShape(int32_t singleMIn = -1, int32_t singleNIn = -1, int32_t singleKIn = -1) {
+        fixSingleM_ = singleMIn, fixSingleN_ = singleNIn, fixSingleK_ = singleKIn;
+        return 0;
+    }
+    int32_t SetSingleRange(int32_t = -1, int32_t = -1, int32_t = -1, int32_t = -1, int32_t = -1, int32_t = -1) {
+        return 0;
+    }
+    int32_t SetAlignSplit(int32_t, int32_t, int32_t) { return 0; }
+    int32_t GetSingleShape(int32_t& shapeM, int32_t& shapeN, int32_t& shapeK) const {
+        shapeM = singleCoreM, shapeN = singleCoreN, shapeK = singleCoreK;
+        return 0;
+    }
+    int32_t GetCoreNum(int32_t& dim, int32_t& mDim, int32_t& nDim) const {
+        dim = used_, mDim = mDim_, nDim = nDim_;
+        return 0;
+    }
+    int64_t GetTiling(AscendC::tiling::TCubeTiling& tiling) override {
+        tiling_ = AscendC::tiling::TCubeTiling{};
+        if (!Shapes()) return -1;
+        if (dim_ <= 0) {
+            Fail("SetDim needs at least one core");
+            return -1;
+        }
+        Split();
+        if (!Blocks()) return -1;
+        tiling_.usedCoreNum = used_;
+        tiling = tiling_;
+        return 0;
+    }
+
+private:
+    int32_t dim_ = SAGE_CHIP_CUBE_CORES;
+    int32_t fixSingleM_ = -1, fixSingleN_ = -1, fixSingleK_ = -1;
+    int32_t used_ = 1, mDim_ = 1, nDim_ = 1;
+
+    void Split() {
+        const int32_t es = std::max(cube_dtype_bytes(aType_.dataType), 1);
+        double best = 0;
+        bool have = false;
+        for (int32_t md = 1; md <= dim_; ++md) {
+            for (int32_t nd = 1; md * nd <= dim_; ++nd) {
+                const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : round_up(ceil_div(singleM, md), 16);
+                const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : round_up(ceil_div(singleN, nd), 16);
+                const int32_t used = ceil_div(singleM, sm) * ceil_div(singleN, sn);
+                const double time = double(sm) * sn / 4096.0 + double(sm + sn) * es / 64.0;
+                const bool better = !have || time < best - 1e-9 ||
+                                    (time < best + 1e-9 && (used < used_ || (used == used_ && md > mDim_)));
+                if (used > dim_ || !better) continue;
+                have = true, best = time, used_ = used, mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn);
+                singleCoreM = sm, singleCoreN = sn;
+            }
+        }
+        singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : singleK;
+    }
+};
+
+// Batched matmul: each batch one SetShape(m, n, k) matmul on one core (the rule's steps 2-4).
+class BatchMatmulTiling : public MatmulApiTiling {
+public:
+    using MatmulApiTiling::MatmulApiTiling;
+};
+
+}  // namespace matmul_tiling

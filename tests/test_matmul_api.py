@@ -1,0 +1,293 @@
+"""The Matmul high-level API on the emulated cube (lib/matmul_intf.h) and its host tiling
+(matmul_tiling::MatmulApiTiling / MultiCoreMatmulTiling).
+
+One C++ driver fills tilings on the host side, runs whole matmuls through REGIST_MATMUL_OBJ,
+SetTensorA/B (both transposes), SetBias, SetTail, IterateAll (to GM and to the UB) and
+Iterate/GetTensorC for half, bfloat16_t, float and int8_t, and dumps inputs, outputs and the
+tilings; numpy recomputes C the way the cube does (exact products summed over k in order in
+float32, int32 for int8) and checks the tilings fit the 910B's L1/L0. Provoked faults are checked
+for code and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.settings import EvalSettings
+from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+
+DRIVER = PRELUDE + r"""
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+template <typename T>
+constexpr matmul_tiling::DataType dt() {
+    if constexpr (std::is_same_v<T, half>) return matmul_tiling::DataType::DT_FLOAT16;
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return matmul_tiling::DataType::DT_BF16;
+    else if constexpr (std::is_same_v<T, int8_t>) return matmul_tiling::DataType::DT_INT8;
+    else if constexpr (std::is_same_v<T, int32_t>) return matmul_tiling::DataType::DT_INT32;
+    else return matmul_tiling::DataType::DT_FLOAT;
+}
+
+static TCubeTiling host_tiling(matmul_tiling::MatmulApiTilingBase& api, matmul_tiling::DataType in,
+                               matmul_tiling::DataType out, matmul_tiling::DataType bias_t, int M, int N, int K,
+                               bool ta, bool tb, bool bias) {
+    namespace mt = matmul_tiling;
+    api.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, in, ta);
+    api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, in, tb);
+    api.SetCType(mt::TPosition::GM, mt::CubeFormat::ND, out);
+    api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, bias_t);
+    api.SetOrgShape(M, N, K);
+    api.SetShape(M, N, K);
+    api.EnableBias(bias);
+    api.SetBufferSpace(-1, -1, -1);
+    optiling::TCubeTiling t;
+    if (api.GetTiling(t) == -1) std::exit(3);
+    return t;
+}
+static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_raw(name + "_tiling", &t, sizeof(t)); }
+
+// C (M x N) = A (M x K, or K x M stored when ta) x B (K x N, or N x K when tb) [+ bias], on one core.
+// mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor; 3: Iterate +
+// GetTensorC to the UB block by block.
+template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND, CubeFormat AF = CubeFormat::ND>
+static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
+    constexpr int e = 32 / int(sizeof(C));  // elements of C per 32 bytes
+    const int NC = CF == CubeFormat::ND_ALIGN ? (N + e - 1) / e * e : N;
+    U* a = gm_alloc<U>("a", size_t(M) * K);
+    U* b = gm_alloc<U>("b", size_t(K) * N);
+    L* bs = gm_alloc<L>("bias", N);
+    C* c = gm_alloc<C>("c", size_t(M) * NC);
+    for (int i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * (sizeof(U) == 1 ? 1.0f : 0.37f));
+    for (int i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * (sizeof(U) == 1 ? 1.0f : 0.21f));
+    for (int j = 0; j < N; ++j) bs[j] = L(int(j % 9) - 4);
+    write_raw(name + "_a", a, sizeof(U) * M * K);
+    write_raw(name + "_b", b, sizeof(U) * K * N);
+    write_raw(name + "_bias", bs, sizeof(L) * N);
+    matmul_tiling::MatmulApiTiling api;
+    TCubeTiling t = host_tiling(api, dt<U>(), dt<C>(), dt<L>(), M, N, K, ta, tb, bias);
+    dump_tiling(name, t);
+    GlobalTensor<U> ga, gb;
+    GlobalTensor<L> gbias;
+    GlobalTensor<C> gc;
+    ga.SetGlobalBuffer(a, M * K);
+    gb.SetGlobalBuffer(b, K * N);
+    gbias.SetGlobalBuffer(bs, N);
+    gc.SetGlobalBuffer(c, M * NC);
+    TPipe pipe;
+    Matmul<MatmulType<TPosition::GM, AF, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
+           MatmulType<TPosition::GM, CF, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
+        obj;
+    if (mode == 1) {  // the other spelling: register without a tiling, then Init
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj);
+        obj.Init(&t);
+    } else {
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    }
+    obj.SetTensorA(ga, ta);
+    obj.SetTensorB(gb, tb);
+    if (bias) obj.SetBias(gbias);
+    if (mode == 0) {
+        obj.IterateAll(gc);
+    } else if (mode == 1) {
+        while (obj.Iterate()) obj.GetTensorC(gc);
+    } else if (mode == 3) {  // each block into a VECIN queue's buffer, placed by GetOffsetC
+        TQue<TPosition::VECIN, 1> q;
+        pipe.InitBuffer(q, 1, t.baseM * t.baseN * sizeof(C));
+        while (obj.Iterate()) {
+            LocalTensor<C> blk = q.AllocTensor<C>();
+            obj.GetTensorC(blk, 0, true);
+            q.EnQue(blk);
+            blk = q.DeQue<C>();
+            MatrixOffset at = obj.GetOffsetC();
+            for (int i = 0; i < at.height; ++i)
+                memcpy(c + size_t(at.row + i) * N + at.col, blk.data() + i * t.baseN, at.width * sizeof(C));
+            q.FreeTensor(blk);
+        }
+    } else {
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, M * N * sizeof(C));
+        LocalTensor<C> uc = ub.Get<C>();
+        obj.IterateAll(uc);
+        memcpy(c, uc.data(), size_t(M) * N * sizeof(C));
+    }
+    obj.End();
+    write_raw(name + "_c", c, sizeof(C) * M * NC);
+}
+
+// Two blocks share C by rows, each with its own core's singleCoreM rows and a SetTail on the last
+// (MultiCoreMatmulTiling's split), as the official matmul sample does.
+static void multicore(int M, int N, int K) {
+    matmul_tiling::MultiCoreMatmulTiling api;
+    api.SetDim(4);
+    TCubeTiling t = host_tiling(api, matmul_tiling::DataType::DT_FLOAT16, matmul_tiling::DataType::DT_FLOAT,
+                                matmul_tiling::DataType::DT_FLOAT, M, N, K, false, false, false);
+    dump_tiling("mc", t);
+}
+
+static void faults() {
+    TCubeTiling t{};
+    t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
+    t.baseM = 256, t.baseN = 256, t.baseK = 64, t.stepKa = t.stepKb = 1, t.depthA1 = t.depthB1 = 2;
+    t.dbL0A = t.dbL0B = 2, t.dbL0C = 1, t.usedCoreNum = 1;
+    TPipe pipe;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half>, MatmulType<TPosition::GM, CubeFormat::ND, half>,
+           MatmulType<TPosition::GM, CubeFormat::ND, float>> obj;
+    try {
+        expect("cube-buffer-overflow", __LINE__ + 1);
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+""" + main_calling(
+    'mm<half, float, float>("h_aligned", 64, 128, 96, false, false, true, 0);',
+    'mm<half, float, float>("h_tail", 37, 50, 70, false, false, false, 0);',
+    'mm<half, half, float>("h_ta_tb", 40, 48, 72, true, true, false, 0);',
+    'mm<half, float, float>("h_big", 300, 270, 600, false, true, true, 1);',
+    'mm<bfloat16_t, bfloat16_t, float>("bf_tb", 33, 40, 64, false, true, false, 0);',
+    'mm<float, float, float>("f_b", 20, 40, 50, false, false, true, 0);',
+    'mm<float, float, float>("f_tb", 20, 24, 30, false, true, false, 0);',
+    'mm<int8_t, int32_t, int32_t>("i8_b", 24, 40, 70, false, false, true, 0);',
+    'mm<int8_t, int32_t, int32_t>("i8_tb", 24, 40, 70, false, true, false, 0);',
+    'mm<half, float, float>("h_ub", 32, 64, 32, false, false, false, 2);',
+    'mm<half, float, float, CubeFormat::ND_ALIGN>("h_nd_align", 20, 13, 40, false, false, true, 0);',
+    'mm<half, float, float, CubeFormat::ND, CubeFormat::VECTOR>("h_gemv", 1, 32, 256, false, false, false, 0);',
+    'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
+    "multicore(512, 512, 128);",
+    "faults();",
+)
+
+CHIP = chip_profile("910B2")  # the chip the drivers are built for (tests/sim_driver.py)
+
+FIELDS = ("usedCoreNum M N Ka Kb singleCoreM singleCoreN singleCoreK baseM baseN baseK depthA1 depthB1 stepM stepN "
+          "isBias transLength iterateOrder shareMode shareL1Size shareL0CSize shareUbSize batchM batchN singleBatchM "
+          "singleBatchN stepKa stepKb").split()
+
+# name: (input dtype, output dtype, bias dtype, M, N, K, transpose A, transpose B, bias)
+CASES = {
+    "h_aligned": (np.float16, np.float32, np.float32, 64, 128, 96, False, False, True),
+    "h_tail": (np.float16, np.float32, np.float32, 37, 50, 70, False, False, False),
+    "h_ta_tb": (np.float16, np.float16, np.float32, 40, 48, 72, True, True, False),
+    "h_big": (np.float16, np.float32, np.float32, 300, 270, 600, False, True, True),
+    "bf_tb": ("bf16", "bf16", np.float32, 33, 40, 64, False, True, False),
+    "f_b": (np.float32, np.float32, np.float32, 20, 40, 50, False, False, True),
+    "f_tb": (np.float32, np.float32, np.float32, 20, 24, 30, False, True, False),
+    "i8_b": (np.int8, np.int32, np.int32, 24, 40, 70, False, False, True),
+    "i8_tb": (np.int8, np.int32, np.int32, 24, 40, 70, False, True, False),
+    "h_ub": (np.float16, np.float32, np.float32, 32, 64, 32, False, False, False),
+    "h_ub_blocks": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),
+    "h_nd_align": (np.float16, np.float32, np.float32, 20, 13, 40, False, False, True),
+    "h_gemv": (np.float16, np.float32, np.float32, 1, 32, 256, False, False, False),  # A in CubeFormat::VECTOR
+}
+# C in CubeFormat::ND_ALIGN: rows padded to 32 bytes, the padding written as zeros.
+ROW_C = {"h_nd_align": 16}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Run:
+    return build_and_run(tmp_path_factory.mktemp("matmul_api"), DRIVER)
+
+
+def _load(run: Run, name: str, dt) -> np.ndarray:
+    if dt == "bf16":
+        return (run(name, np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return run(name, dt)
+
+
+def _to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 (round to nearest even), kept as float32."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _cube(a: np.ndarray, b: np.ndarray, init: np.ndarray | None, integer: bool) -> np.ndarray:
+    """The cube's sum: exact products accumulated over k in order (float32, int32 for int8)."""
+    acc = np.int64 if integer else np.float32
+    c = np.zeros((a.shape[0], b.shape[1]), acc)
+    if init is not None:
+        c = c + init.astype(acc)
+    for kk in range(a.shape[1]):
+        c = (c + np.outer(a[:, kk], b[kk]).astype(acc)).astype(acc)
+    return c.astype(np.int32) if integer else c
+
+
+def _tiling(run: Run, name: str) -> dict[str, int]:
+    return dict(zip(FIELDS, run(f"{name}_tiling", np.int32)[: len(FIELDS)].tolist(), strict=True))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matmul_matches_the_cube_numerics(run, name):
+    dt, out, bias_t, m, n, k, ta, tb, bias = CASES[name]
+    integer = dt is np.int8
+    a = _load(run, f"{name}_a", dt).astype(np.float64 if integer else np.float32)
+    b = _load(run, f"{name}_b", dt).astype(np.float64 if integer else np.float32)
+    a = a.reshape(k, m).T if ta else a.reshape(m, k)
+    b = b.reshape(n, k).T if tb else b.reshape(k, n)
+    init = run(f"{name}_bias", bias_t) if bias else None
+    want = _cube(a.astype(np.int64) if integer else a, b.astype(np.int64) if integer else b, init, integer)
+    got = _load(run, f"{name}_c", out).reshape(m, ROW_C.get(name, n))
+    np.testing.assert_array_equal(got[:, n:], 0)
+    got = got[:, :n]
+    if out == "bf16":
+        want = _to_bf16(want)
+    elif out is np.float16:
+        want = want.astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_host_tiling_fits_the_910b_buffers(run, name):
+    dt, _, _, m, n, k, _, _, bias = CASES[name]
+    es = 2 if dt == "bf16" else np.dtype(dt).itemsize
+    t = _tiling(run, name)
+    assert (t["M"], t["N"], t["Ka"], t["Kb"]) == (m, n, k, k)
+    assert (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"], t["usedCoreNum"]) == (m, n, k, 1)
+    assert t["baseM"] % 16 == 0 and t["baseN"] % 16 == 0 and t["baseK"] * es % 32 == 0
+    assert 2 * t["baseM"] * t["baseK"] * es <= CHIP.l0a_bytes and 2 * t["baseN"] * t["baseK"] * es <= CHIP.l0b_bytes
+    assert t["baseM"] * t["baseN"] * 4 <= CHIP.l0c_bytes
+    l1 = (t["depthA1"] * t["baseM"] + t["depthB1"] * t["baseN"]) * t["baseK"] * es + (t["baseN"] * 4 if bias else 0)
+    assert l1 == t["shareL1Size"] <= CHIP.l1_bytes
+    assert t["isBias"] == int(bias)
+
+
+def test_large_half_tiling_uses_the_l0_base_block_and_double_buffers_l1(run):
+    t = _tiling(run, "h_big")
+    assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 256, 64)
+    assert t["stepKa"] == t["stepKb"] and t["depthA1"] == 2 * t["stepKa"] < 2 * 600 // 64 + 2
+
+
+def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
+    t = _tiling(run, "mc")
+    assert t["usedCoreNum"] <= 4
+    assert t["singleCoreM"] * t["singleCoreN"] * t["usedCoreNum"] >= 512 * 512
+    assert (t["singleCoreM"], t["singleCoreN"]) in {(128, 512), (256, 256)}
+
+
+def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
+    want = {(code, int(line)) for _, code, line in run.rows("EXPECT")}
+    got = {(code, int(line)) for _, code, line, _ in run.rows("FAULT")}
+    assert want == got, (want, got)  # and nothing else: no missing-sync, no unwritten read
+    msg = [m for _, code, _, m in run.rows("FAULT") if code == "cube-buffer-overflow"][0]
+    assert "Matmul Init" in msg and "L0C" in msg
+
+
+def test_the_matmul_example_is_costed_on_the_cube_pipes_at_the_iterate_all_line():
+    """The cost model sees what the Matmul object issues per block (MTE2 loads, MTE1 L0 loads, M
+    multiplies, FIX write-backs), attributed to the user's IterateAll line."""
+    task = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "matmul_adv"
+    ev = Evaluator(EvalSettings())
+    try:
+        report = ev.evaluate(task).report
+    finally:
+        ev.close()
+    assert report.status == "correct", report.diagnostics
+    assert report.timing is not None
+    assert all(report.timing.pipes.get(p, 0.0) > 0.0 for p in ("MTE2", "MTE1", "M", "FIX")), report.timing.pipes
+    source = (task / "matmul_adv.cpp").read_text().splitlines()
+    line = next(i for i, s in enumerate(source, 1) if "mm.IterateAll(" in s)
+    assert report.timing.hot_lines and report.timing.hot_lines[0].line == line, report.timing.hot_lines
