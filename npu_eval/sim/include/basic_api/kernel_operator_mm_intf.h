@@ -104,7 +104,7 @@ inline void cube_operand(const LocalTensor<T>& t, sage::sim::Mem want, uint32_t 
     t.check(api, 0, loc, false);
     // In a mixed launch the cube unit is the AIC's: the device compiler builds the AIV's code for a
     // vector core, which has no L1/L0 and no cube instructions.
-    if (coop().active && coop().mixed && blk().core == AIV) {
+    if (coop().active && coop().mixed && blk().core == AIV && !blk().cube_client) {
         fail("api-misuse", loc,
              "%s on %s: in a mixed kernel the cube unit (L1, L0A/L0B/L0C, the BiasTable) belongs to the AIC; put "
              "the cube work under `if ASCEND_IS_AIC`", api, core_name(blk()).c_str());

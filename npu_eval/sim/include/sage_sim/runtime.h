@@ -159,6 +159,9 @@ struct BlockState {
     // launch once: a mixed launch's AIC 0 and AIV 0 share idx 0 but not the fiber.
     int32_t core = 2;
     int fiber = 0, group = 0, sub_idx = 0, sub_num = 1, ratio = 1;
+    // Inside a Matmul API call on an AIV of a mixed kernel: the device's AIC serves it, the emulator
+    // runs the cube work here (adv_api/matmul/matmul_intf.h), so the AIV-cube check stands aside.
+    int cube_client = 0;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
     uint8_t* ub_init = nullptr;  // per byte: written since its buffer was allocated
     uint32_t ub_used = 0;      // bytes handed out by TPipe::InitBuffer

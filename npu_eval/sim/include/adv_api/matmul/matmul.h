@@ -26,6 +26,7 @@
 #include "../../basic_api/kernel_operator_fixpipe_intf.h"
 #include "../../basic_api/kernel_operator_mm_intf.h"
 #include "../../basic_api/kernel_tpipe.h"
+#include "../../sage_sim/coop.h"
 #include "matmul_config.h"
 #include "matmul_tiling.h"
 
@@ -83,6 +84,15 @@ inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
     hand_off<HardEvent::MTE2_V>(loc);  // the call returns with C in the UB (sync = true)
 }
 
+// While a Matmul call runs on an AIV of a mixed kernel, the cube work it issues is the AIC's
+// (the device's MatmulServer), done in this block's own cube memories.
+struct CubeClient {
+    CubeClient() { ++sage::sim::blk().cube_client; }
+    ~CubeClient() { --sage::sim::blk().cube_client; }
+    CubeClient(const CubeClient&) = delete;
+    CubeClient& operator=(const CubeClient&) = delete;
+};
+
 }  // namespace matmul_detail
 
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
@@ -95,6 +105,7 @@ public:
     using CType = C_TYPE;
     using BiasType = BIAS_TYPE;
     using CallBack = MM_CB;
+    static constexpr bool kMixDualMaster = MM_CFG.enableMixDualMaster;
 
 private:
     using SrcT = typename A_TYPE::T;
@@ -113,6 +124,7 @@ public:
     __aicore__ inline MatmulImpl() {}
 
     __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
+        matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         if (cubeTiling == nullptr) sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling");
         t_ = *cubeTiling;
@@ -165,6 +177,7 @@ public:
     // One base block (in the tiling's iterate order) into L0C; false when every block is done.
     template <bool sync = true>
     __aicore__ inline bool Iterate(bool enPartialSum = false, SAGE_LOC) {
+        matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("Iterate", loc);
         if (iter_ < 0) iter_ = 0;
@@ -179,6 +192,7 @@ public:
     template <bool sync = true>
     __aicore__ inline void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                                       bool enSequentialWrite = false, SAGE_LOC) {
+        matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         NoAtomic(enAtomic, loc);
         uint32_t mb, nb;
@@ -189,6 +203,7 @@ public:
     template <bool sync = true>
     __aicore__ inline void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0,
                                       bool enSequentialWrite = false, SAGE_LOC) {
+        matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         NoAtomic(enAtomic, loc);
         WriteUb(co2Local, uint32_t(t_.baseN), loc);
@@ -198,6 +213,7 @@ public:
     __aicore__ inline void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                                       bool enSequentialWrite = false, bool waitIterateAll = false,
                                       bool fakeMsg = false, SAGE_LOC) {
+        matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
         NoAtomic(enAtomic, loc);
@@ -211,6 +227,7 @@ public:
     }
     template <bool sync = true>
     __aicore__ inline void IterateAll(const LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, SAGE_LOC) {
+        matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
         NoAtomic(enAtomic, loc);

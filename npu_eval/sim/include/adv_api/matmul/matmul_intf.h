@@ -29,13 +29,23 @@ inline void regist(sage::sim::SrcLoc loc, TPipe* pipe, MM& mm, const TCubeTiling
     if (tiling != nullptr) mm.Init(tiling, pipe, loc);  // a null tiling: the kernel calls Init itself
     regist(loc, pipe, rest...);
 }
+// REGIST_MATMUL_OBJ on the AIC of a mixed kernel: the device's AIC runs the Matmul server loop there
+// and returns from the kernel (unless the objects are MixDualMaster, where both sides compute); the
+// AIVs' calls then do the cube work themselves (CubeClient), so the AIC has nothing left to run.
+template <class MM, class... Rest>
+inline bool aic_serves(MM&, Rest&&...) {
+    using namespace sage::sim;
+    return coop().active && coop().mixed && blk().core == AIC && !MM::kMixDualMaster;
+}
+inline bool aic_serves() { return false; }
 }  // namespace matmul_detail
 
 }  // namespace AscendC
 
 // REGIST_MATMUL_OBJ(&pipe, workspace, mm1, &tiling1[, mm2, &tiling2 ...]): each object's Init at
 // this line. The workspace (GetSysWorkSpacePtr()) is the device's AIV-AIC message area, unused here.
-#define REGIST_MATMUL_OBJ(tpipe, workspace, ...) \
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                        \
+    if (::AscendC::matmul_detail::aic_serves(__VA_ARGS__)) return;      \
     ::AscendC::matmul_detail::regist(::sage::sim::SrcLoc::here(), tpipe, __VA_ARGS__)
 #define REGIST_MATMUL_OBJ_STATIC REGIST_MATMUL_OBJ
 #define REGIST_CUBE_OBJ REGIST_MATMUL_OBJ
