@@ -13,6 +13,9 @@ using BiasType = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, flo
 extern "C" __global__ __aicore__ void matmul_bias_relu(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c,
                                                        TCubeTiling tiling)
 {
+    // One AIC and one AIV per AI Core: the AIC serves the AIV's Matmul requests (REGIST_MATMUL_OBJ
+    // returns there), the AIV runs the rest.
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);
     AscendC::TPipe pipe;
     AscendC::Matmul<AType, BType, CType, BiasType> mm;
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
