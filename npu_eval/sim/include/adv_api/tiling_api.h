@@ -13,6 +13,10 @@
 
 // reduce
 #include "reduce/sum_tiling.h"
+#include "reduce/reduce_tiling.h"
+
+// sort
+#include "sort/sort_tiling.h"
 
 // math
 #include "math/acosh_tiling.h"

@@ -1,0 +1,274 @@
+"""The advanced API's pattern reductions and TopK on the emulator: ReduceSum, ReduceMean,
+ReduceProd, ReduceMax, ReduceMin, ReduceAny, ReduceAll (AR and RA, isReuseSource), TopK, and their
+host tiling functions (GetReduceXxxMaxMinTmpSize, GetSortTmpSize, GetTopKMaxMinTmpSize).
+
+One C++ driver (DRIVER below, one compile) runs every API outside a launch, with full and tail
+shapes, and dumps inputs and outputs; the expectations are recomputed here from the asc-devkit
+pages (docs/zh/api/SIMD-API/高阶API/归约操作/<Api>接口/<Api>.md, 排序操作/TopK.md, TopK-Tiling.md,
+GetSortTmpSize.md) and the host tiling implementations (the buffer sizes). The sums run as the
+binary tree the host sizes describe (adv_api/reduce/reduce.h): the test recomputes that tree in
+float32 and shows an input on which it differs from a float64 (torch-style) sum. Provoked faults
+are checked for code and line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+
+F16, F32 = np.float16, np.float32
+
+DRIVER = PRELUDE + r"""
+#include "tiling/tiling_api.h"
+
+template <typename T>
+static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
+    auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
+    t.SetSize(n);
+    return t;
+}
+template <typename T, class F>
+static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, F f) {
+    auto t = al<T>(a, n);
+    fill(t, n, f);
+    dump(name, t, n);
+    return t;
+}
+static void sizes_out(const char* name, const std::vector<uint32_t>& v) { write_raw(name, v.data(), v.size() * 4); }
+
+static uint32_t need(void (*fn)(const TensorShape&, TensorDataType, ReducePattern, bool, bool, uint32_t&, uint32_t&),
+                     TensorDataType dt, uint32_t first, uint32_t last, ReducePattern p, bool reuse = false) {
+    uint32_t mx = 0, mn = 0;
+    fn(TensorShape({int64_t(first), int64_t(last)}), dt, p, true, reuse, mx, mn);
+    return mn;
+}
+
+// Float sums, means and products: AR [4, 300] (rows padded to 304, the tree folds 44 onto 256),
+// RA [37, 20] (rows padded to 24), AR [3, 40] (under one repeat: no tmp) in the framework form.
+static void sums() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto x = input<float>(a, "s_x", 4 * 304, [](uint32_t i) { return float(int(i * 7919u % 2003u) - 1001) * 0.0137f; });
+    auto y = al<float>(a, 4);
+    auto tmp = al<uint8_t>(a, need(GetReduceSumMaxMinTmpSize, ge::DT_FLOAT, 4, 300, ReducePattern::AR));
+    uint32_t ar[] = {4, 300};
+    ReduceSum<float, Pattern::Reduce::AR>(y, x, tmp, ar, true);
+    dump("s_y", y, 4);
+    auto ym = al<float>(a, 4);
+    ReduceMean<float, Pattern::Reduce::AR>(ym, x, tmp, ar, true);
+    dump("s_mean", ym, 4);
+    auto r = input<float>(a, "r_x", 37 * 24, [](uint32_t i) { return 1.0f + float(int(i * 31u % 97u) - 48) * 1e-3f; });
+    auto ry = al<float>(a, 20), rm = al<float>(a, 20), rp = al<float>(a, 20);
+    uint32_t ra[] = {37, 20};
+    auto rt = al<uint8_t>(a, need(GetReduceProdMaxMinTmpSize, ge::DT_FLOAT, 37, 20, ReducePattern::RA));
+    ReduceSum<float, Pattern::Reduce::RA>(ry, r, rt, ra, true);
+    ReduceMean<float, Pattern::Reduce::RA>(rm, r, rt, ra, true);
+    ReduceProd<float, Pattern::Reduce::RA>(rp, r, rt, ra, true);
+    dump("r_sum", ry, 20), dump("r_mean", rm, 20), dump("r_prod", rp, 20);
+    auto p = input<float>(a, "p_x", 3 * 40, [](uint32_t i) { return 0.9f + 0.01f * float(i % 23); });
+    auto py = al<float>(a, 3), ps = al<float>(a, 3);
+    uint32_t pr[] = {3, 40};
+    ReduceProd<float, Pattern::Reduce::AR>(py, p, pr, true);
+    ReduceSum<float, Pattern::Reduce::AR>(ps, p, pr, true);
+    dump("p_prod", py, 3), dump("p_sum", ps, 3);
+}
+
+// Max and Min in half (AR [3, 50], rows padded to 64) and float (RA [5, 12]); Any and All in uint8
+// (AR [2, 40]) and float (RA [3, 8]); isReuseSource leaves src unwritten (a later read is reported).
+static void compares() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto h = input<half>(a, "mh_x", 3 * 64, [](uint32_t i) { return float(int(i * 37u % 101u) - 50) * 0.25f; });
+    auto hmax = al<half>(a, 3), hmin = al<half>(a, 3);
+    uint32_t hs[] = {3, 50};
+    auto t = al<uint8_t>(a, need(GetReduceMaxMaxMinTmpSize, ge::DT_FLOAT16, 3, 50, ReducePattern::AR));
+    ReduceMax<half, Pattern::Reduce::AR>(hmax, h, t, hs, true);
+    ReduceMin<half, Pattern::Reduce::AR>(hmin, h, t, hs, true);
+    dump("mh_max", hmax, 3), dump("mh_min", hmin, 3);
+    auto f = input<float>(a, "mf_x", 5 * 16, [](uint32_t i) { return float(int(i * 53u % 89u) - 44); });
+    auto fmax = al<float>(a, 12), fmin = al<float>(a, 12);
+    uint32_t fs[] = {5, 12};
+    ReduceMax<float, Pattern::Reduce::RA>(fmax, f, fs, true);
+    ReduceMin<float, Pattern::Reduce::RA, true>(fmin, f, fs, true);
+    dump("mf_max", fmax, 12), dump("mf_min", fmin, 12);
+    auto sink = al<float>(a, 80);
+    expect("uninitialized-read", __LINE__ + 1);
+    Adds(sink, f, 1.0f, 80);
+    auto b = input<uint8_t>(a, "b_x", 2 * 64, [](uint32_t i) { return i < 40 || i == 70 ? 1 : 0; });
+    auto bany = al<uint8_t>(a, 2), ball = al<uint8_t>(a, 2);
+    uint32_t bs[] = {2, 40};
+    auto bt = al<uint8_t>(a, need(GetReduceAnyMaxMinTmpSize, ge::DT_UINT8, 2, 40, ReducePattern::AR));
+    ReduceAny<uint8_t, Pattern::Reduce::AR>(bany, b, bt, bs, true);
+    ReduceAll<uint8_t, Pattern::Reduce::AR>(ball, b, bt, bs, true);
+    dump("b_any", bany, 2), dump("b_all", ball, 2);
+    auto g = input<float>(a, "g_x", 3 * 8, [](uint32_t i) { return i == 1 || i % 8 == 3 || i % 8 == 5; });
+    auto gany = al<float>(a, 8), gall = al<float>(a, 8);
+    uint32_t gs[] = {3, 8};
+    ReduceAny<float, Pattern::Reduce::RA>(gany, g, t, gs, true);
+    ReduceAll<float, Pattern::Reduce::RA>(gall, g, t, gs, true);
+    dump("g_any", gany, 8), dump("g_all", gall, 8);
+    auto small = t[0];
+    small.SetSize(need(GetReduceMaxMaxMinTmpSize, ge::DT_FLOAT16, 3, 50, ReducePattern::AR) - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        ReduceMax<half, Pattern::Reduce::AR>(hmax, h, small, hs, true);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        ReduceMax<half, Pattern::Reduce::AR>(hmax, h, t, hs, false);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
+static void host_sizes() {
+    std::vector<uint32_t> v;
+    uint32_t mx = 0, mn = 0;
+    using F = void (*)(const TensorShape&, TensorDataType, ReducePattern, bool, bool, uint32_t&, uint32_t&);
+    struct Case { F fn; TensorDataType dt; };
+    const Case cases[] = {{GetReduceSumMaxMinTmpSize, ge::DT_FLOAT}, {GetReduceMeanMaxMinTmpSize, ge::DT_FLOAT},
+                          {GetReduceMaxMaxMinTmpSize, ge::DT_FLOAT16}, {GetReduceMinMaxMinTmpSize, ge::DT_FLOAT},
+                          {GetReduceProdMaxMinTmpSize, ge::DT_FLOAT}, {GetReduceAnyMaxMinTmpSize, ge::DT_UINT8},
+                          {GetReduceAllMaxMinTmpSize, ge::DT_FLOAT}};
+    const int64_t shapes[3][2] = {{8, 8}, {16, 100}, {7, 256}};
+    for (const Case& c : cases) {
+        for (const auto& s : shapes) {
+            for (ReducePattern p : {ReducePattern::AR, ReducePattern::RA}) {
+                mx = mn = 12345;
+                c.fn(TensorShape({s[0], s[1]}), c.dt, p, true, false, mx, mn);
+                v.push_back(mx), v.push_back(mn);
+            }
+        }
+        c.fn(TensorShape({16, 100}), c.dt, ReducePattern::AR, true, true, mx, mn);  // isReuseSource
+        v.push_back(mn);
+    }
+    mx = mn = 7;
+    GetReduceSumMaxMinTmpSize(TensorShape({16, 100}), ge::DT_FLOAT16, ReducePattern::AR, true, false, mx, mn);
+    v.push_back(mn);  // half is not a ReduceSum type on Atlas A2: left as it was
+    auto plat = platform_ascendc::PlatformAscendC(nullptr);
+    for (uint32_t n : {32u, 1024u, 4096u}) {
+        v.push_back(GetSortTmpSize(plat, n, 4)), v.push_back(GetSortTmpSize(plat, n, 2));
+    }
+    sizes_out("host_sizes", v);
+}
+""" + main_calling("sums();", "compares();", "host_sizes();")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Run:
+    return build_and_run(tmp_path_factory.mktemp("adv_reduce"), DRIVER)
+
+
+def test_every_provoked_fault_is_reported_at_its_line(run):
+    expected = sorted((code, int(line)) for _, code, line in run.rows("EXPECT"))
+    got = sorted((code, int(line)) for _, code, line, _msg in run.rows("FAULT"))
+    assert expected == got
+    assert len(expected) == 3
+
+
+# ---- the pattern reductions ----
+
+def whole_reduce_sum(v):
+    """WholeReduceSum's order on up to 64 floats: neighbour pairs, level by level."""
+    lanes = np.zeros(64, F32)
+    lanes[:len(v)] = v
+    w = 32
+    while w >= 1:
+        lanes[:w] = lanes[0:2 * w:2] + lanes[1:2 * w:2]
+        w //= 2
+    return lanes[0]
+
+
+def tree(v, op, stop):
+    """reduce.h's binary tree in float32: fold the part past the largest power of two k <= n onto
+    the first k, halve level by level down to `stop`, then WholeReduceSum (sums) or the rest."""
+    w = np.array(v, F32)
+    n = len(w)
+    width = n
+    if n > stop:
+        k = 1 << (n.bit_length() - 1)
+        if k == n:
+            k //= 2
+        w[:n - k] = op(w[:n - k], w[k:n])
+        width = k
+        while width > stop:
+            width //= 2
+            w[:width] = op(w[:width], w[width:2 * width])
+    if op is np.add and stop == 64:
+        return whole_reduce_sum(w[:width])
+    r = w[0]
+    for j in range(1, width):
+        r = op(r, w[j])
+    return F32(r)
+
+
+def test_reduce_sum_mean_prod_run_the_binary_tree(run):
+    x = run("s_x", F32).reshape(4, 304)[:, :300]
+    want = np.array([tree(row, np.add, 64) for row in x], F32)
+    assert np.array_equal(run("s_y", F32), want)
+    assert np.array_equal(run("s_mean", F32), (want * F32(1.0 / 300)).astype(F32))
+    # The tree in float32 is not the float64 sum torch would give in double: at least one row differs.
+    assert np.any(want != x.astype(np.float64).sum(axis=1).astype(F32))
+    r = run("r_x", F32).reshape(37, 24)[:, :20]
+    rs = np.array([tree(r[:, j], np.add, 1) for j in range(20)], F32)
+    assert np.array_equal(run("r_sum", F32), rs)
+    assert np.array_equal(run("r_mean", F32), (rs * F32(1.0 / 37)).astype(F32))
+    assert np.array_equal(run("r_prod", F32), np.array([tree(r[:, j], np.multiply, 1) for j in range(20)], F32))
+    p = run("p_x", F32).reshape(3, 40)
+    assert np.array_equal(run("p_prod", F32), np.array([tree(row, np.multiply, 1) for row in p], F32))
+    assert np.array_equal(run("p_sum", F32), np.array([whole_reduce_sum(row) for row in p], F32))
+
+
+def test_reduce_max_min_any_all_on_padded_rows(run):
+    h = run("mh_x", F16).reshape(3, 64)[:, :50]
+    assert np.array_equal(run("mh_max", F16), h.max(axis=1))
+    assert np.array_equal(run("mh_min", F16), h.min(axis=1))
+    f = run("mf_x", F32).reshape(5, 16)[:, :12]
+    assert np.array_equal(run("mf_max", F32), f.max(axis=0))
+    assert np.array_equal(run("mf_min", F32), f.min(axis=0))
+    b = run("b_x", np.uint8).reshape(2, 64)[:, :40]
+    assert list(run("b_any", np.uint8)) == list(b.max(axis=1)) == [1, 1]
+    assert list(run("b_all", np.uint8)) == list(b.min(axis=1)) == [1, 0]
+    g = run("g_x", F32).reshape(3, 8)
+    assert np.array_equal(run("g_any", F32), g.max(axis=0))
+    assert np.array_equal(run("g_all", F32), g.min(axis=0))
+    assert g.max(axis=0).sum() == 3 and g.min(axis=0).sum() == 2
+
+
+def k_level(n, halve):
+    k = 1 << (n.bit_length() - 1)
+    return k // 2 if k == n and halve > 1 else k
+
+
+def reduce_size(rule, first, last, ts, ra):
+    """CANN's reduce_tiling.cpp, isReuseSource false."""
+    up = lambda v, a: (v + a - 1) // a * a  # noqa: E731
+    if rule == "byte" and not ra:
+        return up(last, 32) * 2 + first * 32
+    if ra:
+        k = k_level(first, first)
+        return k * (up(last, 8) * 4 if rule == "sum" else up(last * ts, 32))
+    if rule == "sum":
+        return 0 if last <= 64 else first * k_level(last, first) * 4
+    if rule == "prod":
+        return (max(k_level(last, first), 8) + first * 8) * 4 + 256
+    blk, rep = 32 // ts, 256 // ts
+    return 0 if last <= blk else first * (blk if last < rep else rep) * ts
+
+
+def test_host_tiling_sizes_follow_canns_formulas(run):
+    v = list(run("host_sizes", np.uint32))
+    rules = [("sum", 4), ("sum", 4), ("cmp", 2), ("cmp", 4), ("prod", 4), ("byte", 1), ("cmp", 4)]
+    reuse_sizes = [0, 0, 0, 0, 256, reduce_size("byte", 16, 100, 1, False), 0]
+    at = 0
+    for (rule, ts), reuse in zip(rules, reuse_sizes, strict=True):
+        for first, last in ((8, 8), (16, 100), (7, 256)):
+            for ra in (False, True):
+                s = reduce_size(rule, first, last, ts, ra)
+                assert v[at:at + 2] == [s, s], (rule, first, last, ra)
+                at += 2
+        assert v[at] == reuse
+        at += 1
+    assert v[at] == 7
+    at += 1
+    assert v[at:at + 6] == [n * 2 * 4 if i % 2 == 0 else n * 4 * 2
+                            for n in (32, 1024, 4096) for i in (0, 1)]
