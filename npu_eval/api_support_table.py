@@ -226,6 +226,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'SyncAll': (('docs/zh/api/SIMD-API/基础API/同步控制/核间同步/SyncAll.md',), (310, 910), ()),
     'Tan': (('docs/zh/api/SIMD-API/高阶API/数学计算/Tan接口/Tan.md',), (310, 910), ()),
     'Tanh': (('docs/zh/api/SIMD-API/高阶API/数学计算/Tanh接口/Tanh.md',), (310, 910), ()),
+    'TopK': (('docs/zh/api/SIMD-API/高阶API/排序操作/TopK.md',), (310, 910), ()),
     'TransData': (('docs/zh/api/SIMD-API/高阶API/张量变换/TransData.md',), (910,), (310,)),
     'TransDataTo5HD': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据排布转换/TransDataTo5HD.md',), (310, 910), ()),
     'Transpose': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据排布转换/Transpose.md', 'docs/zh/api/SIMD-API/高阶API/张量变换/Transpose-96.md'), (310, 910), ()),

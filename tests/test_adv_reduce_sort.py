@@ -150,7 +150,80 @@ static void host_sizes() {
     }
     sizes_out("host_sizes", v);
 }
-""" + main_calling("sums();", "compares();", "host_sizes();")
+
+// TopK Normal mode: float [3, 64] with n = 60 (the padding holds -inf), k = 5 largest with ties and a
+// NaN, row 1 finished; the same rows' 5 smallest with given indices (100 + i). Small mode: half
+// [4, 32], k = 3, packed outputs, the framework form. A tmpLocal 32 bytes short; k > n.
+static void topk() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto x = input<float>(a, "tk_x", 3 * 64, [](uint32_t i) {
+        uint32_t c = i % 64;
+        if (c >= 60) return -INFINITY;
+        if (i == 64 + 7) return NAN;
+        return float(int(i * 37u % 23u)) * 0.5f;  // many equal values
+    });
+    auto idx = input<int32_t>(a, "tk_idx", 64, [](uint32_t i) { return int32_t(100 + i); });
+    auto fin = al<bool>(a, 32);
+    fill(fin, 32, [](uint32_t i) { return i == 1; });
+    auto v = al<float>(a, 3 * 8), w = al<float>(a, 3 * 8);
+    auto vi = al<int32_t>(a, 3 * 8), wi = al<int32_t>(a, 3 * 8);
+    uint32_t mx = 0, mn = 0;
+    auto plat = platform_ascendc::PlatformAscendC(nullptr);
+    GetTopKMaxMinTmpSize(plat, 64, 3, false, false, TopKMode::TOPK_NORMAL, true, 4, mx, mn);
+    auto tmp = al<uint8_t>(a, mn);
+    TopkTiling tiling;
+    TopKTilingFunc(plat, 64, 3, 5, 4, false, TopKMode::TOPK_NORMAL, true, tiling);
+    TopKInfo info{3, 64, 60};
+    TopK<float, false, true>(v, vi, x, idx, fin, tmp, 5, tiling, info, true);
+    dump("tk_v", v, 24), dump("tk_vi", vi, 24);
+    TopK<float, true, false>(w, wi, x, idx, fin, 5, tiling, info, false);
+    dump("tk_w", w, 24), dump("tk_wi", wi, 24);
+    auto hx = input<half>(a, "tk_hx", 4 * 32, [](uint32_t i) { return float(int(i * 29u % 31u) - 15) * 0.25f; });
+    auto hv = al<half>(a, 12);
+    auto hi = al<int32_t>(a, 12);
+    TopK<half, false, false, false, TopKMode::TOPK_NSMALL>(hv, hi, hx, idx, fin, 3, tiling, TopKInfo{4, 32, 32});
+    dump("tk_hv", hv, 12), dump("tk_hi", hi, 12);
+    auto small = tmp[0];
+    small.SetSize(mn - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        TopK<float>(v, vi, x, idx, fin, small, 5, tiling, info, true);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        TopK<float>(v, vi, x, idx, fin, tmp, 61, tiling, info, true);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
+static void topk_host() {
+    std::vector<uint32_t> v;
+    uint32_t mx = 0, mn = 0;
+    auto plat = platform_ascendc::PlatformAscendC(nullptr);
+    for (int32_t inner : {32, 256, 4096}) {
+        for (bool init : {false, true}) {
+            for (TopKMode m : {TopKMode::TOPK_NORMAL, TopKMode::TOPK_NSMALL}) {
+                for (bool largest : {true, false}) {
+                    GetTopKMaxMinTmpSize(plat, inner, 3, false, init, m, largest, 2, mx, mn);
+                    v.push_back(mx), v.push_back(mn);
+                }
+            }
+        }
+    }
+    TopkTiling t;
+    TopKTilingFunc(plat, 256, 4, 10, 2, false, TopKMode::TOPK_NORMAL, true, t);
+    for (int64_t f : {int64_t(t.tmpLocalSize), int64_t(t.allDataSize), int64_t(t.innerDataSize),
+                      int64_t(t.sortRepeat), int64_t(t.kAlignFourBytes), int64_t(t.kAlignTwoBytes),
+                      int64_t(t.maskOffset), int64_t(t.srcIndexOffset)}) {
+        v.push_back(uint32_t(f));
+    }
+    TopKTilingFunc(plat, 32, 4, 3, 4, false, TopKMode::TOPK_NSMALL, false, t);
+    v.push_back(t.tmpLocalSize), v.push_back(t.innerDataSize), v.push_back(t.maskOffset);
+    v.push_back(t.topkMrgSrc1MaskSizeOffset), v.push_back(t.topkNSmallSrcIndexOffset);
+    sizes_out("topk_host", v);
+}
+""" + main_calling("sums();", "compares();", "host_sizes();", "topk();", "topk_host();")
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +235,7 @@ def test_every_provoked_fault_is_reported_at_its_line(run):
     expected = sorted((code, int(line)) for _, code, line in run.rows("EXPECT"))
     got = sorted((code, int(line)) for _, code, line, _msg in run.rows("FAULT"))
     assert expected == got
-    assert len(expected) == 3
+    assert len(expected) == 5
 
 
 # ---- the pattern reductions ----
@@ -272,3 +345,60 @@ def test_host_tiling_sizes_follow_canns_formulas(run):
     at += 1
     assert v[at:at + 6] == [n * 2 * 4 if i % 2 == 0 else n * 4 * 2
                             for n in (32, 1024, 4096) for i in (0, 1)]
+
+
+# ---- TopK ----
+
+def topk_model(x, k, largest, idx):
+    """TopK.md: negate for the smallest, sort descending keeping equal values in position order,
+    NaN first; take the first k."""
+    key = np.where(np.isnan(x), np.inf, x if largest else -x)
+    nan_first = np.isnan(x)
+    order = sorted(range(len(x)), key=lambda i: (not nan_first[i], -key[i], i))[:k]
+    return x[order], idx[order]
+
+
+def test_topk_normal_and_small_modes(run):
+    x = run("tk_x", F32).reshape(3, 64)
+    pos = np.arange(64, dtype=np.int32)
+    v, vi = run("tk_v", F32).reshape(3, 8), run("tk_vi", np.int32).reshape(3, 8)
+    w, wi = run("tk_w", F32).reshape(3, 8), run("tk_wi", np.int32).reshape(3, 8)
+    for r in range(3):
+        mv, mi = topk_model(x[r], 5, True, pos)
+        assert np.array_equal(v[r, :5], mv, equal_nan=True)
+        assert list(vi[r, :5]) == ([60] * 5 if r == 1 else list(mi))  # row 1 finished: index n
+        sv, si = topk_model(x[r], 5, False, pos + 100)
+        assert np.array_equal(w[r, :5], sv, equal_nan=True)
+        assert list(wi[r, :5]) == list(si)
+    # NaN first in both orders; equal values: the lower position first.
+    assert np.isnan(v[1, 0]) and np.isnan(w[1, 0])
+    assert len(set(x[0, :60])) < 60 and list(vi[0, :5]) == sorted(vi[0, :5], key=lambda i: (-x[0, i], i))
+    # The smallest 5 of row 0 take the -inf padding: the padding takes part in the sort.
+    assert np.all(np.isneginf(w[0, :4])) and list(wi[0, :4]) == [160, 161, 162, 163]
+    hx = run("tk_hx", F16).reshape(4, 32)
+    hv, hi = run("tk_hv", F16).reshape(4, 3), run("tk_hi", np.int32).reshape(4, 3)
+    for r in range(4):
+        mv, mi = topk_model(hx[r], 3, True, pos[:32])
+        assert np.array_equal(hv[r], mv) and list(hi[r]) == list(mi)
+
+
+def test_topk_host_sizes_and_tiling(run):
+    v = list(run("topk_host", np.uint32))
+    want = []
+    for inner in (32, 256, 4096):
+        for init in (False, True):
+            for small in (False, True):
+                for largest in (True, False):
+                    if not small:
+                        s = (16 if init else 20) * inner
+                    else:
+                        a = inner * 3
+                        s = a * 8 + 64 + (0 if largest else a * 4) + (0 if init else a * 4)
+                    want += [s, s]
+    assert v[:len(want)] == want
+    # Normal, half, inner 256, outter 4, k 10, indices generated.
+    assert v[len(want):len(want) + 8] == [8 * 256 + 2 * 256, 1024, 256 * 4, 8, 16, 16, 4 * 16, 8 * 256]
+    # Small, float, inner 32, outter 4, k 3, smallest: sort pairs + negated copy + mask + indices.
+    data = 32 * 4 * 2
+    off = data + 32 * 4
+    assert v[len(want) + 8:] == [off + 16 + 32 * 4, data, 12, off, off + 16]

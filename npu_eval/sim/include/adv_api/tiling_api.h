@@ -17,6 +17,7 @@
 
 // sort
 #include "sort/sort_tiling.h"
+#include "sort/topk_tiling.h"
 
 // math
 #include "math/acosh_tiling.h"
