@@ -213,6 +213,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'SoftMax': (('docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftMax.md',), (310, 910), ()),
     'SoftmaxFlash': (('docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftmaxFlash.md',), (310, 910), ()),
     'SoftmaxFlashV2': (('docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftmaxFlashV2.md',), (310, 910), ()),
+    'SoftmaxFlashV3': (('docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftmaxFlashV3.md',), (910,), (310,)),
     'SoftmaxGrad': (('docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftmaxGrad.md',), (310, 910), ()),
     'SoftmaxGradFront': (('docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftmaxGradFront.md',), (310, 910), ()),
     'Sort': (('docs/zh/api/SIMD-API/高阶API/排序操作/Sort.md',), (310, 910), ()),

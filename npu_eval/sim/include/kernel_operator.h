@@ -79,6 +79,7 @@
 #include "adv_api/activation/simplesoftmax.h"
 #include "adv_api/activation/logsoftmax.h"
 #include "adv_api/activation/softmaxflashv2.h"
+#include "adv_api/activation/softmaxflashv3.h"
 #include "adv_api/activation/softmaxgrad.h"
 #include "adv_api/activation/gelu.h"
 #include "adv_api/activation/silu.h"
