@@ -275,7 +275,72 @@ static void flash_v3() {
     }
     sizes_out("v3_host", v);
 }
-""" + main_calling("sums();", "compares();", "host_sizes();", "topk();", "topk_host();", "flash_v3();")
+
+// Mean: half [3, 300] (rows of 304) summed in half, the same in float (accType), float [2, 50]
+// in the framework form; Sum on the same half rows (the same tree); ReduceXorSum over 1000 int16
+// (a sum past 32767: saturated) and over 100 with src1 reused. Buffers 32 bytes short.
+static void means() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto x = input<half>(a, "mn_x", 3 * 304, [](uint32_t i) { return 1.0f + float(int(i * 29u % 83u)) * 0.37f; });
+    auto y = al<half>(a, 3), ya = al<half>(a, 3), ys = al<half>(a, 3);
+    uint32_t mx = 0, mn = 0;
+    GetMeanMaxMinTmpSize(300, 2, 2, false, mx, mn);
+    auto t = al<uint8_t>(a, mn);
+    Mean<half>(y, x, t, MeanParams{3, 304, 300});
+    GetMeanMaxMinTmpSize(300, 2, 4, false, mx, mn);
+    auto ta = al<uint8_t>(a, mn);
+    Mean<half, float>(ya, x, ta, MeanParams{3, 304, 300});
+    uint32_t smx = 0, smn = 0;
+    GetSumMaxMinTmpSize(300, 2, false, smx, smn);
+    auto ts = al<uint8_t>(a, smn);
+    Sum(ys, x, ts, SumParams{3, 304, 300});
+    dump("mn_y", y, 3), dump("mn_ya", ya, 3), dump("mn_sum", ys, 3);
+    auto f = input<float>(a, "mnf_x", 2 * 56, [](uint32_t i) { return float(int(i * 13u % 29u) - 14) * 0.1f; });
+    auto yf = al<float>(a, 2);
+    Mean<float>(yf, f, MeanParams{2, 56, 50});
+    dump("mnf_y", yf, 2);
+    auto p0 = input<int16_t>(a, "xs_a", 1000, [](uint32_t i) { return int16_t(i * 7919u); });
+    auto p1 = input<int16_t>(a, "xs_b", 1000, [](uint32_t i) { return int16_t(i * 104729u + 3u); });
+    auto xd = al<int16_t>(a, 16), xd2 = al<int16_t>(a, 16);
+    uint32_t xmx = 0, xmn = 0;
+    GetReduceXorSumMaxMinTmpSize(TensorShape({1000}), 2, false, xmx, xmn);
+    auto xt = al<uint8_t>(a, xmn);
+    ReduceXorSum<int16_t>(xd, p0, p1, xt, 1000);
+    dump("xs_y", xd, 1);
+    auto q0 = input<int16_t>(a, "xs_c", 100, [](uint32_t i) { return int16_t(i % 7); });
+    auto q1 = input<int16_t>(a, "xs_d", 100, [](uint32_t i) { return int16_t(i % 5); });
+    ReduceXorSum<int16_t, true>(xd2, q0, q1, 100);
+    dump("xs_y2", xd2, 1);
+    auto sink = al<int16_t>(a, 100);
+    expect("uninitialized-read", __LINE__ + 1);
+    Adds(sink, q1, int16_t(1), 100);
+    auto small = xt[0];
+    small.SetSize(xmn - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        ReduceXorSum<int16_t>(xd, p0, p1, small, 1000);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    auto tshort = t[0];
+    tshort.SetSize(32);
+    GetMeanMaxMinTmpSize(300, 2, 2, false, mx, mn);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        Mean<half, float>(ya, x, tshort, MeanParams{3, 304, 300});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    std::vector<uint32_t> v;
+    for (uint32_t n : {16u, 300u, 5000u}) {
+        for (uint32_t acc : {2u, 4u}) GetMeanMaxMinTmpSize(n, 2, acc, false, mx, mn), v.push_back(mx), v.push_back(mn);
+        GetMeanMaxMinTmpSize(n, 4, 4, false, mx, mn), v.push_back(mn);
+        for (bool reuse : {false, true}) {
+            GetReduceXorSumMaxMinTmpSize(TensorShape({int64_t(n)}), 2, reuse, xmx, xmn), v.push_back(xmn);
+        }
+    }
+    sizes_out("mean_host", v);
+}
+""" + main_calling("sums();", "compares();", "host_sizes();", "topk();", "topk_host();", "flash_v3();",
+                   "means();")
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +352,7 @@ def test_every_provoked_fault_is_reported_at_its_line(run):
     expected = sorted((code, int(line)) for _, code, line in run.rows("EXPECT"))
     got = sorted((code, int(line)) for _, code, line, _msg in run.rows("FAULT"))
     assert expected == got
-    assert len(expected) == 7
+    assert len(expected) == 10
 
 
 # ---- the pattern reductions ----
@@ -535,3 +600,55 @@ def test_softmax_flash_v3_host_sizes(run):
         if 8 < split < 16:
             split = split // 8 * 8
         assert v[4 * i:4 * i + 4] == [16 * row, row, split, 16 % split]
+
+
+# ---- Mean, Sum, ReduceXorSum ----
+
+def repeat_tree_sum(x, epr, dtype):
+    """ReduceSum's order (Sum.md, Mean.md: a binary tree, neighbours pairwise): per repeat of
+    epr, every partial rounded to dtype, then the repeats' sums the same way."""
+    def tree(v):
+        v = np.concatenate([np.asarray(v, np.float64), np.zeros(epr - len(v))]).astype(dtype)
+        while len(v) > 1:
+            v = (v[0::2].astype(np.float64) + v[1::2].astype(np.float64)).astype(dtype)
+        return v[0]
+    parts = [tree(x[i:i + epr]) for i in range(0, len(x), epr)]
+    while len(parts) > 1:
+        parts = [tree(parts[i:i + epr]) for i in range(0, len(parts), epr)]
+    return parts[0]
+
+
+def test_mean_and_sum_sum_pairwise_then_divide(run):
+    x = run("mn_x", F16).reshape(3, 304)[:, :300]
+    sums16 = np.array([repeat_tree_sum(r, 128, F16) for r in x], F16)
+    assert np.array_equal(run("mn_sum", F16), sums16)
+    # Mean in half: the sum in half, times 1/300 rounded to half, the product rounded to half.
+    want = (sums16.astype(F32) * np.float32(F16(1.0 / 300))).astype(F16)
+    assert np.array_equal(run("mn_y", F16), want)
+    sums32 = np.array([repeat_tree_sum(r.astype(F32), 64, F32) for r in x], F32)
+    assert np.array_equal(run("mn_ya", F16), (sums32 * F32(1.0 / 300)).astype(F16))
+    # Summing in half loses what float keeps: the two forms differ on these rows.
+    assert np.any(run("mn_y", F16) != run("mn_ya", F16))
+    f = run("mnf_x", F32).reshape(2, 56)[:, :50]
+    assert np.array_equal(run("mnf_y", F32),
+                          np.array([repeat_tree_sum(r, 64, F32) for r in f], F32) * F32(1.0 / 50))
+
+
+def test_reduce_xor_sum_saturates_to_int16(run):
+    a, b = run("xs_a", np.int16), run("xs_b", np.int16)
+    exact = int((a ^ b).astype(np.int64).sum())
+    assert abs(exact) > 32767
+    assert run("xs_y", np.int16)[0] == np.clip(exact, -32768, 32767)
+    c, d = run("xs_c", np.int16), run("xs_d", np.int16)
+    assert run("xs_y2", np.int16)[0] == int((c ^ d).sum())
+
+
+def test_mean_and_xor_sum_host_sizes(run):
+    v = list(run("mean_host", np.uint32))
+    up = lambda x, a: (x + a - 1) // a * a  # noqa: E731
+    want = []
+    for n in (16, 300, 5000):
+        m16 = up((n + 127) // 128, 32)
+        m32 = up((n + 63) // 64, 32) + up(n * 2, 32) // 2 * 4
+        want += [m16, m16, m32, m32, up((n + 63) // 64, 32), 3 * max(2 * n, 256), 2 * max(2 * n, 256)]
+    assert v == want

@@ -45,6 +45,8 @@
 #include "adv_api/utils/init_global_memory.h"
 #include "adv_api/reduce/sum.h"
 #include "adv_api/reduce/reduce.h"
+#include "adv_api/reduce/mean.h"
+#include "adv_api/reduce/reduce_xor_sum.h"
 #include "adv_api/sort/topk.h"
 #include "adv_api/pad/broadcast.h"
 #include "adv_api/math/acosh.h"

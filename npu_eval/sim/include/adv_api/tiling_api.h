@@ -14,6 +14,8 @@
 // reduce
 #include "reduce/sum_tiling.h"
 #include "reduce/reduce_tiling.h"
+#include "reduce/mean_tiling.h"
+#include "reduce/reduce_xor_sum_tiling.h"
 
 // sort
 #include "sort/sort_tiling.h"

@@ -22,7 +22,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -157,10 +156,7 @@ inline void reduce_run(RedOp op, bool ra, bool reuse, const LocalTensor<T>& dst,
     ub_mark(dst.range(outs));
     red_trace(info, dtype_name<T>(), sizeof(T), !ra, ra ? last : first, n, loc, dst.range(outs), src.range(total));
     if (op == RedOp::Average) trace_steps({"Muls"}, dtype_name<T>(), sizeof(T), outs, loc, dst.range(outs));
-    if (reuse) {  // the intermediates overwrote src
-        memset(src.data(), kUbStale, total * sizeof(T));
-        ub_clear(src.range(total));
-    }
+    if (reuse) reuse_clobber(src, total);
 }
 
 template <class pattern>
