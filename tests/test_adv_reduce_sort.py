@@ -339,8 +339,31 @@ static void means() {
     }
     sizes_out("mean_host", v);
 }
+
+// AscendC::Std (asc-devkit include/utils/std/): the device's definitions where they differ from
+// std (half is a floating-point type, bfloat16_t is not; an integral_constant is integral), the
+// Ascend C additions, tuple and min/max. A wrong trait fails the build.
+static void std_utils() {
+    namespace S = AscendC::Std;
+    static_assert(S::is_floating_point_v<half> && S::is_floating_point_v<const float>);
+    static_assert(!S::is_floating_point_v<bfloat16_t> && !S::is_floating_point_v<int>);
+    static_assert(S::is_integral_v<S::integral_constant<int, 3>> && !std::is_integral_v<S::integral_constant<int, 3>>);
+    static_assert(S::is_constant<4, const S::integral_constant<uint32_t, 4>&>::value);
+    static_assert(!S::is_constant<5, S::integral_constant<uint32_t, 4>>::value && !S::is_constant<4, int>::value);
+    static_assert(S::is_one_of_v<half, float, half> && !S::is_one_of_v<int8_t, float, half>);
+    static_assert(S::is_one_of_value_v<int, 3, 1, 2, 3> && !S::is_one_of_value_v<int, 4, 1, 2, 3>);
+    static_assert(S::is_same_v<S::remove_cvref_t<const half&>, half> && S::is_same_v<S::add_pointer_t<int>, int*>);
+    using T3 = S::tuple<int64_t, half, uint8_t>;
+    static_assert(S::is_tuple_v<T3> && !S::is_tuple_v<int> && S::tuple_size<T3>::value == 3);
+    static_assert(S::is_same_v<S::tuple_element<1, T3>::type, half>);
+    auto t = S::make_tuple(int64_t(7), half(1.5f), uint8_t(2));
+    std::vector<float> v{float(S::get<0>(t)),     float(S::get<1>(t)),           float(S::get<2>(t)),
+                         float(S::min(3u, 2.5f)), float(S::max(int8_t(-3), 2)), float(min(7u, 5)),
+                         float(max(-1.5f, 2))};
+    write_raw("std_utils", v.data(), v.size() * 4);
+}
 """ + main_calling("sums();", "compares();", "host_sizes();", "topk();", "topk_host();", "flash_v3();",
-                   "means();")
+                   "means();", "std_utils();")
 
 
 @pytest.fixture(scope="module")
@@ -652,3 +675,11 @@ def test_mean_and_xor_sum_host_sizes(run):
         m32 = up((n + 63) // 64, 32) + up(n * 2, 32) // 2 * 4
         want += [m16, m16, m32, m32, up((n + 63) // 64, 32), 3 * max(2 * n, 256), 2 * max(2 * n, 256)]
     assert v == want
+
+
+# ---- AscendC::Std and the scalar built-ins ----
+
+def test_std_utils_and_scalar_min_max(run):
+    # tuple get; Std::min/max in the common type (2.5f, 2); the device compiler's unqualified
+    # min/max (asc-devkit's samples call them) on mixed operand types.
+    assert list(run("std_utils", F32)) == [7.0, 1.5, 2.0, 2.5, 2.0, 5.0, 2.0]

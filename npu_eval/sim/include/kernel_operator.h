@@ -9,6 +9,10 @@
 #include <cstring>
 
 #include "utils/common_types.h"
+#include "utils/std/type_traits.h"
+#include "utils/std/utility.h"
+#include "utils/std/tuple.h"
+#include "utils/std/algorithm.h"
 #include "basic_api/kernel_log.h"
 #include "basic_api/kernel_tensor.h"
 #include "basic_api/kernel_tpipe.h"
