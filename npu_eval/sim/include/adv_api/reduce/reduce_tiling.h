@@ -102,50 +102,25 @@ inline void host(Rule rule, const TensorShape& shape, TensorDataType dt, ReduceP
 
 }  // namespace reduce_sizes
 
-inline void GetReduceSumMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType, ReducePattern pattern,
-                                      bool isSrcInnerPad, bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
-    reduce_sizes::host(reduce_sizes::Rule::SumMean, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT, maxValue, minValue);
-}
-
-inline void GetReduceMeanMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType,
-                                       ReducePattern pattern, bool isSrcInnerPad, bool isReuseSource,
-                                       uint32_t& maxValue, uint32_t& minValue) {
-    reduce_sizes::host(reduce_sizes::Rule::SumMean, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT, maxValue, minValue);
-}
-
-inline void GetReduceMaxMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType, ReducePattern pattern,
-                                      bool isSrcInnerPad, bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
-    reduce_sizes::host(reduce_sizes::Rule::Compare, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT || dataType == ge::DT_FLOAT16, maxValue, minValue);
-}
-
-inline void GetReduceMinMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType, ReducePattern pattern,
-                                      bool isSrcInnerPad, bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
-    reduce_sizes::host(reduce_sizes::Rule::Compare, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT || dataType == ge::DT_FLOAT16, maxValue, minValue);
-}
-
-inline void GetReduceProdMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType,
-                                       ReducePattern pattern, bool isSrcInnerPad, bool isReuseSource,
-                                       uint32_t& maxValue, uint32_t& minValue) {
-    reduce_sizes::host(reduce_sizes::Rule::Prod, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT, maxValue, minValue);
-}
-
-inline void GetReduceAnyMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType, ReducePattern pattern,
-                                      bool isSrcInnerPad, bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
-    const auto rule = dataType == ge::DT_UINT8 ? reduce_sizes::Rule::AnyAllByte : reduce_sizes::Rule::Compare;
-    reduce_sizes::host(rule, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT || dataType == ge::DT_UINT8, maxValue, minValue);
-}
-
-inline void GetReduceAllMaxMinTmpSize(const TensorShape& srcShape, const TensorDataType dataType, ReducePattern pattern,
-                                      bool isSrcInnerPad, bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {
-    const auto rule = dataType == ge::DT_UINT8 ? reduce_sizes::Rule::AnyAllByte : reduce_sizes::Rule::Compare;
-    reduce_sizes::host(rule, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource,
-                       dataType == ge::DT_FLOAT || dataType == ge::DT_UINT8, maxValue, minValue);
-}
+// One host function per API: its temporary-space rule and the dtypes it takes on Atlas A2.
+#define SAGE_REDUCE_HOST(NAME, RULE, DTYPES_OK)                                                                   \
+    inline void NAME(const TensorShape& srcShape, const TensorDataType dataType, ReducePattern pattern,           \
+                     bool isSrcInnerPad, bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {            \
+        using reduce_sizes::Rule;                                                                                 \
+        reduce_sizes::host(RULE, srcShape, dataType, pattern, isSrcInnerPad, isReuseSource, DTYPES_OK, maxValue,  \
+                           minValue);                                                                             \
+    }
+#define SAGE_F32 (dataType == ge::DT_FLOAT)
+#define SAGE_BYTE_RULE (dataType == ge::DT_UINT8 ? Rule::AnyAllByte : Rule::Compare)
+SAGE_REDUCE_HOST(GetReduceSumMaxMinTmpSize, Rule::SumMean, SAGE_F32)
+SAGE_REDUCE_HOST(GetReduceMeanMaxMinTmpSize, Rule::SumMean, SAGE_F32)
+SAGE_REDUCE_HOST(GetReduceProdMaxMinTmpSize, Rule::Prod, SAGE_F32)
+SAGE_REDUCE_HOST(GetReduceMaxMaxMinTmpSize, Rule::Compare, SAGE_F32 || dataType == ge::DT_FLOAT16)
+SAGE_REDUCE_HOST(GetReduceMinMaxMinTmpSize, Rule::Compare, SAGE_F32 || dataType == ge::DT_FLOAT16)
+SAGE_REDUCE_HOST(GetReduceAnyMaxMinTmpSize, SAGE_BYTE_RULE, SAGE_F32 || dataType == ge::DT_UINT8)
+SAGE_REDUCE_HOST(GetReduceAllMaxMinTmpSize, SAGE_BYTE_RULE, SAGE_F32 || dataType == ge::DT_UINT8)
+#undef SAGE_F32
+#undef SAGE_BYTE_RULE
+#undef SAGE_REDUCE_HOST
 
 }  // namespace AscendC

@@ -111,35 +111,37 @@ inline void topk_run(const TopKCall& c, const LocalTensor<T>& dstValue, const Lo
 
 }  // namespace detail
 
-template <typename T, bool isInitIndex = false, bool isHasfinish = false, bool isReuseSrc = false,
-          enum TopKMode topkMode = TopKMode::TOPK_NORMAL, const TopKConfig& config = defaultTopKConfig>
+// The two forms: with tmpLocal, and with the framework's temporary space.
+#define SAGE_TOPK_TEMPLATE                                                                                      \
+    template <typename T, bool isInitIndex = false, bool isHasfinish = false, bool isReuseSrc = false,          \
+              enum TopKMode topkMode = TopKMode::TOPK_NORMAL, const TopKConfig& config = defaultTopKConfig>
+#define SAGE_TOPK_CALL(TMP)                                                                                     \
+    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,                                \
+                  "[dtype-unsupported] TopK takes half or float on Atlas A2");                                  \
+    static_assert(config.algo == TopKAlgo::MERGE_SORT, "TopK: Atlas A2 has only TopKAlgo::MERGE_SORT");         \
+    (void)tilling, (void)isReuseSrc;                                                                            \
+    const bool largest = config.order == TopKOrder::UNSET ? isLargest : config.order == TopKOrder::LARGEST;      \
+    detail::topk_run<T>({isInitIndex, isHasfinish, topkMode == TopKMode::TOPK_NSMALL, largest, k, topKInfo},    \
+                        dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal, finishLocal, TMP, loc)
+
+SAGE_TOPK_TEMPLATE
 __aicore__ inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIndexLocal,
                             const LocalTensor<T>& srcLocal, const LocalTensor<int32_t>& srcIndexLocal,
                             const LocalTensor<bool>& finishLocal, const LocalTensor<uint8_t>& tmpLocal,
                             const int32_t k, const TopkTiling& tilling, const TopKInfo& topKInfo,
                             const bool isLargest = true, SAGE_LOC) {
-    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
-                  "[dtype-unsupported] TopK takes half or float on Atlas A2");
-    static_assert(config.algo == TopKAlgo::MERGE_SORT, "TopK: Atlas A2 has only TopKAlgo::MERGE_SORT");
-    (void)tilling, (void)isReuseSrc;
-    const bool largest = config.order == TopKOrder::UNSET ? isLargest : config.order == TopKOrder::LARGEST;
-    detail::topk_run<T>({isInitIndex, isHasfinish, topkMode == TopKMode::TOPK_NSMALL, largest, k, topKInfo},
-                        dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal, finishLocal, &tmpLocal, loc);
+    SAGE_TOPK_CALL(&tmpLocal);
 }
 
-template <typename T, bool isInitIndex = false, bool isHasfinish = false, bool isReuseSrc = false,
-          enum TopKMode topkMode = TopKMode::TOPK_NORMAL, const TopKConfig& config = defaultTopKConfig>
+SAGE_TOPK_TEMPLATE
 __aicore__ inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIndexLocal,
                             const LocalTensor<T>& srcLocal, const LocalTensor<int32_t>& srcIndexLocal,
                             const LocalTensor<bool>& finishLocal, const int32_t k, const TopkTiling& tilling,
                             const TopKInfo& topKInfo, const bool isLargest = true, SAGE_LOC) {
-    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
-                  "[dtype-unsupported] TopK takes half or float on Atlas A2");
-    static_assert(config.algo == TopKAlgo::MERGE_SORT, "TopK: Atlas A2 has only TopKAlgo::MERGE_SORT");
-    (void)tilling, (void)isReuseSrc;
-    const bool largest = config.order == TopKOrder::UNSET ? isLargest : config.order == TopKOrder::LARGEST;
-    detail::topk_run<T>({isInitIndex, isHasfinish, topkMode == TopKMode::TOPK_NSMALL, largest, k, topKInfo},
-                        dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal, finishLocal, nullptr, loc);
+    SAGE_TOPK_CALL(nullptr);
 }
+
+#undef SAGE_TOPK_CALL
+#undef SAGE_TOPK_TEMPLATE
 
 }  // namespace AscendC
