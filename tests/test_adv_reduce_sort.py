@@ -325,6 +325,37 @@ static void means() {
     sizes_out("mean_host", v);
 }
 
+// SoftmaxFlash (SoftmaxFlash.md): float [4, 64] with update in a sharedTmpBuffer of the update
+// minimum; half [2, 64] with float sums, without update (SoftMax's result), in the framework form;
+// a buffer 32 bytes short.
+static void flash_v1() {
+    LocalMemAllocator<Hardware::UB> a;
+    auto x = input<float>(a, "f1_x", 4 * 64, [](uint32_t i) { return float(int(i * 37u % 41u) - 20) * 0.2f; });
+    auto inSum = input<float>(a, "f1_insum", 32, [](uint32_t i) { return 10.0f + float(i / 8); });
+    auto inMax = input<float>(a, "f1_inmax", 32, [](uint32_t i) { return i < 16 ? 5.0f : 1.0f; });
+    auto y = al<float>(a, 4 * 64), sm = al<float>(a, 32), mx = al<float>(a, 32), em = al<float>(a, 32);
+    const uint32_t need = GetSoftMaxFlashMinTmpSize(TensorShape({4, 64}), 4, true, false);
+    auto tmp = al<uint8_t>(a, need);
+    SoftMaxTiling t;
+    SoftMaxFlashTilingFunc(TensorShape({4, 64}), 4, need, t, true);
+    SoftmaxFlash<float>(y, sm, mx, x, em, inSum, inMax, tmp, t, true);
+    dump("f1_y", y, 256), dump("f1_sum", sm, 32), dump("f1_max", mx, 32), dump("f1_em", em, 32);
+    auto hx = input<half>(a, "f1h_x", 2 * 64, [](uint32_t i) { return float(int(i * 13u % 29u) - 14) * 0.3f; });
+    auto hy = al<half>(a, 128), hem = al<half>(a, 32);
+    auto hs = al<float>(a, 16), hm = al<float>(a, 16);
+    SoftMaxTiling th;
+    SoftMaxFlashTilingFunc(TensorShape({2, 64}), 4, 64 * 1024, th, false);
+    SoftmaxFlash<half>(hy, hs, hm, hx, hem, hs, hm, th, false);
+    dump("f1h_y", hy, 128), dump("f1h_sum", hs, 16);
+    auto small = tmp[0];
+    small.SetSize(need - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        SoftmaxFlash<float>(y, sm, mx, x, em, inSum, inMax, small, t, true);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 // AscendC::Std (asc-devkit include/utils/std/): the device's definitions where they differ from
 // std (half is a floating-point type, bfloat16_t is not; an integral_constant is integral), the
 // Ascend C additions, tuple and min/max. A wrong trait fails the build.
@@ -348,7 +379,7 @@ static void std_utils() {
     write_raw("std_utils", v.data(), v.size() * 4);
 }
 """ + main_calling("sums();", "compares();", "host_sizes();", "topk();", "topk_host();", "flash_v3();",
-                   "means();", "std_utils();")
+                   "means();", "std_utils();", "flash_v1();")
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +391,7 @@ def test_every_provoked_fault_is_reported_at_its_line(run):
     expected = sorted((code, int(line)) for _, code, line in run.rows("EXPECT"))
     got = sorted((code, int(line)) for _, code, line, _msg in run.rows("FAULT"))
     assert expected == got
-    assert len(expected) == 10
+    assert len(expected) == 11
 
 
 # ---- the pattern reductions ----
@@ -668,3 +699,24 @@ def test_std_utils_and_scalar_min_max(run):
     # tuple get; Std::min/max in the common type (2.5f, 2); the device compiler's unqualified
     # min/max (asc-devkit's samples call them) on mixed operand types.
     assert list(run("std_utils", F32)) == [7.0, 1.5, 2.0, 2.5, 2.0, 5.0, 2.0]
+
+
+def test_softmax_flash_v1_update_and_plain(run):
+    """SoftmaxFlash.md's softmax_flash in float: rows of 64, sums in WholeReduceSum's order."""
+    x = run("f1_x", F32).reshape(4, 64)
+    in_sum, in_max = run("f1_insum", F32)[::8], run("f1_inmax", F32)[::8]
+    y = run("f1_y", F32).reshape(4, 64)
+    for r in range(4):
+        mx = max(in_max[r], x[r].max())
+        e = np.exp((x[r] - mx).astype(F32)).astype(F32)
+        em = np.exp(F32(in_max[r] - mx))
+        s = F32(em * in_sum[r] + whole_reduce_sum(e))
+        assert run("f1_max", F32)[8 * r] == mx
+        assert np.isclose(run("f1_sum", F32)[8 * r], s, rtol=1e-6)
+        assert np.isclose(run("f1_em", F32)[8 * r], em * in_sum[r] / s, rtol=1e-6)
+        assert np.allclose(y[r], e / s, rtol=1e-6)
+    # Rows 0 and 1 have inMax 5 above their own max: the running max wins and rescales.
+    assert run("f1_max", F32)[0] == 5.0 and run("f1_max", F32)[16] < 5.0
+    hx = run("f1h_x", F16).reshape(2, 64).astype(F32)
+    e = np.exp(hx - hx.max(axis=1, keepdims=True))
+    assert np.allclose(run("f1h_y", F16).reshape(2, 64), e / e.sum(axis=1, keepdims=True), rtol=2e-3, atol=1e-4)

@@ -86,6 +86,7 @@
 #include "adv_api/activation/logsoftmax.h"
 #include "adv_api/activation/softmaxflashv2.h"
 #include "adv_api/activation/softmaxflashv3.h"
+#include "adv_api/activation/softmaxflash.h"
 #include "adv_api/activation/softmaxgrad.h"
 #include "adv_api/activation/gelu.h"
 #include "adv_api/activation/silu.h"
