@@ -49,6 +49,25 @@ static T* gm_alloc(const char* name, size_t n) {
 """
 
 
+# Helpers the advanced-API drivers share (append to PRELUDE): a UB tensor of n elements (its
+# allocation rounded up to 32 bytes), an input filled by f(i) and dumped, a list of sizes dumped.
+ADV_HELPERS = r"""
+template <typename T>
+static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
+    auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
+    t.SetSize(n);
+    return t;
+}
+template <typename T, class F>
+static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, F f) {
+    auto t = al<T>(a, n);
+    fill(t, n, f);
+    dump(name, t, n);
+    return t;
+}
+static void sizes_out(const char* name, const std::vector<uint32_t>& v) { write_raw(name, v.data(), v.size() * 4); }
+"""
+
 def main_calling(*calls: str) -> str:
     """The driver's main(): one block's UB, then each call (a C++ statement) in order; a fault
     that aborts ends the calls, and every finding is printed."""

@@ -15,27 +15,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+from tests.sim_driver import ADV_HELPERS, PRELUDE, Run, build_and_run, main_calling
 
 F16, F32 = np.float16, np.float32
 
-DRIVER = PRELUDE + r"""
+DRIVER = PRELUDE + ADV_HELPERS + r"""
 #include "tiling/tiling_api.h"
-
-template <typename T>
-static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
-    auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
-    t.SetSize(n);
-    return t;
-}
-template <typename T, class F>
-static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, F f) {
-    auto t = al<T>(a, n);
-    fill(t, n, f);
-    dump(name, t, n);
-    return t;
-}
-static void sizes_out(const char* name, const std::vector<uint32_t>& v) { write_raw(name, v.data(), v.size() * 4); }
 
 // AscendQuant: per tensor on 64 half (with a sharedTmpBuffer) and 96 float (the framework form, a
 // tail of a 64-element repeat; one input on a half rounding tie), per channel on 64 float with

@@ -13,6 +13,13 @@
 
 // reduce
 #include "reduce/sum_tiling.h"
+#include "reduce/reduce_tiling.h"
+#include "reduce/mean_tiling.h"
+#include "reduce/reduce_xor_sum_tiling.h"
+
+// sort
+#include "sort/sort_tiling.h"
+#include "sort/topk_tiling.h"
 
 // math
 #include "math/acosh_tiling.h"

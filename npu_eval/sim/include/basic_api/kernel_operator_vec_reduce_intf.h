@@ -12,6 +12,8 @@
 // reference implementation's second step does. Max/Min keep the first index of the extreme.
 #pragma once
 
+#include <vector>
+
 #include "../sage_sim/vec.h"
 
 namespace AscendC {
@@ -33,6 +35,35 @@ inline float tree_sum(float* v, uint32_t n) {
         for (uint32_t i = 0; i < n / 2; ++i) v[i] = round_as<T>(v[2 * i] + v[2 * i + 1]);
     }
     return v[0];
+}
+
+// The per-repeat sums, reduced again one repeat's worth (epr) at a time, as ReduceSum's second
+// step does (0 for none).
+template <typename T>
+inline float reduce_partials(std::vector<float>& partial, uint32_t epr) {
+    float v[128];
+    while (partial.size() > 1) {
+        std::vector<float> next;
+        for (size_t i = 0; i < partial.size(); i += epr) {
+            for (uint32_t k = 0; k < epr; ++k) v[k] = i + k < partial.size() ? partial[i + k] : 0.0f;
+            next.push_back(tree_sum<T>(v, epr));
+        }
+        partial.swap(next);
+    }
+    return partial.empty() ? 0.0f : partial[0];
+}
+
+// ReduceSum's order over x[0..n) in counter mode: a pairwise tree per repeat of epr, then the
+// partials the same way (the advanced APIs that sum with ReduceSum or RepeatReduceSum use it).
+template <typename T>
+inline float repeat_tree_sum(const float* x, uint64_t n, uint32_t epr) {
+    float v[128];
+    std::vector<float> partial;
+    for (uint64_t at = 0; at < n; at += epr) {
+        for (uint32_t k = 0; k < epr; ++k) v[k] = at + k < n ? x[at + k] : 0.0f;
+        partial.push_back(tree_sum<T>(v, epr));
+    }
+    return reduce_partials<T>(partial, epr);
 }
 
 inline bool better(ReduceType kind, float a, float best) { return kind == ReduceType::MAX ? a > best : a < best; }
@@ -222,16 +253,7 @@ inline void reduce_all(const char* api, ReduceType kind, const AscendC::LocalTen
     }
     T* d = dst.data();
     if (kind == ReduceType::SUM) {
-        // The per-repeat sums, reduced again one repeat's worth at a time.
-        while (partial.size() > 1) {
-            std::vector<float> next;
-            for (size_t i = 0; i < partial.size(); i += m.epr) {
-                for (uint32_t k = 0; k < m.epr; ++k) v[k] = i + k < partial.size() ? partial[i + k] : 0.0f;
-                next.push_back(tree_sum<T>(v, m.epr));
-            }
-            partial.swap(next);
-        }
-        float sum = partial.empty() ? 0.0f : partial[0];
+        float sum = reduce_partials<T>(partial, m.epr);
         d[0] = down<T>(sum);
         vregs().acc = sum;
     } else {

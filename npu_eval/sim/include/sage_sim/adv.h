@@ -8,6 +8,7 @@
 // the cost model and the hot-line view see Exp, Div and the reductions as the device runs them.
 #pragma once
 
+#include <cstring>
 #include <initializer_list>
 
 #include "vec.h"
@@ -63,6 +64,14 @@ inline float row_sum(const float* row, uint64_t n) {
         for (uint32_t i = 0; i < w; ++i) lanes[i] = lanes[2 * i] + lanes[2 * i + 1];
     }
     return lanes[0];
+}
+
+// isReuseSource: the API kept its intermediates in this source, so it holds no data afterwards:
+// refill it with the UB's stale pattern and count it unwritten (a later read is reported).
+template <typename T>
+inline void reuse_clobber(const AscendC::LocalTensor<T>& src, uint64_t count) {
+    memset(src.data(), kUbStale, count * sizeof(T));
+    ub_clear(src.range(count));
 }
 
 inline float row_max(const float* row, uint64_t n) {

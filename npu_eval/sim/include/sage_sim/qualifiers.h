@@ -69,3 +69,18 @@ enum KernelMetaType : uint8_t {
 #define ASCEND_IS_AIV (g_coreType == ::AscendC::AIV)
 #define ASCEND_IS_AIC (g_coreType == ::AscendC::AIC)
 #define ASCEND_IS_AICORE constexpr(false)
+
+// The device compiler's scalar min and max built-ins, which kernels call unqualified
+// (`baseM = min(baseM, rowNum);` in asc-devkit's samples). Two type parameters, so a kernel's own
+// min/max, or std::min under `using namespace std`, is the better match wherever it applies.
+#include <type_traits>
+template <typename A, typename B,
+          typename = std::enable_if_t<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>>
+__aicore__ inline std::common_type_t<A, B> min(A a, B b) {
+    return b < a ? b : a;
+}
+template <typename A, typename B,
+          typename = std::enable_if_t<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>>
+__aicore__ inline std::common_type_t<A, B> max(A a, B b) {
+    return a < b ? b : a;
+}

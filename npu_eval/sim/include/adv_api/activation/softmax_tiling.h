@@ -1,7 +1,7 @@
 // SoftMax / SimpleSoftMax / SoftmaxFlash host tiling (asc-devkit adv_api/activation/softmax_tiling.h):
 // GetSoftMaxMax/MinTmpSize, SoftMaxTilingFunc, GetSoftMaxFlashMax/MinTmpSize, SoftMaxFlashTilingFunc,
-// GetSoftMaxFlashV2Max/MinTmpSize, SoftMaxFlashV2TilingFunc, GetSoftMaxGradMax/MinTmpSize,
-// SoftMaxGradTilingFunc, IsBasicBlockInSoftMax. The formulas are in softmax_tilingdata.h, which the kernel-side check
+// GetSoftMaxFlashV2Max/MinTmpSize, SoftMaxFlashV2TilingFunc, GetSoftMaxFlashV3MaxMinTmpSize,
+// SoftMaxFlashV3TilingFunc, GetSoftMaxGradMax/MinTmpSize, SoftMaxGradTilingFunc, IsBasicBlockInSoftMax. The formulas are in softmax_tilingdata.h, which the kernel-side check
 // uses too. The shape is read as [m, k]: k the last axis, m the product of the others.
 #pragma once
 
@@ -96,6 +96,30 @@ inline void SoftMaxFlashV2TilingFunc(const TensorShape& srcShape, const uint32_t
     if (m && dataTypeSize1 && dataTypeSize2) {
         softmax_sizes::fill_flashv2(m, k, dataTypeSize1, dataTypeSize2, localWorkSpaceSize, isBasicBlock,
                                     isFlashOutputBrc, softmaxFlashTiling);
+    }
+}
+
+// SoftmaxFlashV3: T half (dataTypeSize1 2), U float (dataTypeSize2 4); other sizes leave the outputs.
+inline void GetSoftMaxFlashV3MaxMinTmpSize(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                           const uint32_t dataTypeSize2, uint32_t& maxValue, uint32_t& minValue,
+                                           const bool isUpdate, const bool isBasicBlock = false) {
+    (void)isUpdate, (void)isBasicBlock;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    if (!m || dataTypeSize1 != 2 || dataTypeSize2 != 4) return;
+    minValue = softmax_sizes::flashv3_row_floats(k, dataTypeSize2) * softmax_sizes::kFloat;
+    maxValue = m * minValue;
+}
+
+inline void SoftMaxFlashV3TilingFunc(const TensorShape& srcShape, const uint32_t dataTypeSize1,
+                                     const uint32_t dataTypeSize2, const uint32_t localWorkSpaceSize,
+                                     tiling::SoftMaxTiling& softmaxFlashV3Tiling, const bool isUpdate,
+                                     const bool isBasicBlock = false) {
+    (void)isUpdate, (void)isBasicBlock;
+    uint32_t m, k;
+    softmax_sizes::last_axis(srcShape, &m, &k);
+    if (m && dataTypeSize1 == 2 && dataTypeSize2 == 4) {
+        softmax_sizes::fill_flashv3(m, k, dataTypeSize2, localWorkSpaceSize, softmaxFlashV3Tiling);
     }
 }
 

@@ -104,6 +104,9 @@ inline void fill_rows(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, uint3
     t.tailReduceSize = tail * epb;
 }
 
+inline void split_rows(uint32_t srcM, uint32_t srcK, uint32_t dt2, uint32_t baseM,
+                       ::AscendC::tiling::SoftMaxTiling& t);
+
 // SoftmaxFlashV2 (Atlas A2 branch of softmax_tiling.cpp): floats per row with dt1 = sizeof(T) and
 // dt2 = sizeof(sum/max type), epb = 32 / dt2. A basic block (isBasicBlock, srcK % 64 == 0) keeps
 // no float copy of the input: epb + srcK + 64 for half, epb + 64 for float (64 becomes 128 when
@@ -147,6 +150,12 @@ inline void fill_flashv2(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt
     const uint32_t tile = isFlashOutputBrc && dt1 == 2 ? 16 : 8;
     baseM = std::min(baseM, srcM);
     if (baseM < srcM && baseM > tile) baseM = baseM / tile * tile;
+    split_rows(srcM, srcK, dt2, baseM, t);
+}
+
+// The tiling of [srcM, srcK] in tiles of baseM rows, sums and maxes of dt2 bytes.
+inline void split_rows(uint32_t srcM, uint32_t srcK, uint32_t dt2, uint32_t baseM,
+                       ::AscendC::tiling::SoftMaxTiling& t) {
     fill_rows(srcM, srcK, dt2, 0, 1, t);
     const uint32_t epb = kBlock / dt2, tail = baseM ? srcM % baseM : 0;
     t.splitM = t.reduceM = baseM;
@@ -156,6 +165,19 @@ inline void fill_flashv2(uint32_t srcM, uint32_t srcK, uint32_t dt1, uint32_t dt
     t.tailM = tail;
     t.tailSplitSize = tail * srcK;
     t.tailReduceSize = tail * epb;
+}
+
+// SoftmaxFlashV3 (Atlas A2 branch of softmax_tiling.cpp): per row 5 * epb + 2 * srcK + 64 floats
+// (epb = 32 / dt2): the float copy of the row, its broadcast shift, the 64 column sums and five
+// one-block values (mean, max, the two shifts, expMax). GetSoftMaxFlashV3MaxMinTmpSize: one row
+// (min) and every row (max); SoftMaxFlashV3TilingFunc: the rows the work area holds, rounded
+// down to a multiple of 8 when between 8 and srcM.
+inline uint32_t flashv3_row_floats(uint32_t srcK, uint32_t dt2) { return kBlock / dt2 * 5 + 2 * srcK + kUnit; }
+inline void fill_flashv3(uint32_t srcM, uint32_t srcK, uint32_t dt2, uint32_t workBytes,
+                         ::AscendC::tiling::SoftMaxTiling& t) {
+    uint32_t baseM = std::min(workBytes / kFloat / flashv3_row_floats(srcK, dt2), srcM);
+    if (baseM < srcM && baseM > 8) baseM = baseM / 8 * 8;
+    split_rows(srcM, srcK, dt2, baseM, t);
 }
 
 inline void fill(uint32_t srcM, uint32_t srcK, uint32_t dataTypeSize, uint32_t workBytes,

@@ -4,11 +4,15 @@
 //       dst[i] = src[i*inner] + ... + src[i*inner + n - 1] for each of the `outter` rows; `inner` is n
 //       rounded up to 32 bytes (the row pitch in UB). half and float.
 //
-// The real implementations run several vector instructions through a temporary buffer; this one
-// computes the result directly (rows accumulate in float, rounded once to T) and records one
-// vector instruction over the elements read, which is what the cost model needs.
+// The order is the documented one (Sum.md, constraints: as ReduceSum and ReduceRepeat, a binary
+// tree adding neighbours pairwise): each 256-byte repeat of the row is a pairwise tree, every
+// partial rounded to T, then the repeats' sums the same way (repeat_tree_sum, the basic
+// ReduceSum's order). One vector instruction over the elements read is traced.
 #pragma once
 
+#include <vector>
+
+#include "../../basic_api/kernel_operator_vec_reduce_intf.h"
 #include "../../sage_sim/adv.h"
 #include "../../sage_sim/vec.h"
 #include "sum_tiling.h"
@@ -38,10 +42,10 @@ inline void sum_rows(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     vec_dst(dst, "Sum", p.outter, loc);
     const T* s = src.data();
     T* d = dst.data();
+    std::vector<float> row(p.n);
     for (uint32_t i = 0; i < p.outter; ++i) {
-        float acc = 0.0f;
-        for (uint32_t k = 0; k < p.n; ++k) acc += float(s[uint64_t(i) * p.inner + k]);
-        d[i] = T(acc);
+        for (uint32_t k = 0; k < p.n; ++k) row[k] = float(s[uint64_t(i) * p.inner + k]);
+        d[i] = down<T>(repeat_tree_sum<T>(row.data(), p.n, 256 / sizeof(T)));
     }
     ub_mark(dst.range(p.outter));
     trace_instr(Pipe::V, "Sum", dtype_name<T>(), uint32_t(total), total * sizeof(T), loc, dst.range(p.outter),
