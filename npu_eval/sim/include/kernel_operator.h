@@ -85,6 +85,8 @@
 #include "adv_api/normalization/layernorm.h"
 #include "adv_api/normalization/rmsnorm.h"
 #include "adv_api/normalization/deepnorm.h"
+#include "adv_api/normalization/layernormgrad.h"
+#include "adv_api/normalization/layernormgradbeta.h"
 #include "adv_api/quantization/ascend_quant.h"
 #include "adv_api/quantization/ascend_dequant.h"
 #include "adv_api/quantization/ascend_antiquant.h"

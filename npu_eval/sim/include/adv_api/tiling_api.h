@@ -65,6 +65,7 @@
 #include "normalization/layernorm_tiling.h"
 #include "normalization/rmsnorm_tiling.h"
 #include "normalization/deepnorm_tiling.h"
+#include "normalization/layernormgrad_tiling.h"
 
 // quantization
 #include "quantization/ascend_quant_tiling.h"
