@@ -66,6 +66,7 @@
 #include "normalization/rmsnorm_tiling.h"
 #include "normalization/deepnorm_tiling.h"
 #include "normalization/layernormgrad_tiling.h"
+#include "normalization/welford_tiling.h"
 
 // quantization
 #include "quantization/ascend_quant_tiling.h"
