@@ -89,6 +89,7 @@
 #include "adv_api/normalization/layernormgradbeta.h"
 #include "adv_api/normalization/welfordupdate.h"
 #include "adv_api/normalization/welfordfinalize.h"
+#include "adv_api/normalization/normalize.h"
 #include "adv_api/quantization/ascend_quant.h"
 #include "adv_api/quantization/ascend_dequant.h"
 #include "adv_api/quantization/ascend_antiquant.h"

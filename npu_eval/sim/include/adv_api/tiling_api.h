@@ -67,6 +67,7 @@
 #include "normalization/deepnorm_tiling.h"
 #include "normalization/layernormgrad_tiling.h"
 #include "normalization/welford_tiling.h"
+#include "normalization/normalize_tiling.h"
 
 // quantization
 #include "quantization/ascend_quant_tiling.h"
