@@ -214,6 +214,86 @@ static void layernorm_ar() {
     dump("nz_y", ny, 128), dump("nz_rstd", rs, 4);
 }
 
+// BatchNorm float [5, 2, 8] (two passes of 8 positions) and half [4, 1, 16]; GroupNorm float
+// [2, 4, 3, 5] in 2 groups (H*W 15 padded to 16: the small-shape path), float [1, 2, 10, 10] in 1
+// group (the ReduceSum path) and half [2, 4, 4, 4] in 2 groups.
+static void batch_group() {
+    LocalMemAllocator<Hardware::UB> a;
+    uint32_t mx = 0, mn = 0;
+    auto tmp = al<uint8_t>(a, 16384);
+    auto x = input<float>(a, "bn_x", 80, 0.09f, 3);
+    auto g = input<float>(a, "bn_g", 8, 0.3f, 5);
+    auto b = input<float>(a, "bn_b", 8, 0.1f, 7);
+    auto y = al<float>(a, 80), m = al<float>(a, 16), v = al<float>(a, 16);
+    GetBatchNormMaxMinTmpSize(TensorShape({5, 2, 8}), TensorShape({5, 2, 8}), 4, false, mx, mn);
+    BatchNormTiling bt;
+    int32_t ok = GetBatchNormNDTilingInfo(TensorShape({5, 2, 8}), TensorShape({5, 2, 8}), mn, 4, false, bt);
+    auto t0 = tmp[0];
+    t0.SetSize(mn);
+    BatchNorm<float>(y, m, v, x, g, b, t0, 1e-5f, bt);
+    dump("bn_y", y, 80), dump("bn_mean", m, 16), dump("bn_var", v, 16);
+    uint32_t info[3] = {uint32_t(ok), bt.shCurLength, bt.loopRound};
+    write_raw("bn_tiling", info, sizeof(info));
+    auto hx = input<half>(a, "bnh_x", 64, 0.07f, 1);
+    auto hg = input<half>(a, "bnh_g", 16, 0.2f, 2);
+    auto hb = input<half>(a, "bnh_b", 16, 0.1f, 4);
+    auto hy = al<half>(a, 64), hm = al<half>(a, 16), hv = al<half>(a, 16);
+    GetBatchNormMaxMinTmpSize(TensorShape({4, 1, 16}), TensorShape({4, 1, 16}), 2, false, mx, mn);
+    BatchNormTiling hbt;
+    GetBatchNormNDTilingInfo(TensorShape({4, 1, 16}), TensorShape({4, 1, 16}), mn, 2, false, hbt);
+    t0.SetSize(mn);
+    BatchNorm<half>(hy, hm, hv, hx, hg, hb, t0, half(1e-5f), hbt);
+    dump("bnh_y", hy, 64), dump("bnh_mean", hm, 16), dump("bnh_var", hv, 16);
+
+    auto gx = input<float>(a, "gn_x", 8 * 16, 0.05f, 4);
+    for (uint32_t i = 0; i < 128; ++i) gx.SetValue(i, i % 16 < 15 ? gx.GetValue(i) + 0.5f : 0.0f);
+    dump("gn_x", gx, 128);
+    auto gg = input<float>(a, "gn_g", 8, 0.2f, 6);
+    auto gb = input<float>(a, "gn_b", 8, 0.1f, 8);
+    auto gy = al<float>(a, 128);
+    GetGroupNormMaxMinTmpSize(TensorShape({2, 4, 3, 5}), 4, false, 2, mx, mn);
+    GroupNormTiling gt;
+    GetGroupNormNDTilingInfo(TensorShape({2, 4, 3, 5}), mn, 4, false, 2, gt);
+    t0.SetSize(mn);
+    GroupNorm<float>(gy, m, v, gx, gg, gb, t0, 1e-5f, gt);
+    dump("gn_y", gy, 128), dump("gn_mean", m, 4), dump("gn_var", v, 4);
+    auto lx = input<float>(a, "gnl_x", 2 * 104, 0.03f, 9);
+    for (uint32_t i = 0; i < 208; ++i) lx.SetValue(i, i % 104 < 100 ? lx.GetValue(i) : 0.0f);
+    dump("gnl_x", lx, 208);
+    auto ly = al<float>(a, 208);
+    GetGroupNormMaxMinTmpSize(TensorShape({1, 2, 10, 10}), 4, false, 1, mx, mn);
+    GroupNormTiling lt;
+    GetGroupNormNDTilingInfo(TensorShape({1, 2, 10, 10}), mn, 4, false, 1, lt);
+    t0.SetSize(mn);
+    GroupNorm<float>(ly, m, v, lx, gg, gb, t0, 1e-5f, lt);
+    dump("gnl_y", ly, 208), dump("gnl_mean", m, 1), dump("gnl_var", v, 1);
+    auto hgx = input<half>(a, "gnh_x", 128, 0.06f, 3);
+    auto hgy = al<half>(a, 128);
+    GetGroupNormMaxMinTmpSize(TensorShape({2, 4, 4, 4}), 2, false, 2, mx, mn);
+    GroupNormTiling ht;
+    GetGroupNormNDTilingInfo(TensorShape({2, 4, 4, 4}), mn, 2, false, 2, ht);
+    t0.SetSize(mn);
+    GroupNorm<half>(hgy, hm, hv, hgx, hg, hb, t0, half(1e-5f), ht);
+    dump("gnh_y", hgy, 128), dump("gnh_mean", hm, 4), dump("gnh_var", hv, 4);
+    uint32_t small[3] = {uint32_t(gt.smallShape), uint32_t(lt.smallShape), uint32_t(ht.smallShape)};
+    write_raw("gn_small", small, sizeof(small));
+
+    std::vector<uint32_t> out;
+    const int64_t shapes[3][4] = {{2, 4, 3, 5}, {4, 8, 8, 8}, {1, 6, 20, 20}};
+    for (auto& d : shapes) {
+        for (uint32_t ts : {2u, 4u}) {
+            TensorShape s3({d[0], d[1], d[2] * d[3]});
+            bool r = GetBatchNormMaxMinTmpSize(s3, s3, ts, false, mx, mn);
+            out.push_back(r), out.push_back(mx), out.push_back(mn);
+            for (bool reuse : {false, true}) {
+                GetGroupNormMaxMinTmpSize(TensorShape({d[0], d[1], d[2], d[3]}), ts, reuse, 2, mx, mn);
+                out.push_back(mx), out.push_back(mn);
+            }
+        }
+    }
+    write_raw("host_sizes2", out.data(), out.size() * 4);
+}
+
 // The contracts, each call provoking one fault at its line.
 static LocalMemAllocator<Hardware::UB>* g_alloc;
 static void faults() {
@@ -306,7 +386,8 @@ static void host_sizes() {
     }
     write_raw("host_sizes", out.data(), out.size() * 4);
 }
-""" + main_calling("grads();", "welfords();", "layernorm_ar();", "faults();", "host_sizes();")
+""" + main_calling("grads();", "welfords();", "layernorm_ar();", "batch_group();", "faults();",
+                             "host_sizes();")
 
 
 @pytest.fixture(scope="module")
@@ -555,6 +636,119 @@ def test_normalize_without_beta(run):
     y, rstd = normalize_doc(x, run("nz_mean", F32), run("nz_var", F32), g, None, 32, 1e-5, no_beta=True)
     np.testing.assert_array_equal(run("nz_rstd", F32), rstd)
     np.testing.assert_array_equal(run("nz_y", F32).reshape(4, 32), y)
+
+
+# ---------------------------------------------------------------- BatchNorm / GroupNorm
+
+
+def batchnorm_doc(x, g, b, bl, sh, eps):
+    """BatchNorm.md, A2 steps in float: per position the batch rows of x * (1/B) added in order,
+    the same over (x - mean)^2 * (1/B); rstd = exp(ln(var + eps) * -0.5); y = beta[b] + gamma[b] *
+    ((x - mean) * rstd)."""
+    x, inv = x.astype(F32).reshape(bl, sh), F32(1) / F32(bl)
+    mean = x[0] * inv
+    for i in range(1, bl):
+        mean = mean + x[i] * inv
+    d = x - mean
+    var = (d[0] * d[0]) * inv
+    for i in range(1, bl):
+        var = var + (d[i] * d[i]) * inv
+    rstd = np.exp(np.log(var + F32(eps)) * F32(-0.5))
+    return b[:bl, None].astype(F32) + g[:bl, None].astype(F32) * (d * rstd), mean, var
+
+
+def test_batchnorm(run):
+    assert list(run("bn_tiling", np.uint32)) == [1, 8, 2]
+    x, g, b = run("bn_x", F32), run("bn_g", F32), run("bn_b", F32)
+    y, mean, var = batchnorm_doc(x, g, b, 5, 16, 1e-5)
+    np.testing.assert_array_equal(run("bn_mean", F32)[:16], mean)
+    np.testing.assert_array_equal(run("bn_var", F32)[:16], var)
+    np.testing.assert_allclose(run("bn_y", F32).reshape(5, 16), y, rtol=1e-6, atol=1e-6)
+    xd = x.astype(np.float64).reshape(5, 16)
+    ref = (xd - xd.mean(0)) / np.sqrt(xd.var(0) + 1e-5) * g[:5, None] + b[:5, None]
+    np.testing.assert_allclose(run("bn_y", F32).reshape(5, 16), ref, rtol=1e-4, atol=1e-5)
+    hy, hmean, hvar = batchnorm_doc(run("bnh_x", F16), run("bnh_g", F16), run("bnh_b", F16), 4, 16,
+                                    float(F16(1e-5)))
+    assert half_ulps(run("bnh_y", F16), hy.astype(F16).ravel()) <= 1
+    assert np.array_equal(run("bnh_mean", F16), hmean.astype(F16))
+    assert np.array_equal(run("bnh_var", F16), hvar.astype(F16))
+
+
+def small_mask(n: int) -> int:
+    if n <= 64:
+        return n
+    m = 64
+    while m and n % m:
+        m -= 8
+    return m
+
+
+def groupnorm_doc(x, g, b, n, c, hw, groups, eps, small, half_in=False):
+    """GroupNorm.md, A2 steps in float: group sums over the stored (32-byte padded) values, by
+    ReduceSum or, on the small-shape path, WholeReduceSum blocks then their sum; factor 1/(d*H*W);
+    x - mean on the real values (float padding 0, half keeps x); rstd by Sqrt and Div;
+    y = (x - mean) * rstd, then * gamma[c] + beta[c] on the real values."""
+    unit = 16 if half_in else 8
+    hwa, d = (hw + unit - 1) // unit * unit, c // groups
+    x = x.astype(F32).reshape(n * groups, d * hwa)
+    factor = F32(1) / F32(d * hw)
+
+    def gsum(v):
+        if not small:
+            return rrs(v)
+        m = small_mask(len(v))
+        return row_sum(np.array([row_sum(v[i:i + m]) for i in range(0, len(v), m)], F32))
+
+    real = (np.arange(d * hwa) % hwa) < hw
+    ys, means, vs = [], [], []
+    for gi, row in enumerate(x):
+        m = gsum(row) * factor
+        cen = np.where(real, row + -m, row if half_in else F32(0)).astype(F32)
+        var = gsum(cen * cen) * factor
+        rstd = F32(1) / np.sqrt(var + F32(eps))
+        ch = (gi * d + np.arange(d * hwa) // hwa) % c
+        y = cen * rstd
+        y = np.where(real, y * g[ch].astype(F32) + b[ch].astype(F32), y).astype(F32)
+        ys.append(y), means.append(m), vs.append(var)
+    return np.array(ys, F32), np.array(means, F32), np.array(vs, F32)
+
+
+def test_groupnorm_small_shape_and_reducesum_paths(run):
+    assert list(run("gn_small", np.uint32)) == [1, 0, 1]
+    g, b = run("gn_g", F32), run("gn_b", F32)
+    y, mean, var = groupnorm_doc(run("gn_x", F32), g, b, 2, 4, 15, 2, 1e-5, True)
+    np.testing.assert_array_equal(run("gn_mean", F32)[:4], mean)
+    np.testing.assert_array_equal(run("gn_var", F32)[:4], var)
+    np.testing.assert_array_equal(run("gn_y", F32).reshape(4, 32), y)
+    ly, lmean, lvar = groupnorm_doc(run("gnl_x", F32), g, b, 1, 2, 100, 1, 1e-5, False)
+    assert run("gnl_mean", F32)[0] == lmean[0] and run("gnl_var", F32)[0] == lvar[0]
+    np.testing.assert_array_equal(run("gnl_y", F32).reshape(1, 208), ly)
+    # zero padding: torch's group_norm over the real values agrees
+    xr = run("gn_x", F32).reshape(2, 4, 16)[:, :, :15].reshape(2, 4, 3, 5).astype(np.float64)
+    ref = torch.nn.functional.group_norm(torch.tensor(xr), 2, torch.tensor(g[:4], dtype=torch.float64),
+                                         torch.tensor(b[:4], dtype=torch.float64), 1e-5).numpy()
+    np.testing.assert_allclose(run("gn_y", F32).reshape(2, 4, 16)[:, :, :15].reshape(2, 4, 3, 5), ref,
+                               rtol=1e-4, atol=1e-5)
+    hy, hmean, hvar = groupnorm_doc(run("gnh_x", F16), run("bnh_g", F16), run("bnh_b", F16), 2, 4, 16, 2,
+                                    float(F16(1e-5)), True, half_in=True)
+    assert half_ulps(run("gnh_y", F16), hy.astype(F16).ravel()) <= 1
+    assert np.array_equal(run("gnh_mean", F16), hmean.astype(F16))
+    assert np.array_equal(run("gnh_var", F16), hvar.astype(F16))
+
+
+def test_batchnorm_groupnorm_host_sizes(run):
+    want: list[int] = []
+    for n, c, h, w in [(2, 4, 3, 5), (4, 8, 8, 8), (1, 6, 20, 20)]:
+        for ts in (2, 4):
+            sh = c * h * w
+            want += [1, 3 * align32(n * sh * 4) + 2 * align32(sh * 4),
+                     3 * n * (64 if ts == 2 else 32) + 2 * align32(sh * 4)]
+            hwa = (h * w * ts + 31) // 32 * 32 // ts
+            for reuse in (False, True):
+                k = 2 if reuse and ts == 4 else 3
+                mv = 2 * align32(n * 2 * 4)
+                want += [k * n * c * hwa * 4 + mv, k * (c // 2) * hwa * 4 + mv]
+    assert list(run("host_sizes2", np.uint32)) == want
 
 
 # ---------------------------------------------------------------- contracts and host sizes

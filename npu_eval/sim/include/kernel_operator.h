@@ -90,6 +90,8 @@
 #include "adv_api/normalization/welfordupdate.h"
 #include "adv_api/normalization/welfordfinalize.h"
 #include "adv_api/normalization/normalize.h"
+#include "adv_api/normalization/batchnorm.h"
+#include "adv_api/normalization/groupnorm.h"
 #include "adv_api/quantization/ascend_quant.h"
 #include "adv_api/quantization/ascend_dequant.h"
 #include "adv_api/quantization/ascend_antiquant.h"

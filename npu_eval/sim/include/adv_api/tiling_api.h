@@ -68,6 +68,8 @@
 #include "normalization/layernormgrad_tiling.h"
 #include "normalization/welford_tiling.h"
 #include "normalization/normalize_tiling.h"
+#include "normalization/batchnorm_tiling.h"
+#include "normalization/groupnorm_tiling.h"
 
 // quantization
 #include "quantization/ascend_quant_tiling.h"
