@@ -1,6 +1,6 @@
 """The advanced API's normalization family beyond LayerNorm [B, S, H], RmsNorm and DeepNorm (those
 are in test_adv_activation.py): LayerNormGrad, LayerNormGradBeta, LayerNorm's [A, R] form,
-Normalize, WelfordUpdate and WelfordFinalize, with their host tiling functions.
+Normalize, WelfordUpdate, WelfordFinalize, BatchNorm and GroupNorm, with their host tiling functions.
 
 One C++ driver (DRIVER below) runs every API outside a launch and dumps its inputs and outputs;
 the expectations are recomputed here from each API's asc-devkit documentation
