@@ -42,6 +42,26 @@ static void expect(const char* code, int line) { std::printf("EXPECT\t%s\t%d\n",
 """
 
 
+# UB tensors for drivers that allocate with a LocalMemAllocator: al() starts each on a 32-byte
+# block (a whole number of blocks), input() fills one with a fixed pattern and dumps it.
+UB_HELPERS = r"""
+template <typename T>
+static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
+    auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
+    t.SetSize(n);
+    return t;
+}
+template <typename T>
+static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, float scale,
+                            int shift = 0) {
+    auto t = al<T>(a, n);
+    fill(t, n, [&](uint32_t i) { return float(int((i * 37u + uint32_t(shift)) % 101u) - 50) * scale; });
+    dump(name, t, n);
+    return t;
+}
+"""
+
+
 def main_calling(*calls: str) -> str:
     """The driver's main(): one block's UB, then each call (a C++ statement) in order; a fault
     that aborts ends the calls, and every finding is printed."""

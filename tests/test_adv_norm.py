@@ -16,26 +16,12 @@ import numpy as np
 import pytest
 import torch
 
-from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+from tests.sim_driver import PRELUDE, UB_HELPERS, Run, build_and_run, main_calling
 from tests.test_adv_activation import half_ulps, row_sum
 
 F16, F32 = np.float16, np.float32
 
-DRIVER = PRELUDE + r"""
-template <typename T>
-static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
-    auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
-    t.SetSize(n);
-    return t;
-}
-template <typename T>
-static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, float scale,
-                            int shift = 0) {
-    auto t = al<T>(a, n);
-    fill(t, n, [&](uint32_t i) { return float(int((i * 37u + uint32_t(shift)) % 101u) - 50) * scale; });
-    dump(name, t, n);
-    return t;
-}
+DRIVER = PRELUDE + UB_HELPERS + r"""
 // Rows of h with the columns from oh on set to zero (the padding the docs ask for) and `offset`
 // added to the real ones.
 template <typename T>

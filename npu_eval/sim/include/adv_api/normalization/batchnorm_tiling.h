@@ -16,6 +16,7 @@
 
 #include "../../kernel_tiling/kernel_tiling.h"
 #include "../utils/types.h"
+#include "norm_sizes.h"
 
 namespace AscendC {
 namespace tiling {
@@ -45,7 +46,7 @@ END_TILING_DATA_DEF;
 
 namespace batchnorm_sizes {
 
-inline uint32_t align32(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+using norm_sizes::align32;
 inline bool basic_ok(uint32_t b, uint32_t sh) { return sh % 64 == 0 && b % 8 == 0; }
 inline uint32_t min_bytes(uint32_t b, uint32_t sh, uint32_t typeSize, bool isBasicBlock) {
     const uint32_t unit = isBasicBlock ? 64 * 4 : (typeSize == 2 ? 64 : 32);

@@ -15,6 +15,7 @@
 
 #include "../../kernel_tiling/kernel_tiling.h"
 #include "../utils/types.h"
+#include "norm_sizes.h"
 
 namespace AscendC {
 namespace tiling {
@@ -54,7 +55,7 @@ END_TILING_DATA_DEF;
 
 namespace groupnorm_sizes {
 
-inline uint32_t align32(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+using norm_sizes::align32;
 inline uint32_t buffers(uint32_t typeSize, bool isReuseSource) { return isReuseSource && typeSize == 4 ? 2 : 3; }
 inline uint32_t hw_align(uint32_t hw, uint32_t typeSize) { return align32(hw * typeSize) / typeSize; }
 inline uint32_t bytes(uint32_t groups_or_all, uint32_t hwA, uint32_t mv, uint32_t typeSize, bool isReuseSource) {

@@ -16,6 +16,7 @@
 
 #include "../../kernel_tiling/kernel_tiling.h"
 #include "normalize_tiling.h"
+#include "norm_sizes.h"
 
 namespace AscendC {
 namespace tiling {
@@ -82,7 +83,7 @@ END_TILING_DATA_DEF;
 
 namespace layernorm_sizes {
 
-inline uint32_t align32(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+using norm_sizes::align32;
 inline uint32_t buffers(uint32_t typeSize, bool isReuseSource) { return isReuseSource && typeSize == 4 ? 2 : 3; }
 
 inline uint32_t min_bytes(uint32_t b, uint32_t s, uint32_t h, uint32_t typeSize, bool isReuseSource) {
@@ -145,7 +146,7 @@ inline void fill(uint32_t b, uint32_t s, uint32_t h, uint32_t oriH, uint32_t sta
 //   variance (A floats, rounded up to 8) then two buffers of oneTmpSize floats, whole rows of rPad.
 namespace layernorm_ar_sizes {
 
-using normalize_sizes::align32;
+using norm_sizes::align32;
 inline uint32_t min_bytes(uint32_t a, uint32_t r, uint32_t typeSize) {
     const uint32_t rp = normalize_sizes::pad_r(r, typeSize), mv = align32(a * 4);
     const uint32_t own = 2 * align32(rp * 4), norm = normalize_sizes::min_bytes(a, rp, typeSize);

@@ -12,11 +12,12 @@
 #include <cstdint>
 
 #include "../utils/types.h"
+#include "norm_sizes.h"
 
 namespace AscendC {
 namespace normalize_sizes {
 
-inline uint32_t align32(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+using norm_sizes::align32;
 inline uint32_t pad_r(uint32_t r, uint32_t typeSizeT) {
     const uint32_t unit = typeSizeT ? 32 / typeSizeT : 1;
     return (r + unit - 1) / unit * unit;
