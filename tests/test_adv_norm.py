@@ -141,9 +141,14 @@ static void welfords() {
     auto ftmp = tmp[0];
     ftmp.SetSize(mn);
     WelfordFinalizePara fp{4, 136, 0, 136, 0, 0, 1.0f / 136, 1.0f / 544};
+    auto& tr = sage::sim::blk().trace;  // the instructions each call records for the cost model
+    const size_t t0 = tr.size();
     WelfordFinalize<false>(rm, rv, fm, fv, ftmp, fp);
+    const size_t t1 = tr.size();
     dump("wf_m", rm, 8), dump("wf_v", rv, 8);
     WelfordFinalize<false>(rm, rv, fm, fv, fp);
+    const uint32_t counts[2] = {uint32_t(t1 - t0), uint32_t(tr.size() - t1)};
+    write_raw("wf_trace", counts, sizeof(counts));
     dump("wf_m_free", rm, 8), dump("wf_v_free", rv, 8);
     WelfordFinalizePara tp{0, 16, 3, 10, 2, 6, 1.0f / 16, 1.0f / 42};
     WelfordFinalize<false>(rm, rv, fm, fv, ftmp, tp);
@@ -547,6 +552,8 @@ def test_welfordfinalize_plain_in_passes_of_the_buffer(run):
     assert list(run("wf_m", F32)) == [mean] + [0] * 7 and list(run("wf_v", F32)) == [var] + [0] * 7
     mean1, var1 = welford_finalize_doc(m, v, 1 << 20, p)  # the framework's buffer: one pass
     assert run("wf_m_free", F32)[0] == mean1 and run("wf_v_free", F32)[0] == var1
+    # the cost: three passes of 3 + 7 instructions and the final 4, against one pass
+    assert list(run("wf_trace", np.uint32)) == [3 * 10 + 4, 10 + 4]
     md, vd = m.astype(np.float64), v.astype(np.float64)
     np.testing.assert_allclose(mean, md.mean(), rtol=1e-5)
     np.testing.assert_allclose(var, (vd + 4 * (md - md.mean()) ** 2).sum() / 544, rtol=1e-5)
