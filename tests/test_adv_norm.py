@@ -206,8 +206,8 @@ static void layernorm_ar() {
 }
 
 // BatchNorm float [5, 2, 8] (two passes of 8 positions) and half [4, 1, 16]; GroupNorm float
-// [2, 4, 3, 5] in 2 groups (H*W 15 padded to 16: the small-shape path), float [1, 2, 10, 10] in 1
-// group (the ReduceSum path) and half [2, 4, 4, 4] in 2 groups.
+// [2, 6, 4, 5] in 2 groups (H*W 20 padded to 24, 72 per group: the small-shape path's blocks of
+// 24), float [1, 2, 10, 10] in 1 group (the ReduceSum path) and half [2, 4, 4, 4] in 2 groups.
 static void batch_group() {
     LocalMemAllocator<Hardware::UB> a;
     uint32_t mx = 0, mn = 0;
@@ -236,18 +236,18 @@ static void batch_group() {
     BatchNorm<half>(hy, hm, hv, hx, hg, hb, t0, half(1e-5f), hbt);
     dump("bnh_y", hy, 64), dump("bnh_mean", hm, 16), dump("bnh_var", hv, 16);
 
-    auto gx = input<float>(a, "gn_x", 8 * 16, 0.05f, 4);
-    for (uint32_t i = 0; i < 128; ++i) gx.SetValue(i, i % 16 < 15 ? gx.GetValue(i) + 0.5f : 0.0f);
-    dump("gn_x", gx, 128);
+    auto gx = input<float>(a, "gn_x", 12 * 24, 0.05f, 4);
+    for (uint32_t i = 0; i < 288; ++i) gx.SetValue(i, i % 24 < 20 ? gx.GetValue(i) + 0.5f : 0.0f);
+    dump("gn_x", gx, 288);
     auto gg = input<float>(a, "gn_g", 8, 0.2f, 6);
     auto gb = input<float>(a, "gn_b", 8, 0.1f, 8);
-    auto gy = al<float>(a, 128);
-    GetGroupNormMaxMinTmpSize(TensorShape({2, 4, 3, 5}), 4, false, 2, mx, mn);
+    auto gy = al<float>(a, 288);
+    GetGroupNormMaxMinTmpSize(TensorShape({2, 6, 4, 5}), 4, false, 2, mx, mn);
     GroupNormTiling gt;
-    GetGroupNormNDTilingInfo(TensorShape({2, 4, 3, 5}), mn, 4, false, 2, gt);
+    GetGroupNormNDTilingInfo(TensorShape({2, 6, 4, 5}), mn, 4, false, 2, gt);
     t0.SetSize(mn);
     GroupNorm<float>(gy, m, v, gx, gg, gb, t0, 1e-5f, gt);
-    dump("gn_y", gy, 128), dump("gn_mean", m, 4), dump("gn_var", v, 4);
+    dump("gn_y", gy, 288), dump("gn_mean", m, 4), dump("gn_var", v, 4);
     auto lx = input<float>(a, "gnl_x", 2 * 104, 0.03f, 9);
     for (uint32_t i = 0; i < 208; ++i) lx.SetValue(i, i % 104 < 100 ? lx.GetValue(i) : 0.0f);
     dump("gnl_x", lx, 208);
@@ -709,18 +709,18 @@ def groupnorm_doc(x, g, b, n, c, hw, groups, eps, small, half_in=False):
 def test_groupnorm_small_shape_and_reducesum_paths(run):
     assert list(run("gn_small", np.uint32)) == [1, 0, 1]
     g, b = run("gn_g", F32), run("gn_b", F32)
-    y, mean, var = groupnorm_doc(run("gn_x", F32), g, b, 2, 4, 15, 2, 1e-5, True)
+    y, mean, var = groupnorm_doc(run("gn_x", F32), g, b, 2, 6, 20, 2, 1e-5, True)
     np.testing.assert_array_equal(run("gn_mean", F32)[:4], mean)
     np.testing.assert_array_equal(run("gn_var", F32)[:4], var)
-    np.testing.assert_array_equal(run("gn_y", F32).reshape(4, 32), y)
+    np.testing.assert_array_equal(run("gn_y", F32).reshape(4, 72), y)
     ly, lmean, lvar = groupnorm_doc(run("gnl_x", F32), g, b, 1, 2, 100, 1, 1e-5, False)
     assert run("gnl_mean", F32)[0] == lmean[0] and run("gnl_var", F32)[0] == lvar[0]
     np.testing.assert_array_equal(run("gnl_y", F32).reshape(1, 208), ly)
     # zero padding: torch's group_norm over the real values agrees
-    xr = run("gn_x", F32).reshape(2, 4, 16)[:, :, :15].reshape(2, 4, 3, 5).astype(np.float64)
-    ref = torch.nn.functional.group_norm(torch.tensor(xr), 2, torch.tensor(g[:4], dtype=torch.float64),
-                                         torch.tensor(b[:4], dtype=torch.float64), 1e-5).numpy()
-    np.testing.assert_allclose(run("gn_y", F32).reshape(2, 4, 16)[:, :, :15].reshape(2, 4, 3, 5), ref,
+    xr = run("gn_x", F32).reshape(2, 6, 24)[:, :, :20].reshape(2, 6, 4, 5).astype(np.float64)
+    ref = torch.nn.functional.group_norm(torch.tensor(xr), 2, torch.tensor(g[:6], dtype=torch.float64),
+                                         torch.tensor(b[:6], dtype=torch.float64), 1e-5).numpy()
+    np.testing.assert_allclose(run("gn_y", F32).reshape(2, 6, 24)[:, :, :20].reshape(2, 6, 4, 5), ref,
                                rtol=1e-4, atol=1e-5)
     hy, hmean, hvar = groupnorm_doc(run("gnh_x", F16), run("bnh_g", F16), run("bnh_b", F16), 2, 4, 16, 2,
                                     float(F16(1e-5)), True, half_in=True)
