@@ -49,15 +49,20 @@ static T* gm_alloc(const char* name, size_t n) {
 """
 
 
-# Helpers the advanced-API drivers share (append to PRELUDE): a UB tensor of n elements (its
-# allocation rounded up to 32 bytes), an input filled by f(i) and dumped, a list of sizes dumped.
-ADV_HELPERS = r"""
+# A UB tensor of n elements from a LocalMemAllocator, its allocation rounded up to whole 32-byte
+# blocks (each starts on one): what the advanced-API drivers' helpers below build on.
+_UB_ALLOC = r"""
 template <typename T>
 static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
     auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
     t.SetSize(n);
     return t;
 }
+"""
+
+# Helpers the advanced-API drivers share (append to PRELUDE): al(), an input filled by f(i) and
+# dumped, a list of sizes dumped.
+ADV_HELPERS = _UB_ALLOC + r"""
 template <typename T, class F>
 static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, F f) {
     auto t = al<T>(a, n);
@@ -67,6 +72,19 @@ static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name
 }
 static void sizes_out(const char* name, const std::vector<uint32_t>& v) { write_raw(name, v.data(), v.size() * 4); }
 """
+
+# The same with input() filling a fixed pattern times `scale` (the normalization and activation drivers).
+UB_HELPERS = _UB_ALLOC + r"""
+template <typename T>
+static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, float scale,
+                            int shift = 0) {
+    auto t = al<T>(a, n);
+    fill(t, n, [&](uint32_t i) { return float(int((i * 37u + uint32_t(shift)) % 101u) - 50) * scale; });
+    dump(name, t, n);
+    return t;
+}
+"""
+
 
 def main_calling(*calls: str) -> str:
     """The driver's main(): one block's UB, then each call (a C++ statement) in order; a fault

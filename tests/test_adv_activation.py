@@ -18,26 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+from tests.sim_driver import PRELUDE, UB_HELPERS, Run, build_and_run, main_calling
 
 F16, F32 = np.float16, np.float32
 
-DRIVER = PRELUDE + r"""
-// Tensors start 32-byte aligned: each takes a whole number of blocks.
-template <typename T>
-static LocalTensor<T> al(LocalMemAllocator<Hardware::UB>& a, uint32_t n) {
-    auto t = a.Alloc<T>((n * uint32_t(sizeof(T)) + 31) / 32 * 32 / uint32_t(sizeof(T)));
-    t.SetSize(n);
-    return t;
-}
-template <typename T>
-static LocalTensor<T> input(LocalMemAllocator<Hardware::UB>& a, const char* name, uint32_t n, float scale,
-                            int shift = 0) {
-    auto t = al<T>(a, n);
-    fill(t, n, [&](uint32_t i) { return float(int((i * 37u + uint32_t(shift)) % 101u) - 50) * scale; });
-    dump(name, t, n);
-    return t;
-}
+DRIVER = PRELUDE + UB_HELPERS + r"""
 static LocalTensor<uint8_t> scratch(LocalMemAllocator<Hardware::UB>& a, uint32_t bytes) {
     return al<uint8_t>(a, bytes);
 }

@@ -72,6 +72,11 @@
 #include "normalization/layernorm_tiling.h"
 #include "normalization/rmsnorm_tiling.h"
 #include "normalization/deepnorm_tiling.h"
+#include "normalization/layernormgrad_tiling.h"
+#include "normalization/welford_tiling.h"
+#include "normalization/normalize_tiling.h"
+#include "normalization/batchnorm_tiling.h"
+#include "normalization/groupnorm_tiling.h"
 
 // quantization
 #include "quantization/ascend_quant_tiling.h"

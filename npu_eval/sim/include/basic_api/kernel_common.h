@@ -29,6 +29,17 @@ __aicore__ inline void ResetMask(SAGE_LOC) {
     r.mask_hi = r.mask_lo = ~0ull;
 }
 
+// The control register's float overflow mode (CTRL[48] on Atlas A2): SetOverflow(1) selects
+// Inf/NaN results, 0 saturation. The emulator computes in the chip's default mode (SAGE_SAT_MODE:
+// Inf/NaN on 910B); asking for the other one is recorded, and vector work under it faults.
+struct AscendCUtils {
+    __aicore__ static inline void SetOverflow(uint64_t ctrlValue, SAGE_LOC) {
+        sage::sim::touch(loc);
+        const bool saturate = ctrlValue != 1;
+        sage::sim::vregs().other_overflow_mode_line = saturate == bool(SAGE_SAT_MODE) ? 0 : loc.line;
+    }
+};
+
 // Normal mode: maskLow selects elements 0..63 of each repeat, maskHigh 64..127. Counter
 // mode: maskLow is the element count.
 template <typename T, MaskMode mode = MaskMode::NORMAL>

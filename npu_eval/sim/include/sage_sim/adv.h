@@ -8,8 +8,10 @@
 // the cost model and the hot-line view see Exp, Div and the reductions as the device runs them.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "vec.h"
 
@@ -34,6 +36,20 @@ inline void tmp_check(const AscendC::LocalTensor<U>& tmp, uint64_t need, const c
     }
     // The device uses `need` bytes of it.
     tmp.check(api, need / sizeof(U), loc);
+}
+
+// The same contract for the forms with and without a sharedTmpBuffer: without one, the API pops
+// the free UB above every buffer the kernel carved, which must hold `need` bytes.
+inline void tmp_or_free_check(const AscendC::LocalTensor<uint8_t>* tmp, uint64_t need, const char* api,
+                              const char* formula, SrcLoc loc) {
+    if (tmp) return tmp_check(*tmp, need, api, formula, loc);
+    const uint64_t free = uint64_t(rt().ub_bytes) - ub_free_base();
+    if (free < need) {
+        fail("ub-out-of-bounds", loc,
+             "%s without a sharedTmpBuffer works in the free UB above the kernel's buffers: it needs %llu bytes "
+             "(%s) and %llu are left, in block %d. Leave that much UB free, or pass a sharedTmpBuffer",
+             api, (unsigned long long)need, formula, (unsigned long long)free, blk().idx);
+    }
 }
 
 // The trace of an API that runs as the listed vector instructions, each over `count` elements
@@ -72,6 +88,20 @@ template <typename T>
 inline void reuse_clobber(const AscendC::LocalTensor<T>& src, uint64_t count) {
     memset(src.data(), kUbStale, count * sizeof(T));
     ub_clear(src.range(count));
+}
+
+// The sum of v as repeated WholeReduceSum passes reduce it: each 64-float group summed as one
+// repeat (lanes neighbour by neighbour, level by level), then the same over the partial sums until
+// one is left (RmsNorm's RepeatReduceSum, LayerNormGrad's row sums).
+inline float repeat_reduce_sum(const float* v, uint64_t n) {
+    if (n == 0) return 0.0f;
+    std::vector<float> cur(v, v + n);
+    while (cur.size() > 1) {
+        std::vector<float> next;
+        for (size_t i = 0; i < cur.size(); i += 64) next.push_back(row_sum(cur.data() + i, std::min<size_t>(64, cur.size() - i)));
+        cur.swap(next);
+    }
+    return cur[0];
 }
 
 inline float row_max(const float* row, uint64_t n) {

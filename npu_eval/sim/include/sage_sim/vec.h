@@ -160,6 +160,9 @@ struct VecRegs {
     double acc = 0;            // GetAccVal / GetReduceRepeatSumSpr
     float maxmin_value = 0;    // GetReduceMaxMinCount / GetReduceRepeatMaxMinSpr
     uint32_t maxmin_index = 0;
+    // The line of an AscendCUtils::SetOverflow call that asked for the other float overflow mode
+    // than the one this build emulates (SAGE_SAT_MODE); 0: none. Vector ops after it fault.
+    int other_overflow_mode_line = 0;
 };
 
 // Blocks run one after another in this process; each starts with the reset state a core
@@ -303,6 +306,12 @@ inline void vec_src(const AscendC::LocalTensor<T>& t, const char* api, uint64_t 
 }
 template <typename T>
 inline void vec_dst(const AscendC::LocalTensor<T>& t, const char* api, uint64_t count, SrcLoc loc) {
+    if (vregs().other_overflow_mode_line) {
+        fail("not-emulated", loc,
+             "%s after AscendCUtils::SetOverflow at line %d switched the float overflow mode to %s: sage-npu "
+             "computes in " SAGE_CHIP_LABEL "'s default mode only; switch it back before vector work, or run this "
+             "kernel with CANN", api, vregs().other_overflow_mode_line, SAGE_SAT_MODE ? "Inf/NaN" : "saturation");
+    }
     t.check(api, count, loc);
 }
 template <typename T>

@@ -26,10 +26,10 @@ inline void deepnorm_row(std::vector<float>& x, const DeepNormTiling& t, float e
     const float inv = t.lastDimValueBack;
     std::vector<float> q(oh);
     for (uint32_t j = 0; j < oh; ++j) q[j] = x[j] * inv;
-    *mean = repeat_reduce_sum(q);
+    *mean = sage::sim::repeat_reduce_sum(q.data(), q.size());
     for (uint32_t j = 0; j < h; ++j) x[j] = x[j] + -*mean;
     for (uint32_t j = 0; j < oh; ++j) q[j] = (x[j] * x[j]) * inv;
-    *var = repeat_reduce_sum(q);
+    *var = sage::sim::repeat_reduce_sum(q.data(), q.size());
     const float rstd = 1.0f / std::sqrt(*var + eps);
     for (uint32_t j = 0; j < h; ++j) out[j] = sage::sim::down<T>(x[j] * rstd * float(gamma[j]) + float(beta[j]));
 }

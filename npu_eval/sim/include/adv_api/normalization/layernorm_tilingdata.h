@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "../../kernel_tiling/kernel_tiling.h"
+#include "normalize_tiling.h"
+#include "norm_sizes.h"
 
 namespace AscendC {
 namespace tiling {
@@ -46,11 +48,42 @@ TILING_DATA_FIELD_DEF(uint32_t, bshCurLength)
 TILING_DATA_FIELD_DEF(uint32_t, bsCurLength)
 TILING_DATA_FIELD_DEF(float, lastDimValueBack)
 END_TILING_DATA_DEF;
+
+// The [A, R] form's tiling (GetLayerNormNDTilingInfo with isComputeRstd). The fields only
+// Ascend 950 fills (halfAddRepeatTimes, rHeadLength, k2Rec, k2RRec) stay 0 on Atlas A2.
+BEGIN_TILING_DATA_DEF(LayerNormSeparateTiling)
+TILING_DATA_FIELD_DEF(uint32_t, aLength)
+TILING_DATA_FIELD_DEF(uint32_t, rLength)
+TILING_DATA_FIELD_DEF(uint32_t, halfAddRepeatTimes)
+TILING_DATA_FIELD_DEF(uint32_t, rHeadLength)
+TILING_DATA_FIELD_DEF(float, k2Rec)
+TILING_DATA_FIELD_DEF(float, k2RRec)
+TILING_DATA_FIELD_DEF(uint32_t, inputXSize)
+TILING_DATA_FIELD_DEF(uint32_t, meanVarSize)
+TILING_DATA_FIELD_DEF(uint32_t, numberOfTmpBuf)
+TILING_DATA_FIELD_DEF(uint32_t, varianceTmpTensorPos)
+TILING_DATA_FIELD_DEF(uint32_t, varianceTmpTensorSize)
+TILING_DATA_FIELD_DEF(uint32_t, tmpBufSize)
+TILING_DATA_FIELD_DEF(uint32_t, oneTmpSize)
+TILING_DATA_FIELD_DEF(uint32_t, firstTmpStartPos)
+TILING_DATA_FIELD_DEF(uint32_t, secondTmpStartPos)
+TILING_DATA_FIELD_DEF(uint32_t, thirdTmpStartPos)
+TILING_DATA_FIELD_DEF(uint32_t, loopRound)
+TILING_DATA_FIELD_DEF(uint32_t, inputRoundSize)
+TILING_DATA_FIELD_DEF(uint32_t, inputTailSize)
+TILING_DATA_FIELD_DEF(uint32_t, inputTailPos)
+TILING_DATA_FIELD_DEF(uint32_t, meanVarRoundSize)
+TILING_DATA_FIELD_DEF(uint32_t, meanVarTailSize)
+TILING_DATA_FIELD_DEF(uint32_t, meanVarTailPos)
+TILING_DATA_FIELD_DEF(uint32_t, arCurLength)
+TILING_DATA_FIELD_DEF(uint32_t, aCurLength)
+TILING_DATA_FIELD_DEF(float, rValueBack)
+END_TILING_DATA_DEF;
 }  // namespace tiling
 
 namespace layernorm_sizes {
 
-inline uint32_t align32(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+using norm_sizes::align32;
 inline uint32_t buffers(uint32_t typeSize, bool isReuseSource) { return isReuseSource && typeSize == 4 ? 2 : 3; }
 
 inline uint32_t min_bytes(uint32_t b, uint32_t s, uint32_t h, uint32_t typeSize, bool isReuseSource) {
@@ -104,9 +137,55 @@ inline void fill(uint32_t b, uint32_t s, uint32_t h, uint32_t oriH, uint32_t sta
 }
 
 }  // namespace layernorm_sizes
+
+// The [A, R] form (Atlas A2): rPad = R rounded up to 32 bytes of T, mv = align32(A * 4):
+//   GetLayerNormMaxMinTmpSize(shape [A, R], typeSize, isReuseSource, isComputeRstd, isOnlyOutput):
+//     min = mv + max(2 * align32(rPad * 4), GetNormalizeMaxMinTmpSize's minimum for T = U),
+//     max = mv + max(2 * align32(A * rPad * 4), GetNormalizeMaxMinTmpSize's maximum)
+//   GetLayerNormNDTilingInfo(shape, stackBufferSize, typeSize, isReuseSource, isComputeRstd): the
+//   variance (A floats, rounded up to 8) then two buffers of oneTmpSize floats, whole rows of rPad.
+namespace layernorm_ar_sizes {
+
+using norm_sizes::align32;
+inline uint32_t min_bytes(uint32_t a, uint32_t r, uint32_t typeSize) {
+    const uint32_t rp = normalize_sizes::pad_r(r, typeSize), mv = align32(a * 4);
+    const uint32_t own = 2 * align32(rp * 4), norm = normalize_sizes::min_bytes(a, rp, typeSize);
+    return mv + (own <= norm ? norm : own);
+}
+inline uint32_t max_bytes(uint32_t a, uint32_t r, uint32_t typeSize) {
+    const uint32_t rp = normalize_sizes::pad_r(r, typeSize), mv = align32(a * 4);
+    const uint32_t own = 2 * align32(a * rp * 4), norm = normalize_sizes::max_bytes(a, rp);
+    return mv + (own <= norm ? norm : own);
+}
+// The bytes of the work area a filled tiling uses.
+inline uint64_t planned_bytes(const ::AscendC::tiling::LayerNormSeparateTiling& t) {
+    return (uint64_t(t.varianceTmpTensorSize) + 2ull * t.oneTmpSize) * 4;
+}
+
+// GetLayerNormNDTilingInfo, [A, R]; leaves `t` untouched when the area holds not one row.
+inline void fill(uint32_t a, uint32_t r, uint32_t stackBytes, uint32_t typeSize,
+                 ::AscendC::tiling::LayerNormSeparateTiling& t) {
+    const uint32_t rp = normalize_sizes::pad_r(r, typeSize), input = a * rp;
+    const uint32_t var = (a + 7) / 8 * 8, floats = stackBytes / 4;
+    uint32_t one = floats > var ? (floats - var) / 2 / rp * rp : 0;
+    one = std::min(one, input);
+    if (one == 0) return;
+    t = {};
+    t.aLength = a, t.rLength = r, t.inputXSize = input, t.meanVarSize = a, t.numberOfTmpBuf = 2;
+    t.varianceTmpTensorPos = 0, t.varianceTmpTensorSize = var, t.tmpBufSize = floats, t.oneTmpSize = one;
+    t.firstTmpStartPos = var, t.secondTmpStartPos = var + one;
+    t.loopRound = input / one, t.inputRoundSize = one, t.inputTailSize = input % one;
+    t.inputTailPos = input - input % one, t.meanVarRoundSize = one / rp, t.meanVarTailSize = input % one / rp;
+    t.meanVarTailPos = a - input % one / rp, t.arCurLength = one, t.aCurLength = one / rp;
+    t.rValueBack = 1.0f / float(r);
+}
+
+}  // namespace layernorm_ar_sizes
 }  // namespace AscendC
 
+using AscendC::tiling::LayerNormSeparateTiling;
 using AscendC::tiling::LayerNormTiling;
 namespace optiling {
+using AscendC::tiling::LayerNormSeparateTiling;
 using AscendC::tiling::LayerNormTiling;
 }  // namespace optiling

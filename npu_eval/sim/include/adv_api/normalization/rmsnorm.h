@@ -17,20 +17,6 @@
 namespace AscendC {
 namespace detail {
 
-// RepeatReduceSum, repeated: 64-float groups summed pairwise until one value is left.
-inline float repeat_reduce_sum(std::vector<float> v) {
-    while (v.size() > 1) {
-        std::vector<float> next;
-        for (size_t i = 0; i < v.size(); i += 64) {
-            float lanes[64] = {0};
-            for (size_t j = i; j < v.size() && j < i + 64; ++j) lanes[j - i] = v[j];
-            next.push_back(sage::sim::tree_sum<float>(lanes, 64));
-        }
-        v.swap(next);
-    }
-    return v.empty() ? 0.0f : v[0];
-}
-
 template <typename T>
 inline void rmsnorm_check(const tiling::RmsNormTiling& t, const LocalTensor<uint8_t>* tmp, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
@@ -71,7 +57,7 @@ inline void rmsnorm_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, co
     for (uint64_t r = 0; r < rows; ++r) {
         const T* x = src.data() + r * h;
         for (uint32_t j = 0; j < t.originalHLength; ++j) sq[j] = float(x[j]) * float(x[j]);
-        const float ms = repeat_reduce_sum(sq) * t.reciprocalOfHLength + eps;
+        const float ms = repeat_reduce_sum(sq.data(), sq.size()) * t.reciprocalOfHLength + eps;
         const float rstd = std::exp(std::log(ms) * -0.5f);
         for (uint32_t j = 0; j < h; ++j) dst.data()[r * h + j] = down<T>((float(x[j]) * rstd) * float(gamma.data()[j]));
     }
