@@ -16,31 +16,10 @@
 #include <vector>
 
 #include "../../sage_sim/adv.h"
+#include "../utils/types.h"
 #include "normalize_tiling.h"
 
 namespace AscendC {
-
-#ifndef ASCC_ENUM_REDUCEPATTERN
-#define ASCC_ENUM_REDUCEPATTERN
-enum class ReducePattern : uint32_t {
-    AR = 0,
-    RA = 1,
-    R,
-    ARA,
-    ARAR,
-    ARARA,
-    ARARAR,
-    ARARARA,
-    ARARARAR,
-    ARARARARA,
-    RAR,
-    RARA,
-    RARAR,
-    RARARA,
-    RARARAR,
-    RARARARA,
-};
-#endif
 
 struct NormalizeConfig {
     ReducePattern reducePattern = ReducePattern::AR;

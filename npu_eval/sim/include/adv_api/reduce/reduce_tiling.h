@@ -13,29 +13,6 @@
 
 namespace AscendC {
 
-// Declared under the same guard as asc-devkit's (normalization/normalize_utils.h declares it too).
-#ifndef ASCC_ENUM_REDUCEPATTERN
-#define ASCC_ENUM_REDUCEPATTERN
-enum class ReducePattern : uint32_t {
-    AR = 0,
-    RA = 1,
-    R,
-    ARA,
-    ARAR,
-    ARARA,
-    ARARAR,
-    ARARARA,
-    ARARARAR,
-    ARARARARA,
-    RAR,
-    RARA,
-    RARAR,
-    RARARA,
-    RARARAR,
-    RARARARA,
-};
-#endif  // ASCC_ENUM_REDUCEPATTERN
-
 namespace reduce_sizes {
 
 // Which temporary-space rule an API follows (Max/Min and the float Any/All share one).
