@@ -231,6 +231,8 @@ def single_buffer(m: KernelModel, chip: ChipProfile) -> list[Finding]:
         if name is None or m.object_kind(name, c.function) != "queue":
             continue
         key = scope_key(c.function)
+        if name not in scopes.get(key, {}):
+            continue  # not a UB queue: an L1/L0 queue's depth is the cube's own trade-off (the advisor's)
         looped = [u for u in m.calls if u.receiver == name and u.name in ("AllocTensor", "DeQue", "EnQue")
                   and scope_key(u.function) == key and u.function is not None
                   and (u.loops or (u.function.klass, u.function.name) in hot)]

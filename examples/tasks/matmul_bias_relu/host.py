@@ -3,7 +3,8 @@ import torch
 from sage_npu.npu_eval import Launch, Tiling
 
 MAX_CORES = 4
-BASE_M, BASE_K = 64, 64   # half: L0A 8 KB, L0B baseK x N x 2 <= 32 KB, L0C baseM x N x 4 <= 64 KB
+# half: L0A 4 KB, L0B baseK x N x 2 <= 32 KB, L0C baseM x N x 4 <= 32 KB; the UB holds two C blocks per queue
+BASE_M, BASE_K = 32, 64
 
 
 def round_up(x, a):

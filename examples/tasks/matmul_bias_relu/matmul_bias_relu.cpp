@@ -31,10 +31,10 @@ extern "C" __global__ __aicore__ void matmul_bias_relu(GM_ADDR a, GM_ADDR b, GM_
     biasGm.SetGlobalBuffer((__gm__ float *)bias, tiling.N);
     cGm.SetGlobalBuffer((__gm__ float *)c + int64_t(row0) * tiling.N, int64_t(rows) * tiling.N);
 
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> mmOut;
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> reluOut;
-    pipe.InitBuffer(mmOut, 1, tiling.baseM * tiling.baseN * sizeof(float));
-    pipe.InitBuffer(reluOut, 1, tiling.baseM * tiling.baseN * sizeof(float));
+    AscendC::TQue<AscendC::TPosition::VECIN, 2> mmOut;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 2> reluOut;
+    pipe.InitBuffer(mmOut, 2, tiling.baseM * tiling.baseN * sizeof(float));
+    pipe.InitBuffer(reluOut, 2, tiling.baseM * tiling.baseN * sizeof(float));
 
     if (rows < tiling.singleCoreM) {
         mm.SetTail(rows, tiling.singleCoreN);

@@ -121,8 +121,8 @@ public:
         core = GetBlockIdx() / GetTaskRatio();  // the AI Core this AIV belongs to
         cGm.SetGlobalBuffer((__gm__ float *)c, t.m * t.n);
         wsGm.SetGlobalBuffer((__gm__ float *)ws + core * SLOTS * t.baseM * n16, SLOTS * t.baseM * n16);
-        pipe.InitBuffer(qin, 1, t.baseM / 2 * n16 * sizeof(float));
-        pipe.InitBuffer(qout, 1, t.baseM / 2 * n16 * sizeof(float));
+        pipe.InitBuffer(qin, 2, t.baseM / 2 * n16 * sizeof(float));
+        pipe.InitBuffer(qout, 2, t.baseM / 2 * n16 * sizeof(float));
     }
     __aicore__ inline void Process()
     {
@@ -161,8 +161,8 @@ private:
     }
 
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> qin;
-    TQue<TPosition::VECOUT, 1> qout;
+    TQue<TPosition::VECIN, 2> qin;
+    TQue<TPosition::VECOUT, 2> qout;
     GlobalTensor<float> cGm, wsGm;
     MatmulReluTiling tiling;
     uint32_t n16, core;
