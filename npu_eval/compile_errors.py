@@ -106,7 +106,8 @@ def refuse_cube(diags: list[CompileDiagnostic], user_files: set[str]) -> list[Co
                 texts[f] = Path(f).read_text(errors="replace")
             except OSError:
                 continue
-    use = refusals.cube_use(texts)
+    errors = [(d.file, d.line, d.message) for d in diags if d.severity == "error" and d.file in user_files]
+    use = refusals.cube_use_in_errors(errors) or refusals.cube_use(texts)
     if use is None:
         return diags
     return [CompileDiagnostic(use.file, use.line, 1, "error", "not-emulated", refusals.for_cube_use(use))]

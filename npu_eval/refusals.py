@@ -132,6 +132,25 @@ def unknown_name(name: str, qualified: bool) -> str | None:
     return None
 
 
+# A name the user's source declares itself: a constant or variable (`constexpr uint32_t C0_SIZE = 32;`)
+# or a function defined with a return type (`uint32_t CeilAlign(uint32_t a, uint32_t b) {`).
+_OWN_DECL = re.compile(r"\b(?:constexpr|const|static|inline|auto|u?int\d*_t|int|size_t|float|bool)\s+"
+                       r"(?:[\w:<>]+\s+)*(\w+)\s*(?:=|\[|\{|\([^;{}]*\)\s*(?:const\s*)?\{)")
+# A name in a compiler message: GCC quotes identifiers as ‘name’ (or 'name').
+_QUOTED = re.compile(r"[‘'](?:AscendC::)?(\w+)[’']")
+
+
+def cube_use_in_errors(errors: list[tuple[str, int, str]]) -> CubeUse | None:
+    """The first compiler error (file, line, message) that names a cube API the emulator lacks: the
+    name the compiler could not find is the one to refuse, not an earlier word of the source."""
+    cube = api_classes.cube_names() - _emulated_set()
+    for file, line, message in errors:
+        for name in _QUOTED.findall(message):
+            if name in cube:
+                return CubeUse(file, line, name)
+    return None
+
+
 def cube_use(files: dict[str, str]) -> CubeUse | None:
     """The first use of the cube unit in the sources (path -> text): a cube API asc-devkit documents
     or declares, written as a call, type or scope (not as a member `x.Name`, which may be anyone's),
@@ -139,7 +158,7 @@ def cube_use(files: dict[str, str]) -> CubeUse | None:
     cube = api_classes.cube_names() - _emulated_set()
     for path in sorted(files):
         text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), files[path])
-        own = set(re.findall(r"\b(?:class|struct|enum|using|define|void)\s+(\w+)", text))
+        own = set(re.findall(r"\b(?:class|struct|enum|using|define|void)\s+(\w+)", text)) | set(_OWN_DECL.findall(text))
         hits = [(m.start(), m.group(1)) for m in _WORD.finditer(text) if m.group(1) in cube and m.group(1) not in own]
         hits += [(m.start(), f"TPosition::{m.group(1)}") for m in _CUBE_POSITION.finditer(text)]
         if hits:
