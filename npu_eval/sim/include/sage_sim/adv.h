@@ -8,7 +8,6 @@
 // the cost model and the hot-line view see Exp, Div and the reductions as the device runs them.
 #pragma once
 
-#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <vector>
@@ -88,20 +87,6 @@ template <typename T>
 inline void reuse_clobber(const AscendC::LocalTensor<T>& src, uint64_t count) {
     memset(src.data(), kUbStale, count * sizeof(T));
     ub_clear(src.range(count));
-}
-
-// The sum of v as repeated WholeReduceSum passes reduce it: each 64-float group summed as one
-// repeat (lanes neighbour by neighbour, level by level), then the same over the partial sums until
-// one is left (RmsNorm's RepeatReduceSum, LayerNormGrad's row sums).
-inline float repeat_reduce_sum(const float* v, uint64_t n) {
-    if (n == 0) return 0.0f;
-    std::vector<float> cur(v, v + n);
-    while (cur.size() > 1) {
-        std::vector<float> next;
-        for (size_t i = 0; i < cur.size(); i += 64) next.push_back(row_sum(cur.data() + i, std::min<size_t>(64, cur.size() - i)));
-        cur.swap(next);
-    }
-    return cur[0];
 }
 
 inline float row_max(const float* row, uint64_t n) {

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "../../basic_api/kernel_operator_vec_reduce_intf.h"
 #include "deepnorm_tiling.h"
 #include "layernorm.h"
 #include "rmsnorm.h"
@@ -26,10 +27,10 @@ inline void deepnorm_row(std::vector<float>& x, const DeepNormTiling& t, float e
     const float inv = t.lastDimValueBack;
     std::vector<float> q(oh);
     for (uint32_t j = 0; j < oh; ++j) q[j] = x[j] * inv;
-    *mean = sage::sim::repeat_reduce_sum(q.data(), q.size());
+    *mean = sage::sim::repeat_tree_sum<float>(q.data(), q.size(), 64);
     for (uint32_t j = 0; j < h; ++j) x[j] = x[j] + -*mean;
     for (uint32_t j = 0; j < oh; ++j) q[j] = (x[j] * x[j]) * inv;
-    *var = sage::sim::repeat_reduce_sum(q.data(), q.size());
+    *var = sage::sim::repeat_tree_sum<float>(q.data(), q.size(), 64);
     const float rstd = 1.0f / std::sqrt(*var + eps);
     for (uint32_t j = 0; j < h; ++j) out[j] = sage::sim::down<T>(x[j] * rstd * float(gamma[j]) + float(beta[j]));
 }

@@ -17,6 +17,7 @@
 
 #include <vector>
 
+#include "../../basic_api/kernel_operator_vec_reduce_intf.h"
 #include "../../sage_sim/adv.h"
 #include "groupnorm_tiling.h"
 
@@ -25,7 +26,7 @@ namespace detail {
 
 // A group's sum as the tiling's path reduces it.
 inline float groupnorm_sum(const float* v, uint32_t n, bool small) {
-    if (!small) return sage::sim::repeat_reduce_sum(v, n);
+    if (!small) return sage::sim::repeat_tree_sum<float>(v, n, 64);
     const uint32_t m = groupnorm_sizes::small_mask(n);
     std::vector<float> parts;
     for (uint32_t i = 0; i < n; i += m) parts.push_back(sage::sim::row_sum(v + i, m));

@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "../../basic_api/kernel_operator_vec_reduce_intf.h"
 #include "../../sage_sim/adv.h"
 #include "layernormgrad_tiling.h"
 
@@ -63,15 +64,15 @@ inline void layernormgrad_row(const float* dy, const float* x, const float* gamm
         x2[j] = x[j] - mean;
         t[j] = (x1[j] * (x2[j] * r15)) * -0.5f;
     }
-    const float pdVar = sage::sim::repeat_reduce_sum(t.data(), h);
+    const float pdVar = sage::sim::repeat_tree_sum<float>(t.data(), h, 64);
     for (uint32_t j = 0; j < h; ++j) {
         res[j] = x2[j] * r05;
         x3[j] = x1[j] * r05;
         t[j] = x3[j] * -1.0f;
     }
-    float pdMean = sage::sim::repeat_reduce_sum(t.data(), h);
+    float pdMean = sage::sim::repeat_tree_sum<float>(t.data(), h, 64);
     for (uint32_t j = 0; j < h; ++j) t[j] = x2[j] * -2.0f;
-    pdMean = pdMean + pdVar * (sage::sim::repeat_reduce_sum(t.data(), h) * inv);
+    pdMean = pdMean + pdVar * (sage::sim::repeat_tree_sum<float>(t.data(), h, 64) * inv);
     const float a = pdVar * inv2, m = pdMean * inv;
     for (uint32_t j = 0; j < h; ++j) pdx[j] = (a * x2[j] + m) + x3[j];
 }

@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "../../basic_api/kernel_operator_vec_reduce_intf.h"
 #include "../../sage_sim/adv.h"
 #include "rmsnorm_tiling.h"
 
@@ -57,7 +58,7 @@ inline void rmsnorm_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, co
     for (uint64_t r = 0; r < rows; ++r) {
         const T* x = src.data() + r * h;
         for (uint32_t j = 0; j < t.originalHLength; ++j) sq[j] = float(x[j]) * float(x[j]);
-        const float ms = repeat_reduce_sum(sq.data(), sq.size()) * t.reciprocalOfHLength + eps;
+        const float ms = sage::sim::repeat_tree_sum<float>(sq.data(), sq.size(), 64) * t.reciprocalOfHLength + eps;
         const float rstd = std::exp(std::log(ms) * -0.5f);
         for (uint32_t j = 0; j < h; ++j) dst.data()[r * h + j] = down<T>((float(x[j]) * rstd) * float(gamma.data()[j]));
     }
