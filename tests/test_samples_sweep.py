@@ -225,6 +225,7 @@ def test_a_commit_without_a_test_plan_asks_for_a_case_list(tmp_path):
 
 RUN_SH = """case_build() {
     (cd "$BUILD_DIR" && TESTCASE=1 soc_version=$SOC_VERSION bash -lc 'python3 gen.py --testcase $TESTCASE')
+    (cd "$BUILD_DIR" && ASC_ARCH=$ARCH COPY_DST=UB bash -lc 'python3 gen.py -arch $ASC_ARCH')
 }
 """
 
@@ -234,10 +235,14 @@ def test_the_runner_scripts_environment_reaches_the_cases_commands(tmp_path):
     write(tmp_path / "scripts/presmoke/cases/b/run.sh", RUN_SH)
     case = sweep.PlanCase.model_validate(plan_entry("b", runner="scripts/presmoke/cases/b/run.sh"))
     env = sweep.runner_env(tmp_path, case)
-    assert env == {"TESTCASE": "1"}  # soc_version names the runner's own variable: left out
+    # soc_version names the runner's own variable: left out; $ARCH is the architecture swept
+    assert env == {"TESTCASE": "1", "ASC_ARCH": "dav-2201", "COPY_DST": "UB"}
     assert sweep.run_script('test "$TESTCASE" = 1', tmp_path, env) is None
     assert sweep.run_script('test "$TESTCASE" = 1', tmp_path, {}) is not None
     assert sweep.runner_env(tmp_path, sweep.PlanCase.model_validate(plan_entry("c"))) == {}
+    # asc-devkit's data_copy best practice: `cmake -DCOPY_DST=$COPY_DST ..`, COPY_DST=UB from run.sh
+    case.commands = ["cmake -DSCENARIO_NUM=1 -DCOPY_DST=$COPY_DST ..", "make -j", "./demo"]
+    assert sweep.cmake_commands(case, env) == ["cmake -DSCENARIO_NUM=1 -DCOPY_DST=UB .."]
 
 
 def test_a_script_missing_a_python_package_says_which(tmp_path):
@@ -253,12 +258,13 @@ def diagnostic(severity: str, code: str, message: str, line: int) -> Diagnostic:
                                       "severity": severity, "code": code, "message": message})
 
 
-def program_json(status: ProgramStatus = "ok", exit_code=0, stdout="", launch_diags=(), diags=()) -> str:
+def program_json(status: ProgramStatus = "ok", exit_code=0, stdout="", launch_diags=(), diags=(),
+                 program_exit_code: int | None = None) -> str:
     launch = LaunchReport(index=1, kernel="add_custom", file="/tmp/x/add.asc", line=40, block_dim=8,
                           status="ok" if status == "ok" else "runtime_error", diagnostics=list(launch_diags))
     return ProgramReport(program="/tmp/x/add.asc", sources=["/tmp/x/add.asc"], status=status,
                          exit_code=exit_code, stdout=stdout, diagnostics=list(diags),
-                         launches=[launch]).model_dump_json()
+                         program_exit_code=program_exit_code, launches=[launch]).model_dump_json()
 
 
 def test_a_clean_run_passes_and_lists_its_warnings():
@@ -286,6 +292,22 @@ def test_a_faulted_run_fails_with_its_first_error():
     why, _, errors = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race]))
     assert why == "faulted: add.asc:30: blocks 0 and 1 write the same bytes [gm-race]"
     assert errors == ["add.asc:30: blocks 0 and 1 write the same bytes [gm-race]"]
+
+
+def test_a_failed_assert_passes_only_in_a_program_that_ends_well_and_faults_no_other_way():
+    # asc-devkit's 01_utilities/09_log asserts in its kernel on purpose and exits 0.
+    fired = diagnostic("error", "assert-failed", "assertion failed in block 0: ascendc_assert(M < 100)", 40)
+    race = diagnostic("error", "gm-race", "blocks 0 and 1 write the same bytes", 30)
+    why, _, errors = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=0))
+    assert why is None
+    assert errors == ["add.asc:40: assertion failed in block 0: ascendc_assert(M < 100) [assert-failed]"]
+    why, _, _ = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race, fired], program_exit_code=0))
+    assert why is not None and "gm-race" in why
+    why, _, _ = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=3))
+    assert why is not None and "assert-failed" in why
+    why, _, _ = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=0,
+                                                   stdout="[ERROR] result error\n"))
+    assert why == "the program printed: [ERROR] result error"
 
 
 def test_output_that_is_not_a_report_fails():

@@ -262,6 +262,20 @@ static void barriers() {
     gm.clear();
 }
 
+// The device compiler's convert_from_bytes makes a compile-time struct of constexpr bytes (the AOT
+// compilation guide's tilings): a static_assert fails the build if it is not constant or not exact.
+struct AotProbe {
+    uint32_t a;
+    uint16_t b, c;
+};
+static constexpr uint8_t kAotBytes[] = {0x78, 0x56, 0x34, 0x12, 2, 0, 3, 1};
+static_assert(convert_from_bytes<AotProbe>(kAotBytes).a == 0x12345678u &&
+              convert_from_bytes<AotProbe>(kAotBytes).b == 2 && convert_from_bytes<AotProbe>(kAotBytes).c == 0x103,
+              "convert_from_bytes");
+
+// A source may include <cassert> after the kernel headers (asc-devkit's log sample does, and the
+// build's precompiled kernel_operator.h always comes first): assert must stay the device's.
+#include <cassert>
 static void asserts() {
     int x = 5;
     ascendc_assert(x == 5);

@@ -84,3 +84,18 @@ template <typename A, typename B,
 __aicore__ inline std::common_type_t<A, B> max(A a, B b) {
     return a < b ? b : a;
 }
+
+// The device compiler's convert_from_bytes<T>(bytes): a constant struct from the bytes of a
+// constexpr array (CANN's generated GET_TILING_DATA and the AOT compilation guide use it to make a
+// tiling a compile-time constant). T must be trivially copyable; the bytes are read at compile
+// time when they are constant, else at run time.
+#include <cstddef>
+template <typename T>
+constexpr T convert_from_bytes(const uint8_t* bytes) {
+    static_assert(std::is_trivially_copyable<T>::value, "convert_from_bytes: T must be trivially copyable");
+    struct Raw {
+        uint8_t b[sizeof(T)];
+    } raw{};
+    for (size_t i = 0; i < sizeof(T); ++i) raw.b[i] = bytes[i];
+    return __builtin_bit_cast(T, raw);
+}

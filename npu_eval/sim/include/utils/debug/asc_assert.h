@@ -71,7 +71,6 @@ inline void kernel_assert(SrcLoc loc, const char* text, bool cond, const char* f
 
 #define ascendc_assert(...) ::sage::sim::kernel_assert(::sage::sim::SrcLoc{__FILE__, __LINE__}, #__VA_ARGS__, __VA_ARGS__)
 // Kernel headers redefine assert the same way on the device (with ASCENDC_DUMP on, the default).
-#undef assert
-#define assert(...) ascendc_assert(__VA_ARGS__)
+#include "kernel_assert_macro.h"
 
 // KERNEL_LOG, ASSERT and ASCENDC_ASSERT: basic_api/kernel_log.h (compiled away, as on the device).
