@@ -119,9 +119,9 @@ def _parse_depfile(text: str) -> list[str]:
 
 
 # The APIs whose blocks wait for each other: SyncAll's barrier, the GM flags of IBSet/IBWait,
-# WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid).
+# WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid, ReadGmByPassDCache).
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
-              b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag")
+              b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag", b"ReadGmByPassDCache")
 # KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...), or a kernel's __mix__(aic, aiv), __cube__ or __vector__
 # qualifier, in a kernel file outside comments.
 _KERNEL_TYPE = re.compile(rb"^[^/\n]*?(?:\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<type>KERNEL_TYPE_[A-Z0-9_]+)\s*\)|"

@@ -324,6 +324,40 @@ static void dcache() {
     }
 }
 
+// A chain of blocks in another order than their indices, handed on through GM flags read with
+// ReadGmByPassDCache (asc-devkit's deterministic-atomics sample on AICs: 0 -> 2 -> 1): the reader
+// yields at its spin loop, so the chain completes; a flag nobody sets is a deadlock at its read.
+static int g_bypass_line = 0;
+static void bypass_chain() {
+    std::vector<int32_t> flags(3 * 32, 0), order(4, -1);
+    Gm g{{flags.data(), flags.size() * 4}, {order.data(), order.size() * 4}};
+    int32_t* f = flags.data();
+    int32_t* o = order.data();
+    int s = launch(3, [&] {
+        int32_t me = GetBlockIdx(), prev = me == 2 ? 0 : me == 1 ? 2 : -1;
+        if (prev >= 0) {
+            while (ReadGmByPassDCache(f + prev * 32) != 1) {
+            }
+            WriteGmByPassDCache(f + prev * 32, int32_t(0));  // ordered after prev's store: no race
+        }
+        int32_t at = 0;
+        while (ReadGmByPassDCache(o + at) != -1) ++at;
+        WriteGmByPassDCache(o + at, me);
+        WriteGmByPassDCache(f + me * 32, int32_t(1));
+    });
+    status("bypass_status", s);
+    write_raw("bypass_order", order.data(), 3 * 4);
+    std::fill(flags.begin(), flags.end(), 0);
+    s = launch(2, [&] {
+        if (GetBlockIdx() == 1) return;
+        g_bypass_line = __LINE__ + 1;
+        while (ReadGmByPassDCache(f + 32) != 1) {
+        }
+    });
+    status("bypass_stuck_status", s);
+    expect("flag-deadlock", g_bypass_line);
+}
+
 // ---------------------------------------------------------------- task sync, workspace, names
 
 static void task_sync() {
@@ -470,8 +504,8 @@ static void list_tensor() {
     }
 }
 """ + main_calling("ib_chain();", "ib_faults();", "determine();", "determine_faults();", "group_barrier();",
-                   "group_barrier_faults();", "dcache();", "task_sync();", "workspace();", "slices();",
-                   "list_tensor();")
+                   "group_barrier_faults();", "dcache();", "bypass_chain();", "task_sync();", "workspace();",
+                   "slices();", "list_tensor();")
 
 
 @pytest.fixture(scope="module")
@@ -511,6 +545,12 @@ def test_dcache_polls_see_other_blocks_only_after_clean_and_invalid(run):
     same(run("dcci_dma", I32), np.array([1, 1, 9], I32), "a DMA store stays unseen until the line is dropped")
 
 
+def test_a_bypass_read_spin_loop_yields_to_the_block_it_waits_for(run):
+    assert run("bypass_status", I32)[0] == 0
+    same(run("bypass_order", I32), np.array([0, 2, 1], I32), "blocks ran their parts in the flags' order")
+    assert run("bypass_stuck_status", I32)[0] == 3
+
+
 def test_workspace_tbuf_queue_calls_and_compiled_away_macros(run):
     reserved = 16 * 1024 * 1024
     same(run("ws_offsets", np.int64), np.array([reserved, reserved], np.int64), "the user part after 16 MB")
@@ -548,7 +588,7 @@ def test_faults_are_reported_at_their_lines(run):
     found: dict[tuple[str, int], str] = {}
     for row in run.rows("FAULT"):
         found.setdefault((row[1], int(row[2])), row[3])
-    assert len(expected) == 15
+    assert len(expected) == 16
     missing = expected - set(found)
     assert not missing, (missing, found)
     assert set(found) == expected, set(found) - expected
@@ -559,6 +599,7 @@ def test_faults_are_reported_at_their_lines(run):
     assert any("WaitPreBlock (round 2)" in m for m in deadlocks), deadlocks
     assert any("GroupBarrier::Wait(0) (round 1) waits for 2 arrivals, but only 1" in m for m in deadlocks), deadlocks
     assert any("DataCacheCleanAndInvalid" in m and "data cache" in m for m in deadlocks), deadlocks
+    assert any("with ReadGmByPassDCache again and again" in m for m in deadlocks), deadlocks
     misuse = [m for (c, _), m in msgs if c == "api-misuse"]
     assert any("holds 128 bytes, but this call needs 256" in m for m in misuse), misuse
     assert any("before InitDetermineComputeWorkspace" in m for m in misuse), misuse
@@ -573,7 +614,7 @@ def test_faults_are_reported_at_their_lines(run):
 
 
 @pytest.mark.parametrize("api", ["IBWait", "IBSet", "WaitPreBlock", "NotifyNextBlock", "GroupBarrier",
-                                 "DataCacheCleanAndInvalid", "SyncAll"])
+                                 "DataCacheCleanAndInvalid", "SyncAll", "ReadGmByPassDCache"])
 def test_a_kernel_naming_a_cross_block_wait_gets_the_cooperative_runner(api):
     from sage_npu.npu_eval.build import coop_define
 

@@ -1,12 +1,15 @@
 // Scalar access to global memory outside GlobalTensor: the GM atomics (AtomicAdd/Max/Min/Exch/
 // Cas on one element), the DCache-bypassing ReadGmByPassDCache/WriteGmByPassDCache, and
-// DataSyncBarrier. The emulator has no data cache and runs a core's instructions in order, so
-// the barrier only checks and records; the accesses check their address like a GlobalTensor
-// scalar access does (bounds, freed memory) and record the writer for the race check.
+// DataSyncBarrier. The emulator runs a core's instructions in order, so the barrier only checks
+// and records; the accesses check their address like a GlobalTensor scalar access does (bounds,
+// freed memory) and record the writer for the race check. ReadGmByPassDCache reads GM itself,
+// never the core's data cache (sage_sim/dcache.h), so a spin loop on it ends when another core
+// stores: it is a poll point of the cooperative runner.
 #pragma once
 
 #include <type_traits>
 
+#include "../sage_sim/dcache.h"
 #include "../utils/common_types.h"
 
 namespace AscendC {
@@ -109,10 +112,18 @@ __aicore__ inline T ReadGmByPassDCache(__gm__ T* addr, SAGE_LOC) {
     static_assert(detail::gm_scalar_type_v<T>, "[dtype-unsupported] ReadGmByPassDCache takes 8- to 64-bit integers "
                                                "(int8_t .. uint64_t)");
     sage::sim::touch(loc);
-    detail::gm_scalar_check(addr, false, "ReadGmByPassDCache", loc);
+    const auto* b = detail::gm_scalar_check(addr, false, "ReadGmByPassDCache", loc);
     T v;
     memcpy(&v, addr, sizeof(T));
+    sage::sim::gm_read_acquires(b, addr, sizeof(T));
     sage::sim::trace_instr(sage::sim::Pipe::S, "ReadGmByPassDCache", sage::sim::dtype_name<T>(), 1, sizeof(T), loc);
+    // Bypassing the cache, a spin loop on it sees another core's store: a poll point, not a hang.
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    sage::sim::spin_read(reinterpret_cast<uintptr_t>(addr), bits, loc, [] {
+        return std::string("reads the same GM value with ReadGmByPassDCache again and again (a spin loop), "
+                           "and no block writes it any more");
+    });
     return v;
 }
 

@@ -42,32 +42,43 @@ inline const uint8_t* dcache_fill(const GmBuffer* b, const void* p, size_t n) {
     return it->second.bytes.data() + (reinterpret_cast<uintptr_t>(p) - line);
 }
 
-// A scalar GM load through the cache. In the cooperative runner, reading the same address and
-// value over and over with no GM store anywhere is a spin loop: it yields to the other blocks,
-// and when nothing can change the value any more it is a deadlock at this line.
+// A scalar read of `bits` at address `a`: in the cooperative runner, reading the same address and
+// value over and over with no GM store anywhere is a spin loop; every kSpinReads such reads it
+// yields to the other blocks (`why()` says what it waits for), and when nothing can change the
+// value any more it is a deadlock at this line. A spin that yielded and then reads a new value
+// has seen another block's flag: like a passed IBWait, it is ordered after that block's stores
+// (gm_acquire), so resetting the flag is no race.
+template <typename Why>
+inline void spin_read(uintptr_t a, uint64_t bits, SrcLoc loc, Why why) {
+    BlockState& st = blk();
+    if (a == st.spin_addr && bits != st.spin_bits && st.spin_yielded) gm_acquire();
+    if (a != st.spin_addr || bits != st.spin_bits || st.spin_epoch != rt().gm_epoch) {
+        st.spin_yielded = false;
+        st.spin_addr = a, st.spin_bits = bits, st.spin_epoch = rt().gm_epoch, st.spin_count = 0;
+    } else if (++st.spin_count % kSpinReads == 0 && rt().poll) {
+        st.spin_yielded = true;
+        rt().poll(loc, why(), kSpinPolls);
+    }
+}
+
+// A scalar GM load through the cache, a spin-read point (spin_read).
 template <typename T>
 inline T dcache_load(const GmBuffer* b, const T* p, SrcLoc loc) {
     T v;
     if (!b) return *p;  // not a buffer the host passed (reported by the caller's check)
     memcpy(&v, dcache_fill(b, p, sizeof(T)), sizeof(T));
-    BlockState& st = blk();
     uint64_t bits = 0;
     memcpy(&bits, &v, sizeof(T) < sizeof bits ? sizeof(T) : sizeof bits);
-    uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    if (a != st.spin_addr || bits != st.spin_bits || st.spin_epoch != rt().gm_epoch) {
-        st.spin_addr = a, st.spin_bits = bits, st.spin_epoch = rt().gm_epoch, st.spin_count = 0;
-    } else if (++st.spin_count % kSpinReads == 0 && rt().poll) {
+    spin_read(reinterpret_cast<uintptr_t>(p), bits, loc, [&] {
         // GM holding another value than the cached line: the cache is why the loop never ends.
         bool stale = memcmp(p, &v, sizeof(T)) != 0;
-        rt().poll(loc,
-                  stale ? std::string("reads a GM flag from the core's data cache again and again (a spin loop): "
-                                      "GM has changed, but a scalar read sees it only after "
-                                      "DataCacheCleanAndInvalid<T, CacheLine::SINGLE_CACHE_LINE, "
-                                      "DcciDst::CACHELINE_OUT> drops the line; call it before each read")
-                        : std::string("reads the same GM value again and again (a spin loop), and no block "
-                                      "writes it any more"),
-                  kSpinPolls);
-    }
+        return stale ? std::string("reads a GM flag from the core's data cache again and again (a spin loop): "
+                                   "GM has changed, but a scalar read sees it only after "
+                                   "DataCacheCleanAndInvalid<T, CacheLine::SINGLE_CACHE_LINE, "
+                                   "DcciDst::CACHELINE_OUT> drops the line; call it before each read")
+                     : std::string("reads the same GM value again and again (a spin loop), and no block "
+                                   "writes it any more");
+    });
     return v;
 }
 

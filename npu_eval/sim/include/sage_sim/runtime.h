@@ -183,6 +183,7 @@ struct BlockState {
     uintptr_t spin_addr = 0;
     uint64_t spin_bits = 0, spin_epoch = 0;
     uint32_t spin_count = 0;
+    bool spin_yielded = false;  // this spin loop let other blocks run (spin_read)
     int wait_pre_task_calls = 0, set_next_task_calls = 0;  // WaitPreTaskEnd, SetNextTaskStart
     void* sys_workspace = nullptr;  // SetSysWorkspace
     // The C API's `__ubuf__` arrays (sage_sim/ubuf.h): bytes placed so far, from UB byte 0 as the
@@ -547,6 +548,16 @@ SAGE_SIM_OUTLINE void gm_acquire() {
             if (w && (w & 0xFFF) != mine) b.writer[i] = (w & ~uint32_t(0xFFF)) | mine;
         }
     }
+}
+
+// A read meant for cross-core handoff (ReadGmByPassDCache) that returns bytes another block
+// stored has seen that block's flag: it is ordered after that block's stores (gm_acquire).
+inline void gm_read_acquires(const GmBuffer* b, const void* p, uint64_t bytes) {
+    if (!b || !b->writer) return;
+    const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
+    const uint32_t* w = b->writer + (static_cast<const uint8_t*>(p) - b->base);
+    for (uint64_t i = 0; i < bytes; ++i)
+        if (w[i] && (w[i] & 0xFFF) != mine) return gm_acquire();
 }
 
 // ---- Unified Buffer ----
