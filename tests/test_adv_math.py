@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
 
@@ -157,6 +158,65 @@ static void binaries() {
     dump("cumsum_last_f", fd, 20 * 24);
 }
 
+// Lgamma and Digamma on both types and both forms, the float forms that reuse the source, their
+// minimum temporary buffer (enough) and one block short of it (a fault at the call), and the
+// instructions a call records.
+static float gam(uint32_t i) {
+    const float v[] = {0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1.0f, 2.0f, -1.0f, -2.0f, -2.5f,
+                       0.5f, 1e-20f, -1e-20f, -5e-5f, 1e-5f, 65504.0f, -30.7f, 1.4616321f, -0.99f, 40.0f};
+    return i < 20 ? v[i] : float(int(i) - 100) * 0.0731f;
+}
+
+static void gammas() {
+    LocalMemAllocator<Hardware::UB> al;
+    Bufs<float> f(al);
+    Bufs<half> h(al);
+    using LF = LocalTensor<float>;
+    using LH = LocalTensor<half>;
+    using LB = LocalTensor<uint8_t>;
+    one<float>(f, "lgamma_f", gam, [](LF d, LF s, LB t) { Lgamma(d, s, t, N); });
+    one<float>(f, "digamma_f", gam, [](LF d, LF s, LB t) { Digamma(d, s, t, N); });
+    one<half>(h, "lgamma_h", gam, [](LH d, LH s, LB t) { Lgamma(d, s, t, N); });
+    one<half>(h, "digamma_h", gam, [](LH d, LH s, LB t) { Digamma(d, s, N); });
+    one<float>(f, "lgamma_fw_f", gam, [](LF d, LF s, LB t) { Lgamma(d, s, N); });
+    uint32_t maxV = 0, minV = 0;
+    GetLgammaMaxMinTmpSize(TensorShape({N}), 4, true, maxV, minV);
+    auto small = al.Alloc<uint8_t>(minV);  // 7 * 256 bytes: 64 elements a chunk
+    fill(f.src, N, gam);
+    Lgamma<float, true>(f.dst, f.src, small, N);
+    dump("lgamma_reuse_f", f.dst, N);
+    dump("lgamma_reuse_src", f.src, N);
+    fill(f.src, N, gam);
+    Digamma<float, true>(f.dst, f.src, f.tmp, N);
+    dump("digamma_reuse_f", f.dst, N);
+    expect("uninitialized-read", __LINE__ + 1);
+    Adds(f.dst, f.src, 1.0f, N);  // the source's start holds Digamma's intermediate now
+    auto& trace = sage::sim::blk().trace;
+    fill(f.src, N, gam);
+    GetDigammaMaxMinTmpSize(TensorShape({N}), 4, false, maxV, minV);
+    auto exact = al.Alloc<uint8_t>(minV);
+    size_t before = trace.size();
+    Digamma(f.dst, f.src, exact, N);  // the minimum itself is enough: 64 elements a chunk, 5 chunks
+    size_t mid = trace.size();
+    Digamma(f.dst, f.src, f.tmp, N);  // one chunk
+    std::printf("GTRACE\tdigamma_min\t%zu\nGTRACE\tdigamma_one\t%zu\n", mid - before, trace.size() - mid);
+    auto shortTmp = al.Alloc<uint8_t>(minV - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        Digamma(f.dst, f.src, shortTmp, N);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    GetLgammaMaxMinTmpSize(TensorShape({N}), 2, false, maxV, minV);
+    auto hExact = al.Alloc<uint8_t>(minV);
+    Lgamma(h.dst, h.src, hExact, N);
+    auto hShort = al.Alloc<uint8_t>(minV - 32);
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);
+        Lgamma(h.dst, h.src, hShort, N);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 // A sharedTmpBuffer one byte short of the documented minimum, and a framework-allocated
 // temporary with too little UB left.
 static void faults() {
@@ -219,7 +279,17 @@ static void tmp_sizes() {
     SAGE_TMP(Erf) SAGE_TMP(Floor) SAGE_TMP(Ceil) SAGE_TMP(Trunc) SAGE_TMP(Round) SAGE_TMP(Frac)
     SAGE_TMP(Sign) SAGE_TMP(Exp) SAGE_TMP(Log) SAGE_TMP(Log2) SAGE_TMP(Log10) SAGE_TMP(Clamp)
     SAGE_TMP(Axpy) SAGE_TMP(Xor) SAGE_TMP(Fmod) SAGE_TMP(Sin) SAGE_TMP(Cos) SAGE_TMP(Tan) SAGE_TMP(Atan)
-    SAGE_TMP(Erfc) SAGE_TMP(Asin) SAGE_TMP(Acos)
+    SAGE_TMP(Erfc) SAGE_TMP(Asin) SAGE_TMP(Acos) SAGE_TMP(Lgamma) SAGE_TMP(Digamma)
+    for (uint32_t ts : {2u, 4u}) {
+        uint32_t lgammaMax = 0, lgammaMin = 0, digammaMax = 0, digammaMin = 0;
+        uint32_t lgammaNodes = 0, digammaNodes = 0, extra = 0;
+        GetLgammaMaxMinTmpSize(TensorShape({300}), ts, true, lgammaMax, lgammaMin);
+        GetDigammaMaxMinTmpSize(TensorShape({300}), ts, true, digammaMax, digammaMin);
+        GetLgammaTmpBufferFactorSize(ts, lgammaNodes, extra);
+        GetDigammaTmpBufferFactorSize(ts, digammaNodes, extra);
+        std::printf("REUSE\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n", ts, lgammaMax, lgammaMin, digammaMax, digammaMin,
+                    lgammaNodes, digammaNodes);
+    }
     for (int64_t n : {1LL, 300LL, 4096LL})
         for (uint32_t ts : {2u, 4u})
             for (int form = 0; form < 3; ++form) {
@@ -259,7 +329,7 @@ static void sum_tmp() {
     } catch (const sage::sim::KernelAbort&) {
     }
 }
-""" + main_calling("unary_float();", "unary_half();", "mixed();", "binaries();", "faults();", "costs();",
+""" + main_calling("unary_float();", "unary_half();", "mixed();", "binaries();", "gammas();", "faults();", "costs();",
                    "tmp_sizes();", "sum_tmp();")
 
 
@@ -492,6 +562,8 @@ def test_a_short_temporary_buffer_is_out_of_bounds_at_the_call(run):
     messages = [m for _, code, _, m in run.rows("FAULT") if code == "ub-out-of-bounds"]
     assert any("GetTanhMaxMinTmpSize" in m for m in messages), messages
     assert any("free UB" in m for m in messages), messages
+    assert any("GetLgammaMaxMinTmpSize" in m for m in messages), messages
+    assert any("GetDigammaMaxMinTmpSize" in m for m in messages), messages
 
 
 def linear(fp, hp):
@@ -515,6 +587,7 @@ FORMULAS = {
     "Fmod": linear(1, 8),  # Trunc's nodes, plus three float tensors (6 half nodes) for half
     "Sin": linear(3, 8), "Cos": linear(3, 8), "Tan": linear(4, 10), "Atan": linear(5, 12), "Erfc": linear(7, 16),
     "Asin": linear(2, 6), "Acos": linear(2, 6),
+    "Lgamma": linear(8, 26), "Digamma": linear(7, 16),  # half counts 13 and 8 float tensors in half nodes
 }
 
 
@@ -819,3 +892,259 @@ def test_asin_acos_follow_the_documented_branches(run):
     acos_want = doc(lambda v: F(F(asin_doc(v) + F(-HALF_PI_F)) * F(-1)), x)
     np.testing.assert_allclose(run("acos_f", np.float32), acos_want, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(asin, np.arcsin(x.astype(np.float64)), rtol=1e-4, atol=1e-5)
+
+
+# ---- Lgamma and Digamma: Lgamma.md, Digamma.md and the Atlas A2 implementation they document
+# (range-split polynomials, shifted asymptotic series, the reflection formula), one float op at a time.
+# Each branch is picked by a mask and added onto a zero accumulator: a picked v comes out as v + 0.
+
+GAM_SPECIAL = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, 2.0, -1.0, -2.0, -2.5, 0.5, 1e-20, -1e-20, -5e-5, 1e-5,
+               65504.0, -30.7, 1.4616321, -0.99, 40.0]
+
+
+def gam() -> np.ndarray:
+    x = (np.arange(N) - 100).astype(np.float32) * F(0.0731)
+    x[:20] = GAM_SPECIAL
+    return x
+
+
+INF = F(np.inf)
+LG_PI = F(3.1415927410125732421875)
+
+
+def muladd(t, coefs):  # LGammaCalcMulAdd: t (c0 t^(n-1) + ... + c(n-1))
+    r = F(F(t * F(coefs[0])) + F(coefs[1]))
+    for c in coefs[2:]:
+        r = F(F(r * t) + F(c))
+    return F(r * t)
+
+
+def ln32(v):
+    with np.errstate(all="ignore"):
+        return F(np.log(np.float64(v)))
+
+
+def lgamma_pos(a):
+    if a < F(0.7):
+        c = (0.00358751555905, -0.00547128543258, -0.0446271263063, 0.167317703366, -0.0421359799802,
+             -0.655867278576, 0.577215373516)
+        return F(F(ln32(F(F(muladd(a, c) * a) + a)) * F(-1)) + F(0))
+    if a < F(1.5):
+        c = (0.0458826646209, 0.103739671409, 0.122803635895, 0.127524212003, 0.143216684461, 0.169343575835,
+             0.207407936454, 0.27058750391, 0.400685429573, 0.82246696949, 0.577215671539)
+        return F(muladd(F(F(a * F(-1)) + F(1)), c) + F(0))
+    if a < F(3):
+        c = (4.95984932058e-05, -0.000220894842641, 0.000541314249858, -0.00120451697148, 0.00288425176404,
+             -0.00738275796175, 0.0205813199282, -0.067352488637, 0.322467029095, 0.422784328461)
+        return F(muladd(F(a + F(-2)), c) + F(0))
+    if a < F(5.8):
+        t = F(a + F(-3))
+        p = F(muladd(t, (-748.890319824, -12349.7421875, -41061.375, -48310.6640625)) + F(-143033.40625))
+        q = F(muladd(t, (-259.250976562, -10777.1796875, -92685.046875)) + F(-206353.578125))
+        return F(F(F(p / q) + t) + F(0))
+    if a < INF:
+        h = F(F(a + F(-0.5)) * F(ln32(a) * F(0.5)))
+        r = F(F(1) / a)
+        s = F(muladd(F(r * r), (0.000777830660809, -0.00277765537612)) + F(0.0833332762122))
+        s = F(F(s * r) + F(0.91893851757))
+        return F(F(F(F(s + h) + h) - a) + F(0))
+    return a if a >= INF else F(0)
+
+
+def lgamma_sin_pi(a):
+    n = F(np.floor(F(F(a + a) + F(0.5))))
+    parity = F(n - F(F(np.floor(F(n * F(0.5)))) * F(2)))
+    y = F(F(F(n * F(-0.5)) + a) * LG_PI)
+    y2 = F(y * y)
+    if parity >= F(0.5):
+        odd = (0.00002427957952022552490234375, -0.001388786011375486850738525390625, 0.0416667275130748748779296875,
+               -0.4999999701976776123046875)
+        return F(F(muladd(y2, odd) + F(1)) + F(0))
+    even = (-0.000195746586541645228862762451171875, 0.0083327032625675201416015625, -0.16666662693023681640625)
+    return F(F(F(muladd(y2, even) * y) + y) + F(0))
+
+
+def lgamma_neg(a):
+    tiny = F(9.99999968266e-20)
+    if a < tiny:
+        return F(F(ln32(a) * F(-1)) + F(0))
+    if not a >= tiny:
+        return F(0)
+    prod = F(abs(lgamma_sin_pi(a)) * a)
+    r = F(F(F(ln32(prod) * F(-1)) + F(1.1447298526763916015625)) + F(lgamma_pos(a) * F(-1)))
+    ok = np.floor(a) != a and prod < INF
+    return F((r if ok else INF) + F(0))
+
+
+def lgamma_f_doc(x):
+    a = F(abs(x))
+    if x >= 0:
+        return F(lgamma_pos(a) + F(0))
+    if x < 0:
+        return F(lgamma_neg(a) + F(0))
+    return a
+
+
+def lgamma_pos_half(x):
+    y = F(x + F(4))
+    inv = F(F(1) / y)
+    lead = F(ln32(F(F(inv * LG_PI) * F(2))) * F(0.5))
+    t = F(F(y * F(12)) + F(inv * F(-0.1)))
+    t = F(F(F(1) / t) + y)
+    t = F(F(ln32(t) + F(-1)) * y)
+    logs = F(ln32(x) + ln32(F(x + F(1))))
+    for k in (2, 3):
+        logs = F(logs + ln32(F(x + F(k))))
+    return F(F(t + lead) - logs)
+
+
+def lgamma_h_doc(x):
+    r = F(0)
+    with np.errstate(all="ignore"):
+        if x >= 0:
+            r = F(lgamma_pos_half(x) + r)
+        if x < 0:
+            refl = F(lgamma_pos_half(F(F(x * F(-1)) + F(1))) * F(-1))
+            s = F(abs(sin_doc(F(F(x - F(np.floor(x))) * LG_PI))))
+            r = F(F(refl + ln32(F(LG_PI / s))) + r)
+    if np.isnan(x):
+        r = F(x + r)
+    return F(655040) if abs(x) >= 65504 else r
+
+
+DG_PI = F(3.141592653589793238)
+NEG_2_23 = F(-8388608)
+
+
+def digamma_pos(x):
+    w = F(x + F(10))
+    inv = F(F(1) / w)
+    lead = F(ln32(w) - F(inv * F(0.5)))
+    z = F(inv * inv)
+    c = F(8.33333333333333333333e-2)
+    for k in (2.10927960927960927961e-2, 7.57575757575757575758e-3, 4.16666666666666666667e-3,
+              3.96825396825396825397e-3, 8.33333333333333333333e-3, 8.33333333333333333333e-2):
+        c = F(F(k) - F(z * c))
+    lead = F(lead - F(z * c))
+    s = F(F(1) / x)
+    for i in range(1, 10):
+        s = F(s + F(F(1) / F(x + F(i))))
+    return F(lead - s)
+
+
+def digamma_picot(x):
+    twice = F(x + x)
+    n = F(math.copysign(math.floor(abs(float(twice)) + 0.5), float(twice)))  # CAST_ROUND: half away from 0
+    f = F(F(twice - n) * F(1.5707963267948966))
+    f2 = F(f * f)
+    d = F(0.0093383789065)
+    for k in (0.00326538085938, 0.0242919921875, 0.053466796875, 0.133377909660, 0.333332300186):
+        d = F(F(d * f2) + F(k))
+    t = F(F(F(d * f2) * f) + f)
+    odd = int(n) % 2 == 1
+    r = F((t if odd else F(0)) + F(0))
+    r = F((F(F(-1) / t) if not odd else F(0)) + r)
+    return F(r * DG_PI)
+
+
+def digamma_special(x):
+    neg_int = NEG_2_23 < x < 0 and math.floor(x) == x
+    return np.isnan(x) or x <= NEG_2_23 or neg_int
+
+
+def digamma_f_doc(x):
+    with np.errstate(all="ignore"):
+        if digamma_special(x):
+            return F(np.nan)
+        if x >= 0:
+            return F(digamma_pos(x) + F(0))
+        return F(F(digamma_pos(F(F(x * F(-1)) + F(1))) + digamma_picot(x)) + F(0))
+
+
+def digamma_pos_half(x):
+    w = F(x + F(3))
+    inv = F(F(1) / w)
+    r = F(ln32(w) - F(inv * F(0.5)))
+    inv2 = F(inv * inv)
+    r = F(r - F(inv2 * F(0.0833333333333333)))
+    inv4 = F(inv2 * inv2)
+    r = F(r - F(inv4 * F(0.0083333333333333)))
+    r = F(r - F(F(inv4 * inv2) * F(0.003968253968254)))
+    s = F(F(1) / x)
+    s = F(s + F(F(1) / F(x + F(1))))
+    s = F(s + F(F(1) / F(x + F(2))))
+    return F(r - s)
+
+
+def digamma_h_doc(x):
+    with np.errstate(all="ignore"):
+        if digamma_special(x):
+            return F(np.nan)
+        if x >= 0:
+            return F(digamma_pos_half(x) + F(0))
+        frac_pi = F(F(x - F(np.floor(x))) * DG_PI)
+        refl = digamma_pos_half(F(F(1) - x))
+        if x < F(-0.0001):
+            return F(F(refl - F(DG_PI / tan_doc(frac_pi))) + F(0))
+        return F(F(refl - F(F(cos_doc(frac_pi) * DG_PI) / sin_doc(F(x * -DG_PI)))) + F(0))
+
+
+def test_lgamma_digamma_follow_the_documented_algorithm(run):
+    x = gam()
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(run("lgamma_f", np.float32), doc(lgamma_f_doc, x), rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(run("lgamma_fw_f", np.float32), doc(lgamma_f_doc, x), rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(run("digamma_f", np.float32), doc(digamma_f_doc, x), rtol=2e-6, atol=1e-6)
+        xh = x.astype(np.float16).astype(np.float32)
+        np.testing.assert_array_equal(run("lgamma_h", np.float16), doc(lgamma_h_doc, xh).astype(np.float16))
+        np.testing.assert_array_equal(run("digamma_h", np.float16), doc(digamma_h_doc, xh).astype(np.float16))
+
+
+def test_lgamma_digamma_differ_from_float64_as_documented(run):
+    x = gam()
+    xh = x.astype(np.float16)
+    lh, dh = run("lgamma_h", np.float16), run("digamma_h", np.float16)
+    # half Lgamma is lgamma1(x + 4) - ln(x (x+1) (x+2) (x+3)) in float: at x = 1 that is -4.77e-7, not 0.
+    assert xh[5] == 1 and lh[5] == np.float16(-4.76837158203125e-07) == lgamma_h_doc(F(1))
+    # half Digamma's series at x + 3 with three Bernoulli terms: near the root 1.4616 it gives 2.306e-4
+    # where float64 gives 2.728e-4.
+    exact = float(torch_digamma(np.float64(xh[17])))
+    assert dh[17] == np.float16(digamma_h_doc(F(xh[17]))) and abs(float(dh[17]) - exact) > 0.1 * abs(exact)
+    lf, df = run("lgamma_f", np.float32), run("digamma_f", np.float32)
+    # float Lgamma's rational form on [3, 5.8): at x = 5.7749 it gives 4.407927 where float64 gives
+    # 4.408102 (4e-5 relative).
+    i = 179
+    exact = float(torch.lgamma(torch.tensor(np.float64(x[i]))).item())
+    assert 5.77 < x[i] < 5.78 and lf[i] == lgamma_f_doc(x[i]) and abs(float(lf[i]) - exact) > 3e-5 * exact
+    # specials: lgamma is inf at 0, at negative integers and at -inf, NaN stays NaN; digamma is NaN at
+    # negative integers and -inf, +-inf at 0 by the sign of 1/x.
+    assert list(lf[[0, 1, 3, 4, 7, 8]]) == [np.inf] * 6 and np.isnan(lf[2])
+    assert np.isnan(df[[2, 4, 7, 8]]).all() and df[0] == -np.inf and df[1] == np.inf and df[3] == np.inf
+
+
+def torch_digamma(v: np.float64) -> np.float64:
+    return np.float64(torch.digamma(torch.tensor(v, dtype=torch.float64)).item())
+
+
+def test_lgamma_digamma_reusing_the_source(run):
+    # Same results; Lgamma leaves the selects' zeros in the source's first chunk (7 * 256 bytes of
+    # temporary: 64 elements), Digamma an intermediate, which a later read is told of.
+    np.testing.assert_array_equal(run("lgamma_reuse_f", np.float32), run("lgamma_f", np.float32))
+    np.testing.assert_array_equal(run("digamma_reuse_f", np.float32), run("digamma_f", np.float32))
+    src = run("lgamma_reuse_src", np.float32)
+    assert (src[:64] == 0).all()
+    np.testing.assert_array_equal(src[64:], gam()[64:])
+    found = {(code, int(line)) for _, code, line, _ in run.rows("FAULT")}
+    expected = {(code, int(line)) for _, code, line in run.rows("EXPECT") if code == "uninitialized-read"}
+    assert expected and expected <= found
+
+
+def test_lgamma_digamma_sizes_and_instructions(run):
+    rows = {int(r[1]): [int(v) for v in r[2:]] for r in run.rows("REUSE")}
+    # isReuseSource saves one float tensor on float and nothing on half; the factor is 8 / 13 and 7 / 16.
+    assert rows[4] == [7 * 1200, 7 * 256, 6 * 1200, 6 * 256, 8, 7]
+    assert rows[2] == [26 * 600, 26 * 256, 16 * 600, 16 * 256, 13, 16]
+    counts = {name: int(c) for _, name, c in run.rows("GTRACE")}
+    # The minimum (7 * 256 bytes) holds 64 floats a chunk: 300 elements take 5 chunks, each issuing the
+    # same long sequence (the series, the reflection's tangent polynomial, the masks and selects).
+    assert counts["digamma_one"] > 150 and counts["digamma_min"] == 5 * counts["digamma_one"]

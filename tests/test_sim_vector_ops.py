@@ -145,6 +145,16 @@ def test_counter_mode_and_preset_mask(ops):
     same(ops("bm_norm_sub", F16), want, "Normal mode, SetVectorMask(hi, lo), isSetMask=false")
 
 
+def test_ascendc_utils_set_mask(ops):
+    a, b = ops("bm_float_a", F32), ops("bm_float_b", F32)
+    want = np.full(192, -3, F32)
+    picked = np.r_[np.arange(37), 64 + np.arange(64), 128, 130]  # 37; the whole repeat for 8; bits 0 and 2
+    want[picked] = a[picked] + b[picked]
+    same(ops("bm_utils_add", F32), want, "AscendCUtils::SetMask(37), (8), <false>(3), (0, 5)")
+    row = next(line.split("\t")[1:] for line in ops.stdout.splitlines() if line.startswith("UTILS\t"))
+    assert [int(v) for v in row] == [32, 32, 16, 8]
+
+
 # ---------------------------------------------------------------- unary, scalar, Axpy, fills
 
 

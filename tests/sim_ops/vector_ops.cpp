@@ -134,6 +134,22 @@ static void binary_masked() {
     Sub<half, false>(nd, a, b, MASK_PLACEHOLDER, 2, {1, 1, 1, 8, 8, 8});
     ResetMask();
     dump("bm_norm_sub", nd, 512);
+
+    // AscendCUtils::SetMask(len): 37 elements; 8 (one block of floats) sets the whole mask;
+    // isSetMask = false leaves the mask alone.
+    auto ud = c.get<float>(192);
+    Duplicate(ud, -3.0f, 192);
+    AscendCUtils::SetMask<float>(37);
+    Add<float, false>(ud, fa, fb, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+    AscendCUtils::SetMask<float>(8);
+    AscendCUtils::SetMask<float, false>(3);
+    Add<float, false>(ud[64], fa[64], fb[64], MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+    AscendCUtils::SetMask<float>(0, 0x5ull);
+    Add<float, false>(ud[128], fa[128], fb[128], MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+    ResetMask();
+    dump("bm_utils_add", ud, 192);
+    std::printf("UTILS\t%d\t%d\t%d\t%d\n", AscendCUtils::GetBitSize(4), AscendCUtils::GetC0Size(),
+                AscendCUtils::GetC0Count(2), AscendCUtils::GetDefaultBlockNum());
 }
 
 // ---------------------------------------------------------------- unary and scalar

@@ -81,6 +81,8 @@
 #include "adv_api/math/erfc.h"
 #include "adv_api/math/asin.h"
 #include "adv_api/math/acos.h"
+#include "adv_api/math/lgamma.h"
+#include "adv_api/math/digamma.h"
 #include "adv_api/activation/softmax.h"
 #include "adv_api/activation/simplesoftmax.h"
 #include "adv_api/activation/logsoftmax.h"

@@ -50,6 +50,8 @@
 #include "math/erfc_tiling.h"
 #include "math/asin_tiling.h"
 #include "math/acos_tiling.h"
+#include "math/lgamma_tiling.h"
+#include "math/digamma_tiling.h"
 
 // normalization
 #include "../securec.h"

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "vec.h"
 
@@ -32,9 +33,42 @@ struct Steps {
     Steps() = default;
     template <size_t N>
     constexpr Steps(const Step (&steps)[N]) : first(steps), count(N) {}
+    Steps(const Step* steps, size_t n) : first(steps), count(n) {}
     const Step* begin() const { return first; }
     const Step* end() const { return first + count; }
     size_t size() const { return count; }
+};
+
+// An API's steps built once by code, for the long sequences (Lgamma, Digamma) whose parts
+// repeat: a Horner polynomial, a compare mask, a select-and-add, another API's whole sequence.
+struct StepList {
+    std::vector<Step> list;
+    StepList& add(const char* api, size_t times = 1) {
+        for (size_t i = 0; i < times; ++i) list.push_back(Step{api});
+        return *this;
+    }
+    StepList& add(Steps steps) {
+        list.insert(list.end(), steps.begin(), steps.end());
+        return *this;
+    }
+    // A Cast in or out of the user's type T.
+    StepList& add_on_t(const char* api) {
+        list.push_back(Step{api, true});
+        return *this;
+    }
+    StepList& pairs(const char* a, const char* b, size_t times) {
+        for (size_t i = 0; i < times; ++i) add(a).add(b);
+        return *this;
+    }
+    // t (c0 t^(n-1) + ... + c(n-1)): Muls, Adds, then Mul and Adds per further coefficient, and a Mul.
+    StepList& horner(size_t n) { return add("Muls").add("Adds").pairs("Mul", "Adds", n - 2).add("Mul"); }
+    // A compare against a scalar: the scalar duplicated into a tensor, then Compare.
+    StepList& mask() { return add("Duplicate").add("Compare"); }
+    // lo <= x < hi: two masks and their And.
+    StepList& range() { return mask().mask().add("And"); }
+    // Select(mask, v, 0) added onto an accumulator.
+    StepList& pick() { return add("Select").add("Add"); }
+    Steps view() const { return Steps(list.data(), list.size()); }
 };
 
 // The temporary buffer an API call works in: the user's sharedTmpBuffer, or (tmp == nullptr)
@@ -82,6 +116,12 @@ inline uint32_t chunk_elems(uint32_t tmp_bytes, uint32_t bytes_per_elem, uint32_
     uint32_t per_blk = 32 / sizeof(T);
     uint32_t n = tmp_bytes / bytes_per_elem / per_blk * per_blk;
     return std::max<uint32_t>(n, per_blk);
+}
+
+// The chunk the Atlas A2 implementations that split by float tensors use: the temporary bytes over
+// the bytes one element takes, rounded down to whole 32-element blocks (ONE_BLK_SIZE).
+inline uint32_t float_split(uint32_t tmp_bytes, uint32_t bytes_per_elem) {
+    return tmp_bytes / bytes_per_elem / 32u * 32u;
 }
 
 // Records the steps for each chunk: the first reads the sources, the last writes dst, and the

@@ -13,15 +13,17 @@
 namespace AscendC {
 namespace detail {
 
+// Cos's instructions per chunk on float (Lgamma and Digamma issue them too).
+inline constexpr sage::sim::advmath::Step kCosFloatSteps[] = {{"Muls"}, {"Adds"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Adds"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Adds"}, {"Mul"}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Muls"}, {"Add"}, {"Adds"}, {"Muls"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Mul"}, {"Mins"}, {"Maxs"}};
+
 template <typename T, bool isReuseSource>
 inline void cos_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
                      uint32_t count, sage::sim::SrcLoc loc)
 {
     using namespace sage::sim::advmath;
     SAGE_DTYPE_GATE("Cos", T, (sage::sim::one_of<T, half, float>()), "half, float")
-    static constexpr Step kFloat[] = {{"Muls"}, {"Adds"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Adds"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Adds"}, {"Mul"}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Muls"}, {"Add"}, {"Adds"}, {"Muls"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Mul"}, {"Mins"}, {"Maxs"}};
     static constexpr Step kHalf[] = {{"Cast", true}, {"Muls"}, {"Adds"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Adds"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Adds"}, {"Mul"}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Muls"}, {"Add"}, {"Adds"}, {"Muls"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Mul"}, {"Mins"}, {"Maxs"}, {"Cast", true}};
-    const Steps steps = sizeof(T) == sizeof(float) ? Steps(kFloat) : Steps(kHalf);
+    const Steps steps = sizeof(T) == sizeof(float) ? Steps(kCosFloatSteps) : Steps(kHalf);
     uint32_t maxTmp = 0, minTmp = 0;
     GetCosMaxMinTmpSize(TensorShape({int64_t(count)}), sizeof(T), isReuseSource, maxTmp, minTmp);
     const Plan plan{"Cos", "GetCosMaxMinTmpSize", minTmp, uint32_t(sizeof(T) * (sizeof(T) == sizeof(float) ? (isReuseSource ? 2u : 3u) : 8u)), steps};

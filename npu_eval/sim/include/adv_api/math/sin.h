@@ -13,15 +13,17 @@
 namespace AscendC {
 namespace detail {
 
+// Sin's instructions per chunk on float (Lgamma and Digamma issue them too).
+inline constexpr sage::sim::advmath::Step kSinFloatSteps[] = {{"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Mul"}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Muls"}, {"Add"}, {"Adds"}, {"Muls"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Mul"}};
+
 template <typename T, bool isReuseSource>
 inline void sin_run(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
                      uint32_t count, sage::sim::SrcLoc loc)
 {
     using namespace sage::sim::advmath;
     SAGE_DTYPE_GATE("Sin", T, (sage::sim::one_of<T, half, float>()), "half, float")
-    static constexpr Step kFloat[] = {{"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Mul"}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Muls"}, {"Add"}, {"Adds"}, {"Muls"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Mul"}};
     static constexpr Step kHalf[] = {{"Cast", true}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Muls"}, {"Sub"}, {"Mul"}, {"Muls"}, {"Cast"}, {"Cast"}, {"Muls"}, {"Muls"}, {"Add"}, {"Adds"}, {"Muls"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Adds"}, {"Mul"}, {"Mul"}, {"Cast", true}};
-    const Steps steps = sizeof(T) == sizeof(float) ? Steps(kFloat) : Steps(kHalf);
+    const Steps steps = sizeof(T) == sizeof(float) ? Steps(kSinFloatSteps) : Steps(kHalf);
     uint32_t maxTmp = 0, minTmp = 0;
     GetSinMaxMinTmpSize(TensorShape({int64_t(count)}), sizeof(T), isReuseSource, maxTmp, minTmp);
     const Plan plan{"Sin", "GetSinMaxMinTmpSize", minTmp, uint32_t(sizeof(T) * (sizeof(T) == sizeof(float) ? (isReuseSource ? 2u : 3u) : 8u)), steps};

@@ -12,6 +12,8 @@
 //   Indices: srcIndexLocal (isInitIndex: one row of inner shared by every row in Normal mode, one
 //   per row in Small mode), else the position 0..inner-1 (the Arange the doc's step 1 generates).
 //   isHasfinish: a row whose finishLocal byte is true gets the invalid index n in all k places.
+//   isReuseSrc: reserved on Atlas A2 (TopK.md: pass false; only the 950's float path reuses the
+//   source), so the source is left intact whatever it says.
 //
 // Order, as the doc states: the device negates the data for the smallest k (Muls by -1), sorts
 // descending (Sort32 then MrgSort), and takes the first k (GatherMask), so equal values keep the
