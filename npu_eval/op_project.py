@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.launch_plan import ArgKind, DType, LaunchPlan, ModelAttr, TensorArg, TrialPlan
+from sage_npu.npu_eval.op_candidate import source_line
 from sage_npu.npu_eval.report import Diagnostic, Status, diagnostic
 from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch, run_sandboxed
 from sage_npu.npu_eval.settings import EvalSettings
@@ -213,7 +214,7 @@ def run_op_tiling(host: Path, user_files: set[str], plan: LaunchPlan, s: EvalSet
     func_line = tiling_func_line(host)
     flags = [*compile_flags(chip, "-O0", {}), "-iquote", str(host.parent)]
     built = build(_driver_source(host), flags, s.cxx, BuildCache(s.cache_dir or default_cache_dir()),
-                  user_files, (str(host), func_line), s.compile_timeout_s)
+                  user_files, source_line(host, func_line), s.compile_timeout_s)
     if not built.ok or built.binary is None:
         return OpFailure("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
                                            for d in built.diagnostics])
@@ -222,7 +223,7 @@ def run_op_tiling(host: Path, user_files: set[str], plan: LaunchPlan, s: EvalSet
     res = run_sandboxed([str(built.binary), str(spec), _pascal(entry)], work, limits, 1 << 20)
 
     def broken(why: str, line: int = func_line) -> OpFailure:
-        return OpFailure("harness_error", [diagnostic(str(host), line, "error", "host-error", why)])
+        return OpFailure("harness_error", [diagnostic(*source_line(host, line), "error", "host-error", why)])
 
     if res.timed_out:
         return broken(f"the tiling function ran past its {s.run_timeout_s:.0f} s limit")
@@ -368,7 +369,7 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
     func_line = tiling_func_line(task_host)
 
     def fail(message: str, file: Path = task_host, line: int = func_line) -> OpFailure:
-        return OpFailure("harness_error", [diagnostic(str(file), line, "error", "host-error", message)])
+        return OpFailure("harness_error", [diagnostic(*source_line(file, line), "error", "host-error", message)])
 
     if not definition.tiling:
         return fail(f"{definition.op} registers no tiling function: this->AICore().SetTiling(TilingFunc) or "
@@ -386,6 +387,7 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
                     f"{len(plan.first.args)} inputs and outputs, then workspace and tiling ({want})",
                     kernel, entry.line)
     cls = _tiling_class(definition)
+    launch = source_line(task_host, func_line)
     trials = []
     for i, (trial, o) in enumerate(zip(plan.trials, outcomes, strict=True)):
         wrong_shape = _infer_problem(o, definition, trial)
@@ -397,7 +399,7 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
         ws, tiling = _write_buffers(o, work / f"trial_{i}")
         trials.append(trial.model_copy(update={
             "block_dim": o.block_dim, "tiling_key": o.key, "args": [*trial.args, ws, tiling],
-            "launch_file": str(task_host), "launch_line": func_line}))
+            "launch_file": launch[0], "launch_line": launch[1]}))
     sig = plan.signature
     defines = dict(sig.defines)
     header = _tiling_header(task_host)

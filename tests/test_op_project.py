@@ -16,6 +16,7 @@ import pytest
 
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.launch_plan import LaunchPlan, Output, Signature, TensorArg, TrialPlan
+from sage_npu.npu_eval.op_candidate import source_line
 from sage_npu.npu_eval.op_project import TILING_CAPACITY, OpFailure, run_op_tiling
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.task import TaskError, load_task
@@ -116,14 +117,43 @@ def test_a_multikernelbench_candidate_is_laid_out_as_its_pipeline_writes_it(tmp_
     assert (task.root, task.reference, task.host) == (tmp_path, tmp_path / "reference.py", None)
     assert (task.op_host, task.kernel) == (project / "op_host" / "leaky_relu_custom.cpp",
                                            project / "op_kernel" / "leaky_relu_custom.cpp")
-    assert (project / "op_host" / "leaky_relu_custom_tiling.h").read_text().lstrip().startswith(
-        '#include "register/tilingdata_base.h"')
+    # Each file starts with a #line directive: its lines are the candidate's.
+    header = (project / "op_host" / "leaky_relu_custom_tiling.h").read_text().splitlines()
+    string_line = CANDIDATE.read_text().splitlines().index('host_tiling_src = """') + 1
+    assert header[0] == f'#line {string_line} "{tmp_path / "candidate.py"}"'
+    assert header[2] == '#include "register/tilingdata_base.h"'
+    assert source_line(project / "op_host" / "leaky_relu_custom_tiling.h", 3) == (str(tmp_path / "candidate.py"),
+                                                                                  string_line + 1)
     assert load_task(tmp_path / "candidate.py") == task
     # Strings the pipeline would compute are not read (the candidate is never run): one line says so.
     text = CANDIDATE.read_text().replace('kernel_src = """', 'kernel_src = "" + """', 1)
     (tmp_path / "candidate.py").write_text(text)
     with pytest.raises(TaskError, match=r"candidate.py: kernel_src must be a string literal holding the file$"):
         load_task(tmp_path)
+
+
+def test_a_candidates_mistakes_are_at_the_candidates_lines(evaluator, tmp_path):
+    lines = CANDIDATE.read_text().splitlines()
+
+    def first_error(text: str, reference: str):
+        task = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+        task.mkdir()
+        (task / "cand.py").write_text(text)
+        (task / "reference.py").write_text(reference)
+        report = evaluator.evaluate(task).report
+        errors = [d for d in report.diagnostics if d.severity == "error"]
+        assert errors, report.status
+        assert errors[0].file == str(task / "cand.py"), errors[0]
+        return report.status, lines[errors[0].line - 1].strip(), errors[0].message
+
+    # A dtype the OpDef does not take: at the candidate's Input line (in host_operator_src).
+    status, line, message = first_error(CANDIDATE.read_text(), LEAKY_REFERENCE.replace("float16", "float32"))
+    assert (status, line) == ("harness_error", 'this->Input("x")'), message
+    # A compile error in kernel_src: at its line of the candidate.
+    wrong = "AscendC::LeakyRelu(yLocal, xLocal, this->negativeSlope, n);"
+    status, line, message = first_error(CANDIDATE.read_text().replace(wrong, wrong.replace("Slope", "Slop")),
+                                        LEAKY_REFERENCE)
+    assert (status, line) == ("compile_error", wrong) and "negativeSlop" in message, message
 
 
 def test_a_multikernelbench_candidate_evaluates_as_its_op_project(evaluator, tmp_path):
