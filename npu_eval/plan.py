@@ -242,6 +242,12 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
             sys.path.remove(req.task_root)
 
 
+# The longest string (UTF-8 bytes) and list attribute an op's tiling is given (op_tiling_main.h's read_hex and
+# set_attr take these; a test checks they agree); a longer one is no op attribute.
+MAX_ATTR_STRING = 4000
+MAX_ATTR_LIST = 65536
+
+
 def _model_attrs(model) -> dict[str, ModelAttr]:
     """The Model's own number, string and number-list attributes (`self.negative_slope = 0.01`,
     `self.reduction = "mean"`, `self.dims = (0, 2)`): an op's attribute values."""
@@ -249,9 +255,12 @@ def _model_attrs(model) -> dict[str, ModelAttr]:
     for k, v in vars(model).items():
         if k.startswith("_") or k == "training":
             continue
-        if isinstance(v, (bool, int, float, str)):
-            found[k] = v if isinstance(v, str) else float(v)
-        elif isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in v):
+        if isinstance(v, str) and len(v.encode()) <= MAX_ATTR_STRING:
+            found[k] = v
+        elif isinstance(v, (bool, int, float)):
+            found[k] = float(v)
+        elif (isinstance(v, (list, tuple)) and len(v) <= MAX_ATTR_LIST
+              and all(isinstance(x, (bool, int, float)) for x in v)):
             found[k] = [float(x) for x in v]  # torch.Size is a tuple
     return found
 

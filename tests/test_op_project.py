@@ -18,6 +18,7 @@ from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.launch_plan import LaunchPlan, Output, Signature, TensorArg, TrialPlan
 from sage_npu.npu_eval.op_candidate import source_line
 from sage_npu.npu_eval.op_project import TILING_CAPACITY, OpFailure, run_op_tiling
+from sage_npu.npu_eval.plan import MAX_ATTR_LIST, MAX_ATTR_STRING
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.task import TaskError, load_task
 
@@ -46,6 +47,11 @@ def test_the_tiling_buffer_capacity_is_one_number_in_python_and_cpp():
     m = re.search(r"TILING_CAPACITY = (\d+) \* (\d+);", DRIVER.read_text())
     assert m is not None
     assert int(m.group(1)) * int(m.group(2)) == TILING_CAPACITY
+
+
+def test_the_attribute_limits_are_one_number_in_python_and_cpp():
+    text = DRIVER.read_text()
+    assert f"MAX_ATTR_STRING = {MAX_ATTR_STRING};" in text and f"MAX_ATTR_LIST = {MAX_ATTR_LIST};" in text
 
 
 def test_an_op_project_folder_and_its_kernel_file_load_as_the_project(tmp_path):

@@ -122,10 +122,16 @@ inline void print_definition(const ::ops::OpDef& op, const OpFunctions& fns)
     std::printf("]}\n");
 }
 
+// The longest string (bytes) and list attribute values the input file holds: MAX_ATTR_STRING and
+// MAX_ATTR_LIST in npu_eval/plan.py, which gives none longer (a test checks they agree).
+constexpr size_t MAX_ATTR_STRING = 4000;
+constexpr size_t MAX_ATTR_LIST = 65536;
+
 // "xHEX": the bytes HEX spells ("x" alone: none).
 inline bool read_hex(FILE* in, std::string& out)
 {
     static char buf[8192];
+    static_assert(2 * MAX_ATTR_STRING + 1 < sizeof(buf), "a string attribute's hex fits the buffer");
     if (std::fscanf(in, "%8191s", buf) != 1 || buf[0] != 'x') return false;
     out.clear();
     for (const char* c = buf + 1; c[0] && c[1]; c += 2) {
@@ -228,7 +234,7 @@ inline bool set_attr(FILE* in, const ::ops::OpDef& op, std::vector<gert::SageAtt
     std::vector<double> list;
     size_t count = 0;
     if (form[0] == 'l') {
-        if (std::fscanf(in, "%zu", &count) != 1 || count > 65536) return false;
+        if (std::fscanf(in, "%zu", &count) != 1 || count > MAX_ATTR_LIST) return false;
         for (double x = 0; list.size() < count && std::fscanf(in, "%lf", &x) == 1;) list.push_back(x);
         if (list.size() != count) return false;
     } else if (!(form[0] == 'n' && std::fscanf(in, "%lf", &number) == 1) && !(form[0] == 's' && read_hex(in, text))) {
