@@ -41,7 +41,7 @@ _GE_NAMES = {0: "DT_FLOAT", 1: "DT_FLOAT16", 2: "DT_INT8", 3: "DT_INT32", 4: "DT
 # The tiling buffer's capacity, TILING_CAPACITY in sage_sim/op_tiling_main.h (a test checks they agree).
 TILING_CAPACITY = 64 * 1024
 _WORKSPACE_LIMIT = 1 << 30  # a workspace larger than this is refused rather than allocated
-_OPTIONAL = 1  # ops::OPTIONAL
+_OPTIONAL, _DYNAMIC = 1, 3  # ops::OPTIONAL, ops::DYNAMIC
 _DRIVER = "sage_sim/op_tiling_main.h"
 
 
@@ -378,6 +378,10 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
     kinds = plan.signature.kinds[drop:]  # every argument so far is a tensor: drop any `drop` of them
     plan = plan.model_copy(update={"trials": [_without_weights(t, drop) for t in plan.trials],
                                    "signature": plan.signature.model_copy(update={"kinds": kinds})})
+    dynamic = [p.name for p in (*definition.inputs, *definition.outputs) if p.param == _DYNAMIC]
+    if dynamic:
+        return fail(f"'{dynamic[0]}' is ParamType(DYNAMIC), a list of tensors, which is not emulated yet: declare "
+                    "each tensor as its own REQUIRED input", line=_line_of(task_host, rf'"{re.escape(dynamic[0])}"'))
     bad = _count_check(definition, plan, task_host, reference)
     if bad:
         return fail(bad, line=_line_of(task_host, r"\b(Input|Output)\s*\("))

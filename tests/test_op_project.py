@@ -258,6 +258,12 @@ def test_an_input_count_that_disagrees_with_reference_is_reported_at_the_op_def(
     assert (d.file, d.code) == (str(host), "host-error")
     assert host.read_text().splitlines()[d.line - 1].strip().startswith('this->Input("x")')
     assert d.message == "AxpyCustom declares 2 inputs (x, y) but reference.py gives 3 tensors"
+    # A dynamic input (a list of tensors) is refused at its line.
+    dynamic = FAULTY_HOST.replace('Input("y").ParamType(REQUIRED)', 'Input("y").ParamType(DYNAMIC)')
+    task = _faulty(tmp_path, 8, host=dynamic)
+    [d] = [d for d in evaluator.evaluate(task).report.diagnostics if d.severity == "error"]
+    assert FAULTY_HOST.splitlines()[d.line - 1].strip().startswith('this->Input("y")')
+    assert d.message.startswith("'y' is ParamType(DYNAMIC), a list of tensors, which is not emulated yet")
 
 
 def test_an_op_host_compile_error_is_at_its_line(evaluator, tmp_path):
