@@ -262,6 +262,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'SwiGLU': (('docs/zh/api/SIMD-API/高阶API/激活函数/SwiGLU接口/SwiGLU.md',), (310, 910), ()),
     'Swish': (('docs/zh/api/SIMD-API/高阶API/激活函数/Swish接口/Swish.md',), (310, 910), ()),
     'SyncAll': (('docs/zh/api/SIMD-API/基础API/同步控制/核间同步/SyncAll.md',), (310, 910), ()),
+    'TILING': (('docs/zh/api/SIMD-API/基础API/Kernel-Tiling/TILING_KEY_IS.md', 'docs/zh/api/SIMD-API/基础API/Kernel-Tiling/TILING_KEY_LIST.md'), (310, 910), ()),
     'Tan': (('docs/zh/api/SIMD-API/高阶API/数学计算/Tan接口/Tan.md',), (310, 910), ()),
     'Tanh': (('docs/zh/api/SIMD-API/高阶API/数学计算/Tanh接口/Tanh.md',), (310, 910), ()),
     'TopK': (('docs/zh/api/SIMD-API/高阶API/排序操作/TopK.md',), (310, 910), ()),

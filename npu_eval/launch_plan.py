@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # Element types the harness carries, by the name the report and the compare stage use.
 DType = Literal["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"]
+# An op attribute's value as the reference Model holds it: a number (bool 0/1), a string, a list of numbers.
+ModelAttr = float | str | list[float]
 
 
 class _Plan(BaseModel):
@@ -104,9 +106,9 @@ class LaunchPlan(_Plan):
 
     signature: Signature
     trials: list[TrialPlan] = Field(min_length=1)
-    model_attrs: dict[str, float] = Field(
-        default_factory=dict, description="an op project's reference Model's number attributes (bools as 0/1): "
-        "the values of the OpDef attributes of the same names")
+    model_attrs: dict[str, ModelAttr] = Field(
+        default_factory=dict, description="an op project's reference Model's number (bools as 0/1), string and "
+        "number-list attributes: the values of the OpDef attributes of the same names")
 
     @property
     def first(self) -> TrialPlan:

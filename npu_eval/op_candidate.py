@@ -5,12 +5,17 @@ top-level string assignments hold the op project's files: `host_tiling_src` (op_
 `host_operator_src` (op_host/<op>.cpp) and `kernel_src` (op_kernel/<op>.cpp), with `<op>` the
 kernel entry's name (`add_custom`), as that benchmark's pipeline writes them before its build.
 The strings are read with `ast` (the file is never run) and written, when changed, under the
-candidate's folder in `.sage/msop/<candidate>/`, which then evaluates as any op project.
+candidate's folder in `.sage/msop/<candidate>/`, which then evaluates as any op project. Each
+written file starts with a `#line` directive naming the candidate and the line its string starts
+on, so the compiler's errors and the emulator's faults name the lines the user edits
+(`source_line` maps the other diagnostics); a string whose escapes make or join lines (`\\n`, a
+backslash at a line's end) is written without one, as its lines are not the file's.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -37,13 +42,41 @@ def candidate_strings(path: Path) -> dict[str, str] | None:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value.value if isinstance(node.value, ast.Constant) else None
-            found[node.targets[0].id] = value if isinstance(value, str) else ""  # "": not a literal
+            text = value if isinstance(value, str) else ""  # "": not a literal
+            found[node.targets[0].id] = _with_line(text, node.value, path) if text.strip() else text
     if not all(k in found for k in CANDIDATE_FILES):
         return None
     not_literal = [k for k in CANDIDATE_FILES if not found[k].strip()]
     if not_literal:
         raise CandidateError(f"{path}: {', '.join(not_literal)} must be a string literal holding the file")
     return found
+
+
+def _with_line(text: str, literal: ast.expr, path: Path) -> str:
+    """The string, with a `#line` directive mapping its first line to the candidate's line where
+    the literal starts, when its lines are the source's lines (see the module's docstring)."""
+    if not isinstance(literal, ast.Constant) or literal.end_lineno is None:
+        return text
+    if literal.end_lineno - literal.lineno != text.count("\n"):
+        return text
+    return f"#line {literal.lineno} {json.dumps(str(path.resolve()))}\n{text}"
+
+
+_LINE_DIRECTIVE = re.compile(r'#line (\d+) (".*")$')
+
+
+def source_line(file: Path, line: int) -> tuple[str, int]:
+    """Where line `line` of a file a candidate's string was written to is in the candidate (the
+    file and line as they are when the file has no `#line` directive of ours)."""
+    try:
+        with file.open(encoding="utf-8", errors="replace") as f:
+            first = f.readline().rstrip("\n")
+    except OSError:
+        return str(file), line
+    m = _LINE_DIRECTIVE.match(first)
+    if m is None or line < 2:
+        return str(file), line
+    return json.loads(m.group(2)), int(m.group(1)) + line - 2
 
 
 def _write_if_changed(path: Path, text: str) -> None:

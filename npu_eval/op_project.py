@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sage_npu.npu_eval.build import BuildCache, build, compile_flags, default_cache_dir
 from sage_npu.npu_eval.chips import ChipProfile
-from sage_npu.npu_eval.launch_plan import ArgKind, DType, LaunchPlan, TensorArg, TrialPlan
+from sage_npu.npu_eval.launch_plan import ArgKind, DType, LaunchPlan, ModelAttr, TensorArg, TrialPlan
+from sage_npu.npu_eval.op_candidate import source_line
 from sage_npu.npu_eval.report import Diagnostic, Status, diagnostic
 from sage_npu.npu_eval.sandbox import SandboxLimits, prepare_scratch, run_sandboxed
 from sage_npu.npu_eval.settings import EvalSettings
@@ -39,7 +41,7 @@ _GE_NAMES = {0: "DT_FLOAT", 1: "DT_FLOAT16", 2: "DT_INT8", 3: "DT_INT32", 4: "DT
 # The tiling buffer's capacity, TILING_CAPACITY in sage_sim/op_tiling_main.h (a test checks they agree).
 TILING_CAPACITY = 64 * 1024
 _WORKSPACE_LIMIT = 1 << 30  # a workspace larger than this is refused rather than allocated
-_OPTIONAL = 1  # ops::OPTIONAL
+_OPTIONAL, _DYNAMIC = 1, 3  # ops::OPTIONAL, ops::DYNAMIC
 _DRIVER = "sage_sim/op_tiling_main.h"
 
 
@@ -50,6 +52,7 @@ class _Msg(BaseModel):
 class OpParam(_Msg):
     name: str
     param: int
+    value_depend: int = 0  # ops::Option: IGNORE (0) unless the tiling reads the input's values
     dtypes: list[int]
 
 
@@ -62,6 +65,7 @@ class TilingClass(_Msg):
 class OpAttr(_Msg):
     name: str
     param: int
+    kind: int = 0  # gert::SageAttrValue::Kind
     has_value: bool
 
 
@@ -73,8 +77,16 @@ class OpDefinition(_Msg):
     outputs: list[OpParam]
     attrs: list[OpAttr]
     socs: list[str]
-    tiling: bool
+    tiling: bool  # OpDef's SetTiling or IMPL_OP_OPTILING(...).Tiling named a function
+    infer_shape: bool = False  # SetInferShape or IMPL_OP(...).InferShape did
     classes: list[TilingClass]
+
+
+class InferOutcome(_Msg):
+    """One call of the infer-shape function: its status and the output shapes it set."""
+
+    infer_status: int
+    shapes: list[list[int]]
 
 
 class TilingOutcome(_Msg):
@@ -89,6 +101,7 @@ class TilingOutcome(_Msg):
     overflow: int  # the size of a struct SaveToBuffer could not fit (0: none)
     overflow_capacity: int  # the buffer size SaveToBuffer was given then
     bytes: str  # hex
+    infer: InferOutcome | None = None  # the infer-shape call before it, when the op has one
 
 
 @dataclass(frozen=True)
@@ -115,15 +128,25 @@ def _line_of(path: Path, pattern: str) -> int:
     return 1
 
 
-def tiling_func_line(host: Path) -> int:
-    """Where the function SetTiling registers is defined (else the SetTiling call)."""
+def _registered_line(host: Path, registrars: str, context: str) -> int:
+    """Where the function a registrar call names (`SetTiling(TilingFunc)`) is defined, else the call."""
     text = host.read_text(errors="replace")
-    m = re.search(r"SetTiling\s*\(\s*([\w:]+)\s*\)", text)
+    m = re.search(rf"(?:{registrars})\s*\(\s*([\w:]+)\s*[,)]", text)
     if m is None:
         return 1
     name = m.group(1).split("::")[-1]
-    line = _line_of(host, rf"\b{re.escape(name)}\s*\(\s*gert::TilingContext")
+    line = _line_of(host, rf"\b{re.escape(name)}\s*\(\s*(gert::)?{context}\b")
     return line if line > 1 else text[:m.start()].count("\n") + 1
+
+
+def tiling_func_line(host: Path) -> int:
+    """Where the tiling function (OpDef's SetTiling, or IMPL_OP_OPTILING's .Tiling) is defined."""
+    return _registered_line(host, r"\bSetTiling|\.\s*Tiling", "TilingContext")
+
+
+def infer_shape_line(host: Path) -> int:
+    """Where the infer-shape function (SetInferShape, or IMPL_OP's .InferShape) is defined."""
+    return _registered_line(host, r"\bSetInferShape|\.\s*InferShape", "InferShapeContext")
 
 
 def _tiling_header(host: Path) -> Path | None:
@@ -138,14 +161,47 @@ def _driver_source(host: Path) -> str:
             f"#include {json.dumps(str(host))}\n#include \"{_DRIVER}\"\n")
 
 
-def _trial_lines(trial: TrialPlan) -> list[str]:
-    ins = [a for a in trial.args if isinstance(a, TensorArg) and a.role == "in"]
+def _write_spec(plan: LaunchPlan, work: Path) -> Path:
+    """The driver's input file, with a copy of every input tensor in `work` (the sandboxed driver
+    reads a ValueDepend input's values there, and may not reach, or touch, the plan's files)."""
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "in").mkdir(parents=True)
+    lines = [_attr_line(k, v) for k, v in plan.model_attrs.items() if re.fullmatch(r"\w+", k)]
+    for i, trial in enumerate(plan.trials):
+        ins = [a for a in trial.args if isinstance(a, TensorArg) and a.role == "in"]
+        copies = [work / "in" / f"t{i}_{k}.bin" for k in range(len(ins))]
+        for a, copy in zip(ins, copies, strict=True):
+            shutil.copyfile(a.path, copy)
+        lines += _trial_lines(trial, ins, copies)
+    spec = work / "trials.txt"
+    spec.write_text("\n".join(lines) + "\n")
+    prepare_scratch(work)
+    return spec
+
+
+def _trial_lines(trial: TrialPlan, ins: list[TensorArg], copies: list[Path]) -> list[str]:
+    """The driver's lines for a trial: each input's dtype, shape and file (a ValueDepend input's
+    values are read from it), then each output's."""
     lines = [f"trial {len(ins)} {len(trial.outputs)}"]
-    for a in ins:
-        lines.append(" ".join(str(v) for v in (GE_DTYPES[a.dtype], len(a.shape), *a.shape)))
+    for a, copy in zip(ins, copies, strict=True):
+        lines.append(" ".join(str(v) for v in (GE_DTYPES[a.dtype], len(a.shape), *a.shape, _hex(str(copy)))))
     for o in trial.outputs:
-        lines.append(" ".join(str(v) for v in (GE_DTYPES[o.dtype], len(o.shape), *o.shape)))
+        lines.append(" ".join(str(v) for v in (GE_DTYPES[o.dtype], len(o.shape), *o.shape, "x")))
     return lines
+
+
+def _hex(text: str) -> str:
+    return "x" + text.encode().hex()
+
+
+def _attr_line(name: str, value: ModelAttr) -> str:
+    """The driver's line for one of the Model's attributes (op_tiling_main.h's set_attr)."""
+    if isinstance(value, str):
+        return f"attr {name} s {_hex(value)}"
+    if isinstance(value, list):
+        return " ".join([f"attr {name} l {len(value)}", *(repr(v) for v in value)])
+    return f"attr {name} n {value!r}"
 
 
 def _pascal(name: str) -> str:
@@ -158,37 +214,66 @@ def run_op_tiling(host: Path, user_files: set[str], plan: LaunchPlan, s: EvalSet
     func_line = tiling_func_line(host)
     flags = [*compile_flags(chip, "-O0", {}), "-iquote", str(host.parent)]
     built = build(_driver_source(host), flags, s.cxx, BuildCache(s.cache_dir or default_cache_dir()),
-                  user_files, (str(host), func_line), s.compile_timeout_s)
+                  user_files, source_line(host, func_line), s.compile_timeout_s)
     if not built.ok or built.binary is None:
         return OpFailure("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
                                            for d in built.diagnostics])
-    work.mkdir(parents=True, exist_ok=True)
-    prepare_scratch(work)
-    spec = work / "trials.txt"
-    attrs = [f"attr {k} {v!r}" for k, v in plan.model_attrs.items() if re.fullmatch(r"\w+", k)]
-    spec.write_text("\n".join([*attrs, *(line for t in plan.trials for line in _trial_lines(t))]) + "\n")
-    spec.chmod(0o644)
+    spec = _write_spec(plan, work)
     limits = SandboxLimits(timeout_s=s.run_timeout_s, memory_bytes=s.memory_limit_mb << 20)
     res = run_sandboxed([str(built.binary), str(spec), _pascal(entry)], work, limits, 1 << 20)
-    lines = res.stdout.splitlines()
 
-    def broken(why: str) -> OpFailure:
-        return OpFailure("harness_error", [diagnostic(str(host), func_line, "error", "host-error", why)])
+    def broken(why: str, line: int = func_line) -> OpFailure:
+        return OpFailure("harness_error", [diagnostic(*source_line(host, line), "error", "host-error", why)])
 
     if res.timed_out:
         return broken(f"the tiling function ran past its {s.run_timeout_s:.0f} s limit")
-    try:
-        head = json.loads(lines[0]) if lines else {}
-        if "error" in head:
-            return broken(f"{host.name}: {head['error']}")
-        definition = OpDefinition.model_validate(head)
-        outcomes = [TilingOutcome.model_validate_json(ln) for ln in lines[1:]]
-    except (ValueError, ValidationError):
-        outcomes, definition = [], None
-    if definition is None or len(outcomes) != len(plan.trials):
+    out = _read_driver(res.stdout.splitlines())
+    if out.error is not None:
+        attr = re.match(r"attribute '(\w+)'", out.error)
+        return (broken(out.error, _line_of(host, rf'\bAttr\s*\(\s*"{attr.group(1)}"')) if attr else
+                broken(out.error if out.definition else f"{host.name}: {out.error}"))
+    if out.definition is None or len(out.outcomes) != len(plan.trials):
         tail = res.stderr.strip().splitlines()[-1:] or [f"exit {res.returncode}"]
-        return broken(f"the tiling function did not finish (trial {len(outcomes)}): {tail[0][:300]}")
-    return definition, outcomes
+        if out.definition is not None and out.definition.infer_shape and out.pending is None:
+            return broken(f"the infer-shape function did not finish (trial {len(out.outcomes)}): {tail[0][:300]}",
+                          infer_shape_line(host))
+        return broken(f"the tiling function did not finish (trial {len(out.outcomes)}): {tail[0][:300]}")
+    return out.definition, out.outcomes
+
+
+class _DriverError(_Msg):
+    error: str
+
+
+@dataclass
+class _DriverOutput:
+    """The driver's lines, read: the definition, each finished trial, and how it stopped."""
+
+    definition: OpDefinition | None = None
+    outcomes: list[TilingOutcome] = field(default_factory=list)
+    pending: InferOutcome | None = None  # an infer-shape call whose tiling call did not finish
+    error: str | None = None
+
+
+def _read_driver(lines: list[str]) -> _DriverOutput:
+    out = _DriverOutput()
+    for n, line in enumerate(lines):
+        try:
+            out.error = _DriverError.model_validate_json(line).error
+            return out
+        except ValidationError:
+            pass
+        try:
+            if n == 0:
+                out.definition = OpDefinition.model_validate_json(line)
+            elif '"infer_status"' in line:
+                out.pending = InferOutcome.model_validate_json(line)
+            else:
+                out.outcomes.append(TilingOutcome.model_validate_json(line).model_copy(update={"infer": out.pending}))
+                out.pending = None
+        except ValidationError:
+            return out
+    return out
 
 
 def _weights_unused(definition: OpDefinition, trial: TrialPlan) -> int:
@@ -222,6 +307,19 @@ def _count_check(definition: OpDefinition, plan: LaunchPlan, host: Path, referen
         if p.dtypes and GE_DTYPES[a.dtype] not in p.dtypes:
             allowed = ", ".join(_GE_NAMES.get(d, str(d)) for d in p.dtypes)
             return f"input '{p.name}' takes {allowed} but reference.py gives {a.dtype}"
+    return None
+
+
+def _infer_problem(o: TilingOutcome, definition: OpDefinition, trial: TrialPlan) -> str | None:
+    """How the infer-shape call's answer disagrees with reference.py's outputs (None: it agrees)."""
+    if o.infer is None:
+        return None
+    if o.infer.infer_status != 0:
+        return f"the infer-shape function returned {o.infer.infer_status:#x} (not ge::GRAPH_SUCCESS)"
+    for k, (got, out) in enumerate(zip(o.infer.shapes, trial.outputs, strict=False)):
+        if got != out.shape:
+            name = definition.outputs[k].name if k < len(definition.outputs) else str(k)
+            return f"the infer-shape function gives output '{name}' shape {got} but reference.py's is {out.shape}"
     return None
 
 
@@ -271,15 +369,19 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
     func_line = tiling_func_line(task_host)
 
     def fail(message: str, file: Path = task_host, line: int = func_line) -> OpFailure:
-        return OpFailure("harness_error", [diagnostic(str(file), line, "error", "host-error", message)])
+        return OpFailure("harness_error", [diagnostic(*source_line(file, line), "error", "host-error", message)])
 
     if not definition.tiling:
-        return fail(f"{definition.op} registers no tiling function: this->AICore().SetTiling(TilingFunc)",
-                    line=_line_of(task_host, r"\bAICore\s*\("))
+        return fail(f"{definition.op} registers no tiling function: this->AICore().SetTiling(TilingFunc) or "
+                    f"IMPL_OP_OPTILING({definition.op}).Tiling(TilingFunc)", line=_line_of(task_host, r"\bAICore\s*\("))
     drop = _weights_unused(definition, plan.first)
     kinds = plan.signature.kinds[drop:]  # every argument so far is a tensor: drop any `drop` of them
     plan = plan.model_copy(update={"trials": [_without_weights(t, drop) for t in plan.trials],
                                    "signature": plan.signature.model_copy(update={"kinds": kinds})})
+    dynamic = [p.name for p in (*definition.inputs, *definition.outputs) if p.param == _DYNAMIC]
+    if dynamic:
+        return fail(f"'{dynamic[0]}' is ParamType(DYNAMIC), a list of tensors, which is not emulated yet: declare "
+                    "each tensor as its own REQUIRED input", line=_line_of(task_host, rf'"{re.escape(dynamic[0])}"'))
     bad = _count_check(definition, plan, task_host, reference)
     if bad:
         return fail(bad, line=_line_of(task_host, r"\b(Input|Output)\s*\("))
@@ -289,15 +391,19 @@ def complete_plan(task_host: Path, kernel: Path, reference: str, user_files: set
                     f"{len(plan.first.args)} inputs and outputs, then workspace and tiling ({want})",
                     kernel, entry.line)
     cls = _tiling_class(definition)
+    launch = source_line(task_host, func_line)
     trials = []
     for i, (trial, o) in enumerate(zip(plan.trials, outcomes, strict=True)):
+        wrong_shape = _infer_problem(o, definition, trial)
+        if wrong_shape:
+            return fail(f"{wrong_shape} (trial {i}, inputs {trial.inputs_summary})", line=infer_shape_line(task_host))
         problem = _outcome_problem(o, cls)
         if problem:
             return fail(f"{problem} (trial {i}, inputs {trial.inputs_summary})")
         ws, tiling = _write_buffers(o, work / f"trial_{i}")
         trials.append(trial.model_copy(update={
             "block_dim": o.block_dim, "tiling_key": o.key, "args": [*trial.args, ws, tiling],
-            "launch_file": str(task_host), "launch_line": func_line}))
+            "launch_file": launch[0], "launch_line": launch[1]}))
     sig = plan.signature
     defines = dict(sig.defines)
     header = _tiling_header(task_host)

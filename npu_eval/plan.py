@@ -26,6 +26,7 @@ from sage_npu.npu_eval.launch_plan import (
     DType,
     LaunchArg,
     LaunchPlan,
+    ModelAttr,
     Output,
     PlanAnswer,
     PlanFailure,
@@ -234,17 +235,34 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
             result_trials.append(trial)
             t += 1
         assert signature is not None  # trials >= 1
-        attrs = {} if launch_fn is not None else _number_attrs(model)
+        attrs = {} if launch_fn is not None else _model_attrs(model)
         return LaunchPlan(signature=signature, trials=result_trials, model_attrs=attrs)
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(req.task_root)
 
 
-def _number_attrs(model) -> dict[str, float]:
-    """The Model's own number attributes (`self.negative_slope = 0.01`): an op's attribute values."""
-    return {k: float(v) for k, v in vars(model).items()
-            if not k.startswith("_") and k != "training" and isinstance(v, (bool, int, float))}
+# The longest string (UTF-8 bytes) and list attribute an op's tiling is given (op_tiling_main.h's read_hex and
+# set_attr take these; a test checks they agree); a longer one is no op attribute.
+MAX_ATTR_STRING = 4000
+MAX_ATTR_LIST = 65536
+
+
+def _model_attrs(model) -> dict[str, ModelAttr]:
+    """The Model's own number, string and number-list attributes (`self.negative_slope = 0.01`,
+    `self.reduction = "mean"`, `self.dims = (0, 2)`): an op's attribute values."""
+    found: dict[str, ModelAttr] = {}
+    for k, v in vars(model).items():
+        if k.startswith("_") or k == "training":
+            continue
+        if isinstance(v, str) and len(v.encode()) <= MAX_ATTR_STRING:
+            found[k] = v
+        elif isinstance(v, (bool, int, float)):
+            found[k] = float(v)
+        elif (isinstance(v, (list, tuple)) and len(v) <= MAX_ATTR_LIST
+              and all(isinstance(x, (bool, int, float)) for x in v)):
+            found[k] = [float(x) for x in v]  # torch.Size is a tuple
+    return found
 
 
 def _op_launch(entry: str, inputs: list, expected: tuple, ref_file: str, model) -> Launch:

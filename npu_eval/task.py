@@ -32,6 +32,8 @@ class Task:
     host: Path | None
     # An op project's op_host/<op>.cpp (the OpDef and its TilingFunc), which stands in for host.py.
     op_host: Path | None = None
+    # The MultiKernelBench candidate file the op project was written from: the file the user edits.
+    candidate: Path | None = None
 
     @property
     def runnable(self) -> bool:
@@ -39,8 +41,9 @@ class Task:
 
     @property
     def sources(self) -> list[Path]:
-        """The task's own files: the kernel, host.py or op_host/<op>.cpp, reference.py."""
-        return [p for p in (self.kernel, self.host, self.reference, self.op_host) if p is not None]
+        """The task's own files: the kernel, host.py or op_host/<op>.cpp, reference.py (and the
+        candidate an op project was written from)."""
+        return [p for p in (self.kernel, self.host, self.reference, self.op_host, self.candidate) if p is not None]
 
     def user_files(self) -> set[str]:
         """Files whose lines diagnostics may name: the task's own, and headers beside the kernel
@@ -104,7 +107,7 @@ def _from_candidate(path: Path) -> Task | None:
     assert project is not None  # lay_out made op_host/ and op_kernel/
     ref = path.parent / "reference.py"
     return Task(root=path.parent, kernel=project.kernel, reference=ref if ref.is_file() else None, host=None,
-                op_host=project.op_host)
+                op_host=project.op_host, candidate=path)
 
 
 def _candidate_in(folder: Path) -> Task | None:

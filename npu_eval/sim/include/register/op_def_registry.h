@@ -4,8 +4,9 @@
 // context a TilingFunc reads shapes from and writes blockDim, the tiling key, workspace sizes and
 // the tiling bytes to. sage-npu compiles op_host/<op>.cpp with this header and the driver
 // sage_sim/op_tiling_main.h into a small host program, run in the sandbox once per evaluation
-// (npu_eval/op_project.py); its answers become the kernel launch. Infer-shape and
-// infer-datatype functions are recorded, never run: output shapes come from reference.py.
+// (npu_eval/op_project.py); its answers become the kernel launch. The infer-shape function
+// (SetInferShape or IMPL_OP(...).InferShape) runs too, and its output shapes are checked against
+// reference.py's; infer-datatype functions are recorded, never run.
 #pragma once
 
 #include <cstddef>
@@ -113,12 +114,15 @@ private:
     StorageFormat format_;
 };
 
-// A runtime tensor as tiling sees it: shape, type and format; its data stays on the device
-// (tiling of a ValueDepend input is not emulated: GetData is null).
+// A runtime tensor as tiling sees it: shape, type and format. Its data is on the host (GetData)
+// only for an input the OpDef declares ValueDepend, as the framework copies only those; any
+// other input's GetData is null, as its data stays on the device.
 class Tensor {
 public:
     Tensor() = default;
     Tensor(const StorageShape& s, ge::DataType dt, ge::Format f) : shape_(s), desc_(dt, f) {}
+    // The driver (sage_sim/op_tiling_main.h) gives a ValueDepend input its bytes.
+    void SageSetData(std::shared_ptr<const std::vector<uint8_t>> bytes) { data_ = std::move(bytes); }
     const Shape& GetOriginShape() const { return shape_.GetOriginShape(); }
     const Shape& GetStorageShape() const { return shape_.GetStorageShape(); }
     const StorageShape& GetShape() const { return shape_; }
@@ -131,12 +135,13 @@ public:
         int s = ge::GetSizeByDataType(GetDataType());
         return s > 0 ? size_t(GetShapeSize()) * size_t(s) : 0;
     }
-    template <typename T> const T* GetData() const { return nullptr; }
-    const void* GetAddr() const { return nullptr; }
+    template <typename T> const T* GetData() const { return static_cast<const T*>(GetAddr()); }
+    const void* GetAddr() const { return data_ ? data_->data() : nullptr; }
 
 private:
     StorageShape shape_;
     CompileTimeTensorDesc desc_;
+    std::shared_ptr<const std::vector<uint8_t>> data_;
 };
 
 // One attribute's value: the OpDef's default (sage-npu passes no per-call attribute values).
@@ -303,15 +308,37 @@ private:
     std::vector<size_t> workspaces_;
 };
 
-// Infer contexts: the signatures an op_host file's InferShape/InferDataType take (never run).
+// What an infer-shape function reads (the inputs' shapes, a ValueDepend input's data, the
+// attributes) and writes (each output's shape, starting empty), for one call.
 class InferShapeContext {
 public:
-    const Shape* GetInputShape(size_t) const { return nullptr; }
-    const Shape* GetOptionalInputShape(size_t) const { return nullptr; }
-    Shape* GetOutputShape(size_t) { return nullptr; }
-    const Tensor* GetInputTensor(size_t) const { return nullptr; }
-    const RuntimeAttrs* GetAttrs() const { return nullptr; }
+    InferShapeContext(const std::vector<SageIo>* inputs, size_t outputs, const std::vector<SageAttrValue>* attrs,
+                      const char* name)
+        : inputs_(inputs), outputs_(outputs), attrs_(attrs), name_(name)
+    {}
+    const Shape* GetInputShape(size_t i) const
+    {
+        return i < inputs_->size() ? &(*inputs_)[i].shape.GetOriginShape() : nullptr;
+    }
+    const Shape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
+    const Tensor* GetInputTensor(size_t i) const { return i < inputs_->size() ? &(*inputs_)[i].tensor : nullptr; }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
+    Shape* GetOutputShape(size_t i) { return i < outputs_.size() ? &outputs_[i] : nullptr; }
+    const RuntimeAttrs* GetAttrs() const { return &attrs_; }
+    size_t GetComputeNodeInputNum() const { return inputs_->size(); }
+    size_t GetComputeNodeOutputNum() const { return outputs_.size(); }
+    const char* GetNodeName() const { return name_; }
+    const char* GetNodeType() const { return name_; }
+
+    const std::vector<Shape>& SageOutputs() const { return outputs_; }
+
+private:
+    const std::vector<SageIo>* inputs_;
+    std::vector<Shape> outputs_;
+    RuntimeAttrs attrs_;
+    const char* name_;
 };
+// The signature an op_host file's InferDataType takes (recorded, never run: dtypes come from reference.py).
 class InferDataTypeContext {
 public:
     ge::DataType GetInputDataType(size_t) const { return ge::DT_UNDEFINED; }
@@ -327,6 +354,7 @@ class InferShapeRangeContext {};
 namespace ops {
 
 enum Option { IGNORE = 0, OPTIONAL = 1, REQUIRED = 2, DYNAMIC = 3, VIRTUAL = 4 };
+enum class DependScope { ALL = 0, TILING = 1 };  // ValueDepend's second argument
 enum class FollowType { ALL = 0, DTYPE = 1, FORMAT = 2, SHAPE = 3 };
 
 using TilingKernelFunc = ge::graphStatus (*)(gert::TilingContext*);
@@ -345,7 +373,9 @@ public:
     OpParamDef& Format(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& FormatList(std::vector<ge::Format> f) { formats_ = std::move(f); return *this; }
     OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
-    OpParamDef& ValueDepend(Option) { return *this; }
+    // A data-dependent input: the tiling and infer-shape functions read its values (GetData).
+    OpParamDef& ValueDepend(Option o) { value_depend_ = o; return *this; }
+    OpParamDef& ValueDepend(Option o, DependScope) { return ValueDepend(o); }
     OpParamDef& IgnoreContiguous() { return *this; }
     OpParamDef& AutoContiguous() { return *this; }
     OpParamDef& Scalar() { return *this; }
@@ -362,10 +392,12 @@ public:
     Option SageParam() const { return param_; }
     const std::vector<ge::DataType>& SageDataTypes() const { return dtypes_; }
     ge::Format SageFormat() const { return formats_.empty() ? ge::FORMAT_ND : formats_[0]; }
+    Option SageValueDepend() const { return value_depend_; }
 
 private:
     std::string name_;
     Option param_ = REQUIRED;
+    Option value_depend_ = IGNORE;
     std::vector<ge::DataType> dtypes_;
     std::vector<ge::Format> formats_;
 };
@@ -454,7 +486,7 @@ public:
         attrs_.emplace_back(new OpAttrDef(name));
         return *attrs_.back();
     }
-    OpDef& SetInferShape(InferShapeKernelFunc) { return *this; }
+    OpDef& SetInferShape(InferShapeKernelFunc f) { infer_shape_ = f; return *this; }
     OpDef& SetInferShapeRange(InferShapeRangeKernelFunc) { return *this; }
     OpDef& SetInferDataType(InferDataTypeKernelFunc) { return *this; }
     OpAICoreDef& AICore() { return aicore_; }
@@ -464,6 +496,7 @@ public:
     const std::vector<std::shared_ptr<OpParamDef>>& SageInputs() const { return inputs_; }
     const std::vector<std::shared_ptr<OpParamDef>>& SageOutputs() const { return outputs_; }
     const std::vector<std::shared_ptr<OpAttrDef>>& SageAttrs() const { return attrs_; }
+    InferShapeKernelFunc SageInferShape() const { return infer_shape_; }
 
 private:
     static OpParamDef& add(std::vector<std::shared_ptr<OpParamDef>>& to, const char* name)
@@ -476,6 +509,7 @@ private:
     std::vector<std::shared_ptr<OpAttrDef>> attrs_;
     OpAICoreDef aicore_;
     OpMC2Def mc2_;
+    InferShapeKernelFunc infer_shape_ = nullptr;
 };
 
 // OP_ADD's registry: each operator's type name and a factory for its definition.
@@ -502,20 +536,65 @@ struct SageOpRegistrar {
         return std::unique_ptr<::ops::OpDef>(new opType(n));                                     \
     })
 
-// IMPL_OP / IMPL_OP_OPTILING register the same functions through the older gert form.
+// IMPL_OP(opType) / IMPL_OP_OPTILING(opType) register an operator's functions by its type name
+// (the gert form, beside OpDef's SetTiling/SetInferShape): `IMPL_OP_OPTILING(AddCustom).Tiling(TilingFunc)`.
+// The driver takes the tiling and infer-shape functions from here when the OpDef names none.
 namespace gert {
-struct SageOpImpl {
-    template <typename F>
-    SageOpImpl& Tiling(F) { return *this; }
-    template <typename F>
+struct SageImplEntry {
+    std::string type;
+    ::ops::TilingKernelFunc tiling = nullptr;
+    ::ops::InferShapeKernelFunc infer_shape = nullptr;
+    std::vector<int32_t> data_inputs;  // InputsDataDependency: the ValueDepend inputs' indexes
+};
+inline std::vector<SageImplEntry>& sage_impl_registry()
+{
+    static std::vector<SageImplEntry> impls;
+    return impls;
+}
+// The functions registered for `type` (an entry with none when nothing was).
+inline SageImplEntry sage_impl_for(const std::string& type)
+{
+    SageImplEntry found{type};
+    for (const auto& e : sage_impl_registry()) {
+        if (e.type != type) continue;
+        found.tiling = e.tiling ? e.tiling : found.tiling;
+        found.infer_shape = e.infer_shape ? e.infer_shape : found.infer_shape;
+        found.data_inputs.insert(found.data_inputs.end(), e.data_inputs.begin(), e.data_inputs.end());
+    }
+    return found;
+}
+class SageOpImpl {
+public:
+    explicit SageOpImpl(const char* type) : index_(sage_impl_registry().size())
+    {
+        sage_impl_registry().push_back({type});
+    }
+    // max_tiling_data_size: the framework's buffer for this op; the emulator's holds 64 KB either way.
+    SageOpImpl& Tiling(::ops::TilingKernelFunc f, size_t = 2048) { entry().tiling = f; return *this; }
+    SageOpImpl& InferShape(::ops::InferShapeKernelFunc f) { entry().infer_shape = f; return *this; }
+    template <typename ParsedInfo = void, typename F>
     SageOpImpl& TilingParse(F) { return *this; }
     template <typename F>
-    SageOpImpl& InferShape(F) { return *this; }
-    template <typename F>
     SageOpImpl& InferDataType(F) { return *this; }
+    template <typename F>
+    SageOpImpl& InferShapeRange(F) { return *this; }
+    SageOpImpl& InputsDataDependency(std::initializer_list<int32_t> inputs)
+    {
+        entry().data_inputs.insert(entry().data_inputs.end(), inputs);
+        return *this;
+    }
+    SageOpImpl& TilingInputsDataDependency(std::initializer_list<int32_t> inputs)
+    {
+        return InputsDataDependency(inputs);
+    }
+
+private:
+    SageImplEntry& entry() { return sage_impl_registry()[index_]; }
+    size_t index_;
 };
 }  // namespace gert
 #define SAGE_OP_IMPL_CAT(a, b) SAGE_OP_IMPL_CAT2(a, b)
 #define SAGE_OP_IMPL_CAT2(a, b) a##b
-#define IMPL_OP(opType) static ::gert::SageOpImpl SAGE_OP_IMPL_CAT(g_sage_impl_, __COUNTER__) = ::gert::SageOpImpl()
+#define IMPL_OP(opType) \
+    static ::gert::SageOpImpl SAGE_OP_IMPL_CAT(g_sage_impl_, __COUNTER__) = ::gert::SageOpImpl(#opType)
 #define IMPL_OP_OPTILING(opType) IMPL_OP(opType)
