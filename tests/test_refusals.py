@@ -31,8 +31,8 @@ def parse_one(tmp_path: Path, message: str, source: str = "int main() {}\n") -> 
 
 @pytest.mark.parametrize("message, code, words", [
     ("\u2018MmadWithSparse\u2019 is not a member of \u2018AscendC\u2019", "not-emulated", ["MmadWithSparse", "cube"]),
-    ("'LoadData3DParamsV2' in namespace 'AscendC' does not name a type", "not-emulated",
-     ["LoadData3DParamsV2", "cube"]),
+    ("'LoadData2DParamsV2' in namespace 'AscendC' does not name a type", "not-emulated",
+     ["LoadData2DParamsV2", "cube"]),
     ("'RegTensor' is not a member of 'AscendC'", "not-emulated", ["RegTensor", "Ascend 950"]),
     ("'HcclHandle' was not declared in this scope", "not-emulated", ["HcclHandle", "HCCL"]),
     ("'DataCpy' is not a member of 'AscendC'", "compile-error", ["did you mean DataCopy"]),
@@ -126,12 +126,13 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
     for name in ("MmadWithSparse", "LoadDataWithSparse", "IterateNBatch", "SetQuantVector", "Conv3D",
-                 "LoadData3DParamsV2"):
+                 "LoadData2DParamsV2"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
     assert hit is not None and hit.kind == "cube" and hit.where == "include/adv_api/matmul/matmul_intf.h"
-    for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "Matmul", "REGIST_MATMUL_OBJ",
+    for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "LoadData3DParamsV2", "SetFmatrix",
+                 "Matmul", "REGIST_MATMUL_OBJ",
                  "TCubeTiling", "MatmulType", "IterateAll"):
         assert api_classes.lookup(name) is None, name  # emulated
 

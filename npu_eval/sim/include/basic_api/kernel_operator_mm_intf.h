@@ -204,7 +204,8 @@ __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const Lo
 
 // ---- LoadData's img2col form (LoadData3DParamsV2, LoadData3DParamsV2Pro) and its registers ----
 
-constexpr uint8_t PAD_SIZE = 4;
+constexpr uint8_t PAD_SIZE = 4;   // padList's entries: left, right, top, bottom
+const int32_t BLOCK_CUBE = 16;    // a fractal's rows (and a 2-byte fractal's columns)
 
 enum class FmatrixMode : uint8_t {
     FMATRIX_LEFT = 0,
