@@ -177,6 +177,30 @@ static void static_tensors() {
                                  FixpipeParamsV220{N, M, M, 32, true, QuantMode_t::F322F16, 0, 1, 0, 0, 0});
     write_raw("static_nz", nz, sizeof(float) * M * N);
     dump("static_l1", back, M * N);
+    // The same L0C through DataCopy (DataCopyCO12DstParams) and the Fixpipe registers: NZ kept, ND
+    // half with ReLU, ND int8 scaled by 0.5 (QF322B8_PRE from SetFixpipePreQuantFlag) as two ND
+    // matrices of 16 columns each (SetFixpipeNz2ndFlag).
+    float* dnz = gm_alloc<float>("dnz", M * N);
+    half* dnd = gm_alloc<half>("dnd", M * N);
+    int8_t* dq = gm_alloc<int8_t>("dq", M * N);
+    GlobalTensor<float> gdnz;
+    GlobalTensor<half> gdnd;
+    GlobalTensor<int8_t> gdq;
+    gdnz.SetGlobalBuffer(dnz, M * N);
+    gdnd.SetGlobalBuffer(dnd, M * N);
+    gdq.SetGlobalBuffer(dq, M * N);
+    DataCopy(gdnz, c1, DataCopyCO12DstParams{N, M, M * 16 * 4 / 32, M, QuantMode_t::NoQuant, 0, false, false});
+    SetFixpipeNz2ndFlag(1, 0, 0);
+    DataCopy(gdnd, c1, DataCopyCO12DstParams{N, M, N, M, QuantMode_t::F322F16, 1, false, true});
+    float half_scale = 0.5f;
+    uint32_t qbits;
+    memcpy(&qbits, &half_scale, 4);
+    SetFixpipePreQuantFlag(qbits);
+    SetFixpipeNz2ndFlag(2, uint16_t(M / 16), M * 16);  // n-blocks 0 and 1 as two M x 16 matrices
+    DataCopy(gdq, c1, DataCopyCO12DstParams{16, M, 16, M, QuantMode_t::QF322B8_PRE, 0, false, true});
+    write_raw("dc_nz", dnz, sizeof(float) * M * N);
+    write_raw("dc_nd", dnd, sizeof(half) * M * N);
+    write_raw("dc_q", dq, M * N);
 }
 
 // Each fault at its line.
@@ -468,6 +492,18 @@ def test_static_tensors_and_nz_output(run):
     np.testing.assert_array_equal(np.concatenate([nz[0], nz[1]], axis=1), c)
     l1 = run("static_l1", np.float16).reshape(2, 32, 16)
     np.testing.assert_array_equal(np.concatenate([l1[0], l1[1]], axis=1), np.maximum(c, 0).astype(np.float16))
+
+
+def test_l0c_datacopy_reads_the_fixpipe_registers(run):
+    a = run("static_a", np.float16).astype(np.float32).reshape(32, 32)
+    b = run("static_b", np.float16).astype(np.float32).reshape(32, 32)
+    c = _fp32_matmul(a, b)
+    nz = run("dc_nz", np.float32).reshape(2, 32, 16)
+    np.testing.assert_array_equal(np.concatenate([nz[0], nz[1]], axis=1), c)
+    np.testing.assert_array_equal(run("dc_nd", np.float16).reshape(32, 32), np.maximum(c, 0).astype(np.float16))
+    q = run("dc_q", np.int8).reshape(2, 32, 16)
+    want = np.clip(np.rint(c * np.float32(0.5)), -128, 127).astype(np.int8)
+    np.testing.assert_array_equal(np.concatenate([q[0], q[1]], axis=1), want)
 
 
 def test_each_fault_at_its_line(run):
