@@ -212,6 +212,8 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'SetCurBufSize': (('docs/zh/api/SIMD-API/基础API/资源管理/自定义TBufPool/SetCurBufSize.md',), (310, 910), ()),
     'SetDeqScale': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/类型转换辅助配置接口/SetDeqScale.md',), (310, 910), ()),
     'SetFixPipeConfig': (('docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵搬出辅助配置接口/SetFixPipeConfig.md',), (910,), (310,)),
+    'SetFixpipeNz2ndFlag': (('docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵搬出辅助配置接口/SetFixpipeNz2ndFlag.md',), (910,), (310,)),
+    'SetFixpipePreQuantFlag': (('docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵搬出辅助配置接口/SetFixpipePreQuantFlag.md',), (910,), (310,)),
     'SetFlag': (('docs/zh/api/SIMD-API/基础API/同步控制/核内同步/SetFlag-WaitFlag(ISASI).md', 'docs/zh/api/SIMD-API/基础API/同步控制/核内同步/SetFlag-WaitFlag.md'), (310, 910), ()),
     'SetFmatrix': (('docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵搬入辅助配置接口/SetFmatrix.md',), (310, 910), ()),
     'SetGlobalBuffer': (('docs/zh/api/SIMD-API/基础API/数据结构/GlobalTensor/SetGlobalBuffer.md',), (310, 910), ()),
