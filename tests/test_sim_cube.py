@@ -177,6 +177,30 @@ static void static_tensors() {
                                  FixpipeParamsV220{N, M, M, 32, true, QuantMode_t::F322F16, 0, 1, 0, 0, 0});
     write_raw("static_nz", nz, sizeof(float) * M * N);
     dump("static_l1", back, M * N);
+    // The same L0C through DataCopy (DataCopyCO12DstParams) and the Fixpipe registers: NZ kept, ND
+    // half with ReLU, ND int8 scaled by 0.5 (QF322B8_PRE from SetFixpipePreQuantFlag) as two ND
+    // matrices of 16 columns each (SetFixpipeNz2ndFlag).
+    float* dnz = gm_alloc<float>("dnz", M * N);
+    half* dnd = gm_alloc<half>("dnd", M * N);
+    int8_t* dq = gm_alloc<int8_t>("dq", M * N);
+    GlobalTensor<float> gdnz;
+    GlobalTensor<half> gdnd;
+    GlobalTensor<int8_t> gdq;
+    gdnz.SetGlobalBuffer(dnz, M * N);
+    gdnd.SetGlobalBuffer(dnd, M * N);
+    gdq.SetGlobalBuffer(dq, M * N);
+    DataCopy(gdnz, c1, DataCopyCO12DstParams{N, M, M * 16 * 4 / 32, M, QuantMode_t::NoQuant, 0, false, false});
+    SetFixpipeNz2ndFlag(1, 0, 0);
+    DataCopy(gdnd, c1, DataCopyCO12DstParams{N, M, N, M, QuantMode_t::F322F16, 1, false, true});
+    float half_scale = 0.5f;
+    uint32_t qbits;
+    memcpy(&qbits, &half_scale, 4);
+    SetFixpipePreQuantFlag(qbits);
+    SetFixpipeNz2ndFlag(2, uint16_t(M / 16), M * 16);  // n-blocks 0 and 1 as two M x 16 matrices
+    DataCopy(gdq, c1, DataCopyCO12DstParams{16, M, 16, M, QuantMode_t::QF322B8_PRE, 0, false, true});
+    write_raw("dc_nz", dnz, sizeof(float) * M * N);
+    write_raw("dc_nd", dnd, sizeof(half) * M * N);
+    write_raw("dc_q", dq, M * N);
 }
 
 // Each fault at its line.
@@ -248,6 +272,139 @@ static void faults() {
     expect("uninitialized-read", __LINE__ + 1);  // accumulate onto an L0C nothing wrote
     Mmad(l0c_alloc.Alloc<TPosition::CO1, float>(256), a2, b2, MmadParams{16, 16, 16, 0, false, false});
 }
+
+// LoadData's img2col form as matmuls use it (1 x 1 kernel): A (M x K) to L0A from its NZ copy in
+// L1, untransposed; B (K x N) to L0B (always transposed); and, for float, A given as A^T (K x M)
+// in GM, to L0A with enTranspose. C goes out as ND floats.
+template <typename U>
+static void load3d_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool a_transposed) {
+    constexpr uint32_t c0 = 32 / sizeof(U);
+    const uint32_t M16 = al(M, 16), Kc = al(K, a_transposed ? 16 : c0), N16 = al(N, 16), Mc = al(M, c0);
+    U* a = gm_alloc<U>("a", size_t(M) * K);
+    U* b = gm_alloc<U>("b", size_t(K) * N);
+    float* c = gm_alloc<float>("c", size_t(M) * N16);
+    for (uint32_t i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (uint32_t i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    write_raw(name + "_a", a, sizeof(U) * M * K);  // row-major M x K, or K x M when a_transposed
+    write_raw(name + "_b", b, sizeof(U) * K * N);
+    GlobalTensor<U> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer(a, M * K);
+    gb.SetGlobalBuffer(b, K * N);
+    gc.SetGlobalBuffer(c, M * N16);
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    auto a1 = l1.Alloc<TPosition::A1, U>(al(M, 16) * al(K, 16) * 2);
+    auto b1 = l1.Alloc<TPosition::B1, U>(al(K, 16) * N16);
+    auto a2 = l0a.Alloc<TPosition::A2, U>(M16 * al(K, 16));
+    auto b2 = l0b.Alloc<TPosition::B2, U>(al(K, 16) * N16);
+    auto c1 = l0c.Alloc<TPosition::CO1, float>(M16 * N16);
+    LoadData3DParamsV2<U> pa;
+    if (!a_transposed) {  // the map: l1H 1, l1W M16 positions, K channels
+        DataCopy(a1, ga, Nd2NzParams{1, uint16_t(M), uint16_t(K), 0, uint16_t(K), uint16_t(M16), 1, 0});
+        pa.l1H = 1, pa.l1W = M16, pa.channelSize = Kc, pa.kExtension = Kc, pa.mExtension = M16;
+    } else {  // A^T in L1: K positions (a multiple of 16), M channels; the loaded window is transposed
+        DataCopy(a1, ga, Nd2NzParams{1, uint16_t(K), uint16_t(M), 0, uint16_t(M), uint16_t(Kc), 1, 0});
+        pa.l1H = 1, pa.l1W = Kc, pa.channelSize = Mc, pa.kExtension = Mc, pa.mExtension = Kc, pa.enTranspose = true;
+    }
+    DataCopy(b1, gb, Nd2NzParams{1, uint16_t(K), uint16_t(N), 0, uint16_t(N), uint16_t(al(K, 16)), 1, 0});
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    LoadData(a2, a1, pa);
+    LoadData3DParamsV2<U> pb;  // B's map: K positions, N channels, to L0B as ZN
+    pb.l1H = uint16_t(al(K, 16)), pb.l1W = 1, pb.channelSize = uint16_t(N16), pb.kExtension = uint16_t(N16);
+    pb.mExtension = uint16_t(al(K, 16));
+    LoadData(b2, b1, pb);
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    MmadParams mp{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, true};
+    mp.kDirectionAlign = a_transposed && std::is_same_v<U, float>;
+    Mmad(c1, a2, b2, mp);
+    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+    Fixpipe(gc, c1, FixpipeParamsV220{uint16_t(N16), uint16_t(M), uint16_t(M16), N16, false});
+    write_raw(name + "_c", c, sizeof(float) * M * N16);
+}
+
+// A real img2col: a half 32-channel 4 x 9 map, 3 x 3 kernel, stride (h 1, w 2), dilation 1,
+// padding left 1 right 0 top 1 bottom 2 with pad value 1.5 (a 5 x 4 output), window rows 2..17 and
+// columns 32..95 of the img2col matrix, to L0A; then the Pro form of the same load from the
+// registers.
+static void img2col() {
+    constexpr uint32_t C = 32, H = 4, W = 9;
+    half* fm = gm_alloc<half>("fm", C * H * W);
+    for (uint32_t i = 0; i < C * H * W; ++i) fm[i] = half(float(int(i % 29) - 14) * 0.5f);
+    write_raw("i2c_fm", fm, sizeof(half) * C * H * W);  // NC1HWC0: C1 = 2, H, W, C0 = 16
+    GlobalTensor<half> gfm;
+    gfm.SetGlobalBuffer(fm, C * H * W);
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    auto f1 = l1.Alloc<TPosition::A1, half>(C * H * W);
+    auto out = l0a.Alloc<TPosition::A2, half>(16 * 64);
+    auto out2 = l0a.Alloc<TPosition::A2, half>(16 * 64);
+    DataCopy(f1, gfm, C * H * W);
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    const uint8_t pads[PAD_SIZE] = {1, 0, 1, 2};
+    LoadData3DParamsV2<half> p(pads, H, W, C, 64, 16, 32, 2, 2, 1, 3, 3, 1, 1, false, false, half(1.5f));
+    LoadData(out, f1, p);
+    dump("i2c_out", out, 16 * 64);
+    SetFmatrix(H, W, pads, FmatrixMode::FMATRIX_LEFT);
+    SetLoadDataPaddingValue(half(1.5f));
+    SetLoadDataBoundary(0);
+    SetLoadDataRepeat({0, 1, 0});
+    const uint64_t ext = (uint64_t(2) << 48) | (uint64_t(32) << 32) | (uint64_t(16) << 16) | 64;
+    const uint64_t filt = (uint64_t(1) << 40) | (uint64_t(1) << 32) | (uint64_t(3) << 24) | (uint64_t(3) << 16) |
+                          (uint64_t(1) << 8) | 2;
+    LoadData(out2, f1, LoadData3DParamsV2Pro(C, false, false, false, false, false, ext, filt));
+    dump("i2c_pro", out2, 16 * 64);
+}
+
+// img2col misuse, each at its line.
+static void load3d_faults() {
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    auto s8 = l1.Alloc<TPosition::B1, int8_t>(1024);
+    auto s8b = l0b.Alloc<TPosition::B2, int8_t>(1024);
+    auto h1 = l1.Alloc<TPosition::A1, half>(1024);
+    auto h2 = l0a.Alloc<TPosition::A2, half>(1024);
+    LoadData3DParamsV2<int8_t> p8;
+    p8.l1H = 1, p8.l1W = 32, p8.channelSize = 32, p8.kExtension = 32, p8.mExtension = 32;
+    LoadData3DParamsV2<half> ph;
+    ph.l1H = 1, ph.l1W = 32, ph.channelSize = 32, ph.kExtension = 32, ph.mExtension = 32;
+    try {
+        expect("dtype-unsupported", __LINE__ + 1);  // int8 cannot go to L0B through img2col on the 910B
+        LoadData(s8b, s8, p8);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // dst off its 512-byte boundary
+        LoadData(h2[16], h1, ph);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        LoadData3DParamsV2<half> small = ph;
+        small.channelSize = 4;
+        expect("not-emulated", __LINE__ + 1);  // the small-channel layout
+        LoadData(h2, h1, small);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        LoadData3DParamsV2<half> big = ph;
+        big.mExtension = 64;
+        expect("ub-out-of-bounds", __LINE__ + 1);  // 64 x 32 halves do not fit the 1024-element dst
+        LoadData(h2, h1, big);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // 1..1023 is undefined
+        SetLoadDataBoundary(512);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
 """ + main_calling(
     'matmul<half, float, half>("h_full", 32, 64, 48, QuantMode_t::F322F16, false, false, false);',
     'matmul<half, float, float>("h_tail", 30, 70, 40, QuantMode_t::NoQuant, false, false, false);',
@@ -256,6 +413,12 @@ static void faults() {
     'matmul<half, float, float>("h_splitk", 16, 48, 32, QuantMode_t::NoQuant, false, false, true);',
     "static_tensors();",
     "faults();",
+    'load3d_matmul<half>("l3h", 30, 40, 70, false);',
+    'load3d_matmul<float>("l3f", 30, 40, 70, false);',
+    'load3d_matmul<float>("l3ft", 30, 40, 70, true);',
+    'load3d_matmul<half>("l3ht", 30, 40, 70, true);',
+    "img2col();",
+    "load3d_faults();",
 )
 
 
@@ -329,6 +492,18 @@ def test_static_tensors_and_nz_output(run):
     np.testing.assert_array_equal(np.concatenate([nz[0], nz[1]], axis=1), c)
     l1 = run("static_l1", np.float16).reshape(2, 32, 16)
     np.testing.assert_array_equal(np.concatenate([l1[0], l1[1]], axis=1), np.maximum(c, 0).astype(np.float16))
+
+
+def test_l0c_datacopy_reads_the_fixpipe_registers(run):
+    a = run("static_a", np.float16).astype(np.float32).reshape(32, 32)
+    b = run("static_b", np.float16).astype(np.float32).reshape(32, 32)
+    c = _fp32_matmul(a, b)
+    nz = run("dc_nz", np.float32).reshape(2, 32, 16)
+    np.testing.assert_array_equal(np.concatenate([nz[0], nz[1]], axis=1), c)
+    np.testing.assert_array_equal(run("dc_nd", np.float16).reshape(32, 32), np.maximum(c, 0).astype(np.float16))
+    q = run("dc_q", np.int8).reshape(2, 32, 16)
+    want = np.clip(np.rint(c * np.float32(0.5)), -128, 127).astype(np.int8)
+    np.testing.assert_array_equal(np.concatenate([q[0], q[1]], axis=1), want)
 
 
 def test_each_fault_at_its_line(run):
@@ -446,3 +621,48 @@ def test_a_missing_m_to_fix_sync_is_reported_at_the_fixpipe(tmp_path):
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "AscendC::Fixpipe(" in t)
     found = [(d.code, d.line) for launch in report.launches for d in launch.diagnostics]
     assert ("missing-sync", line) in found, found
+
+
+def _l0a_zz(x: np.ndarray, c0: int) -> np.ndarray:
+    """L0A's ZZ fractals of x (rows padded to 16, columns to c0), flattened."""
+    r, c = x.shape
+    pad = np.zeros((-(-r // 16) * 16, -(-c // c0) * c0), x.dtype)
+    pad[:r, :c] = x
+    return pad.reshape(pad.shape[0] // 16, 16, pad.shape[1] // c0, c0).transpose(0, 2, 1, 3).ravel()
+
+
+@pytest.mark.parametrize(("name", "dt", "a_transposed"), [
+    ("l3h", np.float16, False), ("l3f", np.float32, False), ("l3ft", np.float32, True), ("l3ht", np.float16, True)])
+def test_img2col_loads_feed_a_matmul(run, name, dt, a_transposed):
+    m, k, n = 30, 40, 70
+    a = run(f"{name}_a", dt).astype(np.float32).reshape((k, m) if a_transposed else (m, k))
+    a = a.T if a_transposed else a
+    b = run(f"{name}_b", dt).astype(np.float32).reshape(k, n)
+    got = run(f"{name}_c", np.float32).reshape(m, -1)[:, :n]
+    np.testing.assert_array_equal(got, _fp32_matmul(a, b))
+
+
+def _img2col(fm: np.ndarray, kh: int, kw: int, stride: tuple[int, int], pads: tuple[int, int, int, int],
+             pad_value: float) -> np.ndarray:
+    """The img2col matrix of an NC1HWC0 map (C1, H, W, C0): rows the output positions, columns
+    (c1, kernel point, c0), as the LoadData_3D page and its load3d.py lay them out."""
+    left, right, top, bottom = pads
+    p = np.pad(fm, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=pad_value)
+    ho = (p.shape[1] - kh) // stride[0] + 1
+    wo = (p.shape[2] - kw) // stride[1] + 1
+    rows = []
+    for i in range(ho):
+        for j in range(wo):
+            win = p[:, i * stride[0]:i * stride[0] + kh, j * stride[1]:j * stride[1] + kw, :]
+            rows.append(win.reshape(-1))
+    return np.array(rows)
+
+
+def test_img2col_with_padding_stride_and_a_window(run):
+    fm = run("i2c_fm", np.float16).reshape(2, 4, 9, 16)
+    x = _img2col(fm, 3, 3, (1, 2), (1, 0, 1, 2), 1.5)
+    assert x.shape == (20, 2 * 9 * 16)
+    want = _l0a_zz(x[2:18, 32:96], 16)
+    np.testing.assert_array_equal(run("i2c_out", np.float16), want)
+    np.testing.assert_array_equal(run("i2c_pro", np.float16), want)
+    assert (want == np.float16(1.5)).any()

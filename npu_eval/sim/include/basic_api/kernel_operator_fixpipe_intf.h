@@ -227,4 +227,81 @@ __aicore__ inline void SetFixPipeConfig(const LocalTensor<T>& preData, bool isUn
     preData.check("SetFixPipeConfig", 0, loc, false);
 }
 
+// ---- L0C -> GM/L1 as DataCopy (DataCopyCO12DstParams) and the Fixpipe registers it reads ----
+
+struct DataCopyCO12DstParams {
+    __aicore__ DataCopyCO12DstParams() {}
+    __aicore__ DataCopyCO12DstParams(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint32_t dstStrideIn,
+                                     const uint16_t srcStrideIn, const QuantMode_t quantPreIn,
+                                     const uint8_t reluPreIn, const bool channelSplitIn, const bool nz2ndEnIn)
+        : nSize(nSizeIn), mSize(mSizeIn), dstStride(dstStrideIn), srcStride(srcStrideIn), quantPre(quantPreIn),
+          reluPre(reluPreIn), channelSplit(channelSplitIn), nz2ndEn(nz2ndEnIn) {}
+    uint8_t sid = 0;
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint32_t dstStride = 0;   // ND (nz2ndEn): elements per output row; NZ: 32-byte blocks between n-blocks
+    uint16_t srcStride = 0;   // rows of 16 elements between adjacent n-blocks in L0C
+    uint8_t unitFlag = 0;
+    uint8_t clipReluPre = 0;
+    uint8_t eltWiseOp = 0;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint8_t reluPre = 0;
+    bool channelSplit = false;
+    bool nz2ndEn = false;
+};
+
+// The ND matrices an nz2ndEn DataCopy writes: ndNum of them, srcNdStride L0C fractals and
+// dstNdStride elements apart.
+__aicore__ inline void SetFixpipeNz2ndFlag(uint16_t ndNum, uint16_t srcNdStride, uint32_t dstNdStride, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    blk().fix_nd_num = ndNum, blk().fix_src_nd_stride = srcNdStride, blk().fix_dst_nd_stride = dstNdStride;
+    trace_instr(Pipe::S, "SetFixpipeNz2ndFlag", "", 1, 0, loc);
+}
+
+// The scalar quantisation word a DataCopy with DEQF16, QF322B8_PRE or REQ8 scales by (its float
+// scale's bits 31..13, as QUANT_PRE keeps them; bit 46 is the int8/uint8 sign flag).
+__aicore__ inline void SetFixpipePreQuantFlag(uint64_t config, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    blk().fix_pre_quant = config;
+    trace_instr(Pipe::S, "SetFixpipePreQuantFlag", "", 1, 0, loc);
+}
+
+namespace detail {
+
+// The Fixpipe an L0C DataCopy is: its parameters, the registers for the rest.
+inline FixpipeParamsV220 fixpipe_of(const DataCopyCO12DstParams& p, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (p.clipReluPre || p.eltWiseOp) {
+        fail("not-emulated", loc, "DataCopy from L0C with clipReluPre %u or eltWiseOp %u, in block %d: only ReLU "
+             "(reluPre) and the quantisation modes are emulated", p.clipReluPre, p.eltWiseOp, blk().idx);
+    }
+    FixpipeParamsV220 f{p.nSize, p.mSize, p.srcStride, p.dstStride, p.reluPre != 0, p.quantPre,
+                        int64_t(blk().fix_pre_quant), uint16_t(p.nz2ndEn ? blk().fix_nd_num : 1),
+                        uint16_t(p.nz2ndEn ? blk().fix_src_nd_stride : 0),
+                        uint16_t(p.nz2ndEn ? blk().fix_dst_nd_stride : 0), p.unitFlag, p.channelSplit};
+    return f;
+}
+
+}  // namespace detail
+
+// L0C -> GM through the FIX pipe, as Fixpipe does: NZ -> ND rows with nz2ndEn, else NZ kept.
+template <typename T, typename U>
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
+                                const DataCopyCO12DstParams& intriParams, SAGE_LOC) {
+    const FixpipeParamsV220 f = detail::fixpipe_of(intriParams, loc);
+    if (intriParams.nz2ndEn) Fixpipe<T, U, CFG_ROW_MAJOR>(dst, src, f, loc);
+    else Fixpipe<T, U, CFG_NZ>(dst, src, f, loc);
+}
+
+// L0C -> L1, the same conversion.
+template <typename T, typename U>
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src,
+                                const DataCopyCO12DstParams& intriParams, SAGE_LOC) {
+    const FixpipeParamsV220 f = detail::fixpipe_of(intriParams, loc);
+    if (intriParams.nz2ndEn) Fixpipe<T, U, CFG_ROW_MAJOR>(dst, src, f, loc);
+    else Fixpipe<T, U, CFG_NZ>(dst, src, f, loc);
+}
+
 }  // namespace AscendC

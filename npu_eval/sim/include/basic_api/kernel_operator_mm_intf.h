@@ -202,6 +202,288 @@ __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const Lo
                 loc, {dst.addr_, uint32_t(dst_bytes)}, {src.addr_, uint32_t(src_bytes)});
 }
 
+// ---- LoadData's img2col form (LoadData3DParamsV2, LoadData3DParamsV2Pro) and its registers ----
+
+constexpr uint8_t PAD_SIZE = 4;   // padList's entries: left, right, top, bottom
+const int32_t BLOCK_CUBE = 16;    // a fractal's rows (and a 2-byte fractal's columns)
+
+enum class FmatrixMode : uint8_t {
+    FMATRIX_LEFT = 0,
+    FMATRIX_RIGHT = 1,
+};
+
+// Whether LoadData sets the feature map (l1H, l1W, padList) and the pad value from its parameters
+// (true) or uses what SetFmatrix and SetLoadDataPaddingValue left in the registers (false).
+struct IsResetLoad3dConfig {
+    bool isSetFMatrix = true;
+    bool isSetPadding = true;
+};
+constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+
+template <typename T>
+struct LoadData3DParamsV2 {
+    __aicore__ LoadData3DParamsV2() {}
+    __aicore__ LoadData3DParamsV2(const uint8_t padListIn[PAD_SIZE], const uint16_t l1HIn, const uint16_t l1WIn,
+                                  const uint16_t channelSizeIn, const uint16_t kExtensionIn,
+                                  const uint16_t mExtensionIn, const uint16_t kStartPtIn, const uint16_t mStartPtIn,
+                                  const uint8_t strideWIn, const uint8_t strideHIn, const uint8_t filterWIn,
+                                  const uint8_t filterHIn, const uint8_t dilationFilterWIn,
+                                  const uint8_t dilationFilterHIn, const bool enTransposeIn, const bool enSmallKIn,
+                                  const T padValueIn, const bool filterSizeWIn = false,
+                                  const bool filterSizeHIn = false, const bool fMatrixCtrlIn = false)
+        : l1H(l1HIn), l1W(l1WIn), channelSize(channelSizeIn), kExtension(kExtensionIn), mExtension(mExtensionIn),
+          kStartPt(kStartPtIn), mStartPt(mStartPtIn), strideW(strideWIn), strideH(strideHIn), filterW(filterWIn),
+          filterH(filterHIn), dilationFilterW(dilationFilterWIn), dilationFilterH(dilationFilterHIn),
+          enTranspose(enTransposeIn), enSmallK(enSmallKIn), padValue(padValueIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn) {
+        for (int i = 0; i < PAD_SIZE; ++i) padList[i] = padListIn[i];
+    }
+    uint8_t padList[PAD_SIZE] = {0};
+    uint16_t l1H = 0;
+    uint16_t l1W = 0;
+    uint16_t channelSize = 0;
+    uint16_t kExtension = 0;
+    uint16_t mExtension = 0;
+    uint16_t kStartPt = 0;
+    uint16_t mStartPt = 0;
+    uint8_t strideW = 1;
+    uint8_t strideH = 1;
+    uint8_t filterW = 1;
+    uint8_t filterH = 1;
+    uint8_t dilationFilterW = 1;
+    uint8_t dilationFilterH = 1;
+    bool enTranspose = false;
+    bool enSmallK = false;
+    T padValue = 0;
+    bool filterSizeW = false;
+    bool filterSizeH = false;
+    bool fMatrixCtrl = false;
+};
+
+// The same instruction with the window packed: extConfig = mStartPt << 48 | kStartPt << 32 |
+// mExtension << 16 | kExtension, filterConfig = dilationFilterH << 40 | dilationFilterW << 32 |
+// filterH << 24 | filterW << 16 | strideH << 8 | strideW. The feature map and the pad value come
+// from SetFmatrix and SetLoadDataPaddingValue.
+struct LoadData3DParamsV2Pro {
+    __aicore__ LoadData3DParamsV2Pro() {}
+    __aicore__ LoadData3DParamsV2Pro(const uint16_t channelSizeIn, const bool enTransposeIn, const bool enSmallKIn,
+                                     const bool filterSizeWIn, const bool filterSizeHIn, const bool fMatrixCtrlIn,
+                                     const uint64_t extConfigIn, const uint64_t filterConfigIn)
+        : channelSize(channelSizeIn), enTranspose(enTransposeIn), enSmallK(enSmallKIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn), extConfig(extConfigIn),
+          filterConfig(filterConfigIn) {}
+    uint16_t channelSize = 0;
+    bool enTranspose = false;
+    bool enSmallK = false;
+    bool filterSizeW = false;
+    bool filterSizeH = false;
+    bool fMatrixCtrl = false;
+    uint64_t extConfig = 0;
+    uint64_t filterConfig = 0X10101010101;
+};
+
+struct LoadDataRepeatParam {
+    __aicore__ LoadDataRepeatParam() {}
+    __aicore__ LoadDataRepeatParam(const uint16_t repeatStrideIn, const uint8_t repeatTimeIn,
+                                   const uint8_t repeatModeIn)
+        : repeatStride(repeatStrideIn), repeatTime(repeatTimeIn), repeatMode(repeatModeIn) {}
+    uint16_t repeatStride = 0;
+    uint8_t repeatTime = 1;
+    uint8_t repeatMode = 0;
+    uint8_t reserved = 0;
+};
+
+// The feature map LoadData reads when its IsResetLoad3dConfig says isSetFMatrix = false (and
+// what a LoadData3DParamsV2Pro always reads): the left or right matrix's register.
+__aicore__ inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4],
+                                  const FmatrixMode& fmatrixMode, SAGE_LOC) {
+    sage::sim::touch(loc);
+    auto& f = sage::sim::blk().fmatrix[int(fmatrixMode) & 1];
+    f.l1H = l1H, f.l1W = l1W, f.set = true;
+    for (int i = 0; i < 4; ++i) f.pad[i] = padList[i];
+    sage::sim::trace_instr(sage::sim::Pipe::S, "SetFmatrix", "", 1, 0, loc);
+}
+
+template <typename T>
+__aicore__ inline void SetLoadDataPaddingValue(const T padValue, SAGE_LOC) {
+    sage::sim::touch(loc);
+    static_assert(sizeof(T) <= 4, "SetLoadDataPaddingValue: the pad value is at most 32 bits");
+    uint64_t bits = 0;
+    memcpy(&bits, &padValue, sizeof(T));
+    sage::sim::blk().load3d_pad_bits = bits;
+    sage::sim::blk().load3d_pad_set = true;
+    sage::sim::trace_instr(sage::sim::Pipe::S, "SetLoadDataPaddingValue", "", 1, 0, loc);
+}
+
+// L1 bytes from its start past which LoadData's img2col reads wrap to L1's start (0: no bound).
+__aicore__ inline void SetLoadDataBoundary(uint32_t boundaryValue, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    if (boundaryValue != 0 && boundaryValue < 1024) {
+        fail("api-misuse", loc,
+             "SetLoadDataBoundary(%u), in block %d: the bound is 0 (none) or at least 1024 bytes; 1..1023 is "
+             "undefined on the device (the SetLoadDataBoundary doc page)", boundaryValue, blk().idx);
+    }
+    blk().load3d_boundary = boundaryValue;
+    trace_instr(Pipe::S, "SetLoadDataBoundary", "", 1, 0, loc);
+}
+
+// One iteration (repeatTime 1) is what LoadData's img2col does by itself; more are not emulated yet.
+__aicore__ inline void SetLoadDataRepeat(const LoadDataRepeatParam& repeatParams, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    if (repeatParams.repeatTime > 1) {
+        fail("not-emulated", loc,
+             "SetLoadDataRepeat with repeatTime %u, in block %d: sage-npu emulates one iteration (repeatTime 0 "
+             "or 1) of LoadData's img2col form; issue one LoadData per block instead",
+             repeatParams.repeatTime, blk().idx);
+    }
+    trace_instr(Pipe::S, "SetLoadDataRepeat", "", 1, 0, loc);
+}
+
+namespace detail {
+
+// The window and kernel of one img2col load, from either parameter struct.
+struct Load3dCall {
+    uint16_t channelSize, kExtension, mExtension, kStartPt, mStartPt;
+    uint32_t strideW, strideH, filterW, filterH, dilW, dilH;
+    bool enTranspose, fMatrixCtrl;
+};
+
+template <typename T>
+inline void load3d_types(bool to_l0b, bool transpose, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    constexpr bool known = std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> || std::is_same_v<T, float> ||
+                           std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
+                           std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
+    if (!known || (to_l0b && sizeof(T) == 1) || (!to_l0b && transpose && sizeof(T) == 1)) {
+        fail("dtype-unsupported", loc,
+             "LoadData (img2col, LoadData3DParamsV2) of %s to %s%s, in block %d: on %s it loads half, bfloat16_t, "
+             "float, int32_t and uint32_t to L0A or L0B, and int8_t/uint8_t to L0A untransposed only (the "
+             "LoadData_3D doc page; int4b_t is not emulated yet)",
+             dtype_name<T>(), to_l0b ? "L0B" : "L0A", transpose && !to_l0b ? " transposed" : "", blk().idx,
+             chip_name());
+    }
+}
+
+// channelSize on the 910B: multiples of C0 (32 bytes) are emulated; the small-channel values the doc
+// page also allows (4, 8, N*16+4, ...) pack the map differently and are not yet.
+template <typename T>
+inline void load3d_window(const Load3dCall& c, const sage::sim::BlockState::Fmatrix& f, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    const uint32_t c0 = 32 / sizeof(T);
+    if (c.channelSize % c0 != 0) {
+        fail("not-emulated", loc,
+             "LoadData (img2col) with channelSize %u, in block %d: sage-npu emulates channelSize a multiple of %u "
+             "(32 bytes of %s); the small-channel layouts (4, 8, N*16+4, ...) are not emulated yet",
+             c.channelSize, blk().idx, c0, dtype_name<T>());
+    }
+    if (c.kStartPt % c0 != 0) {
+        fail("api-misuse", loc,
+             "LoadData (img2col) with kStartPt %u, in block %d: it must be a multiple of %u for %s (one C0 block)",
+             c.kStartPt, blk().idx, c0, dtype_name<T>());
+    }
+    if (c.strideW == 0 || c.strideH == 0 || c.dilW == 0 || c.dilH == 0 || c.strideW > 63 || c.strideH > 63) {
+        fail("api-misuse", loc,
+             "LoadData (img2col) with strideW %u strideH %u dilationFilterW %u dilationFilterH %u, in block %d: "
+             "strides are in [1, 63] and dilations in [1, 255]", c.strideW, c.strideH, c.dilW, c.dilH, blk().idx);
+    }
+    if ((c.filterW - 1) * c.dilW + 1 > uint32_t(f.l1W) + f.pad[0] + f.pad[1] ||
+        (c.filterH - 1) * c.dilH + 1 > uint32_t(f.l1H) + f.pad[2] + f.pad[3]) {
+        fail("api-misuse", loc,
+             "LoadData (img2col) with a %u x %u kernel (dilation %u, %u) on a %u x %u feature map padded by %u/%u/%u/%u, "
+             "in block %d: the kernel does not fit in the padded map, so there is no output position",
+             c.filterH, c.filterW, c.dilH, c.dilW, f.l1H, f.l1W, f.pad[0], f.pad[1], f.pad[2], f.pad[3], blk().idx);
+    }
+}
+
+template <typename T>
+inline void load3d(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Load3dCall& c,
+                   const sage::sim::BlockState::Fmatrix& f, uint64_t pad_bits, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    const Mem to = mem_of(dst);
+    cube_operand(dst, to == Mem::L0B ? Mem::L0B : Mem::L0A, 512, "LoadData", "dst", "A2/B2", loc);
+    cube_operand(src, Mem::L1, 32, "LoadData", "src", "A1/B1", loc);
+    load3d_types<T>(to == Mem::L0B, c.enTranspose, loc);
+    if (c.fMatrixCtrl) {
+        fail("api-misuse", loc, "LoadData (img2col) with fMatrixCtrl true, in block %d: only false (the left "
+             "matrix's feature map) is supported (the LoadData_3D doc page)", blk().idx);
+    }
+    // Any of these 0 makes the instruction a NOP (the doc page).
+    if (!f.l1H || !f.l1W || !c.channelSize || !c.kExtension || !c.mExtension || !c.filterW || !c.filterH) return;
+    load3d_window<T>(c, f, loc);
+    const uint32_t c0 = 32 / sizeof(T);
+    Load3d p{uint32_t(sizeof(T)), f.l1H, f.l1W, c.channelSize, f.pad[0], f.pad[1], f.pad[2], f.pad[3],
+             c.kStartPt, c.mStartPt, c.kExtension, c.mExtension, c.strideW, c.strideH, c.filterW, c.filterH,
+             c.dilW, c.dilH, uint32_t(pad_bits), to == Mem::L0B ? 2 : c.enTranspose ? 1 : 0};
+    const uint64_t src_bytes = uint64_t(c.channelSize) * f.l1H * f.l1W * sizeof(T);
+    const uint64_t rows = p.to == 1 ? c.kExtension : c.mExtension, cols = p.to == 1 ? c.mExtension : c.kExtension;
+    const uint64_t dst_bytes = p.to == 2 ? (rows + c0 - 1) / c0 * ((cols + 15) / 16) * 512
+                                         : (rows + 15) / 16 * ((cols + c0 - 1) / c0) * 512;
+    const uint32_t bound = blk().load3d_boundary;
+    if (bound && mem_offset(src) >= bound) {
+        fail("api-misuse", loc,
+             "LoadData (img2col) reads from L1 byte %u, past the bound SetLoadDataBoundary set (%u bytes), in block "
+             "%d: the source must start inside it", mem_offset(src), bound, blk().idx);
+    }
+    if (!bound) cube_span(src, src_bytes, "LoadData", loc);
+    cube_span(dst, dst_bytes, "LoadData", loc);
+    cube_load3d(blk().ub, blk().ub_init, dst.addr_, src.addr_, p, bound ? mem_base(Mem::L1) : 0, bound);
+    trace_instr(Pipe::MTE1, "LoadData", dtype_name<T>(), (dst_bytes + 511) / 512, dst_bytes, loc,
+                UbRange{dst.addr_, uint32_t(dst_bytes)}, UbRange{src.addr_, uint32_t(bound ? bound - mem_offset(src)
+                                                                                            : src_bytes)});
+}
+
+}  // namespace detail
+
+// L1 (NC1HWC0 feature map) -> L0A/L0B through img2col: the window of the img2col matrix at
+// (mStartPt, kStartPt), mExtension x kExtension, to L0A as ZZ (enTranspose: the whole matrix
+// transposed, 2- and 4-byte types) or to L0B as ZN (always transposed); see sage_sim/cube.h.
+template <typename T, const IsResetLoad3dConfig& defaultConfig = IS_RESER_LOAD3D_DEFAULT_CONFIG, typename U = T,
+          typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+__aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                const LoadData3DParamsV2<U>& loadDataParams, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    const LoadData3DParamsV2<U>& p = loadDataParams;
+    BlockState::Fmatrix f = blk().fmatrix[p.fMatrixCtrl ? 1 : 0];
+    if (defaultConfig.isSetFMatrix) {
+        f.l1H = p.l1H, f.l1W = p.l1W, f.set = true;
+        for (int i = 0; i < 4; ++i) f.pad[i] = p.padList[i];
+    } else if (!f.set) {
+        fail("api-misuse", loc, "LoadData with isSetFMatrix false before any SetFmatrix, in block %d: the feature "
+             "map (l1H, l1W, padList) is undefined", blk().idx);
+    }
+    uint64_t pad = blk().load3d_pad_bits;
+    if (defaultConfig.isSetPadding) {
+        pad = 0;
+        memcpy(&pad, &p.padValue, sizeof(U));
+    }
+    detail::Load3dCall c{p.channelSize, p.kExtension, p.mExtension, p.kStartPt, p.mStartPt, p.strideW, p.strideH,
+                         p.filterW + (p.filterSizeW ? 256u : 0u), p.filterH + (p.filterSizeH ? 256u : 0u),
+                         p.dilationFilterW, p.dilationFilterH, p.enTranspose, p.fMatrixCtrl};
+    detail::load3d(dst, src, c, f, pad, loc);
+}
+
+template <typename T>
+__aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                const LoadData3DParamsV2Pro& loadDataParams, SAGE_LOC) {
+    using namespace sage::sim;
+    touch(loc);
+    const LoadData3DParamsV2Pro& p = loadDataParams;
+    const BlockState::Fmatrix& f = blk().fmatrix[p.fMatrixCtrl ? 1 : 0];
+    if (!f.set) {
+        fail("api-misuse", loc, "LoadData with LoadData3DParamsV2Pro before any SetFmatrix, in block %d: the Pro "
+             "form reads the feature map (l1H, l1W, padList) from the register SetFmatrix sets", blk().idx);
+    }
+    const uint64_t e = p.extConfig, g = p.filterConfig;
+    auto byte = [&](int at) { return uint32_t((g >> at) & 0xFF); };
+    detail::Load3dCall c{p.channelSize, uint16_t(e), uint16_t(e >> 16), uint16_t(e >> 32), uint16_t(e >> 48),
+                         byte(0), byte(8), byte(16) + (p.filterSizeW ? 256u : 0u),
+                         byte(24) + (p.filterSizeH ? 256u : 0u), byte(32), byte(40), p.enTranspose, p.fMatrixCtrl};
+    detail::load3d(dst, src, c, f, blk().load3d_pad_bits, loc);
+}
+
 namespace detail {
 
 template <typename T, typename U, typename S>

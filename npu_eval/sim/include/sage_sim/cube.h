@@ -183,6 +183,62 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load_transpose(uint8_t* local, uint8_t* 
     }
 }
 
+// LoadData with LoadData3DParamsV2 (img2col): the feature map in L1 is NC1HWC0 (N = 1, C0 = 32
+// bytes), row R of the img2col matrix X is output position (R / Wo, R % Wo), column C is channel
+// block C / c0 of kernel point (c1 outer, kh, kw inner) and element C % c0; a position the window
+// puts in the padding reads padValue. The window rows mStart.. (mExt) and columns kStart.. (kExt)
+// of X go to L0A as the ZZ fractals of X (to: 0) or of X transposed (1), or to L0B as the ZN
+// fractals Mmad reads B from, X's rows being K (2), as the doc page and load3d.py lay them out.
+struct Load3d {
+    uint32_t esize, l1H, l1W, channelSize;
+    uint32_t padLeft, padRight, padTop, padBottom;
+    uint32_t kStart, mStart, kExt, mExt;
+    uint32_t strideW, strideH, filterW, filterH, dilW, dilH;
+    uint32_t padBits;  // padValue's bits, esize bytes
+    int to;
+};
+// The output width of the window's walk (Wo), or 0 when the dilated kernel is wider than the map.
+inline uint32_t load3d_wo(const Load3d& p) {
+    const uint32_t span = (p.filterW - 1) * p.dilW + 1, wide = p.l1W + p.padLeft + p.padRight;
+    return wide < span ? 0 : (wide - span) / p.strideW + 1;
+}
+// The byte offset in dst of X's element (r, c), both counted from the window's start.
+inline uint64_t load3d_dst(const Load3d& p, uint32_t r, uint32_t c) {
+    const uint32_t c0 = 32 / p.esize;
+    uint64_t frac, in;
+    if (p.to == 0) {
+        frac = uint64_t(r / 16) * ((p.kExt + c0 - 1) / c0) + c / c0, in = (r % 16) * c0 + c % c0;
+    } else if (p.to == 1) {
+        frac = uint64_t(c / 16) * ((p.mExt + c0 - 1) / c0) + r / c0, in = (c % 16) * c0 + r % c0;
+    } else {
+        frac = uint64_t(r / c0) * ((p.kExt + 15) / 16) + c / 16, in = (c % 16) * c0 + r % c0;
+    }
+    return (frac * 16 * c0 + in) * p.esize;
+}
+// With a SetLoadDataBoundary bound, a read at L1 byte b >= bound reads byte b % bound instead.
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load3d(uint8_t* local, uint8_t* init, uint32_t dst, uint32_t src,
+                                               const Load3d& p, uint32_t l1_base, uint32_t bound) {
+    const uint32_t c0 = 32 / p.esize, wo = load3d_wo(p), points = p.filterH * p.filterW;
+    for (uint32_t r = 0; r < p.mExt; ++r) {
+        const uint32_t R = p.mStart + r, ho = R / wo, wi = R % wo;
+        for (uint32_t c = 0; c < p.kExt; ++c) {
+            const uint32_t C = p.kStart + c, block = C / c0, c1 = block / points, pt = block % points;
+            const int64_t h = int64_t(ho) * p.strideH + int64_t(pt / p.filterW) * p.dilH - p.padTop;
+            const int64_t w = int64_t(wi) * p.strideW + int64_t(pt % p.filterW) * p.dilW - p.padLeft;
+            const bool inside = h >= 0 && h < p.l1H && w >= 0 && w < p.l1W && c1 * c0 + C % c0 < p.channelSize;
+            const uint64_t d = dst + load3d_dst(p, r, c);
+            if (inside) {
+                uint64_t s = src + (((uint64_t(c1) * p.l1H + h) * p.l1W + w) * c0 + C % c0) * p.esize;
+                if (bound) s = l1_base + (s - l1_base) % bound;
+                memcpy(local + d, local + s, p.esize);
+            } else {
+                memcpy(local + d, &p.padBits, p.esize);
+            }
+            memset(init + d, 1, p.esize);
+        }
+    }
+}
+
 // Mmad: C (L0C, NZ: n-block major, 16x16 fractals of m rows x 16 n) = init + A * B, where A is
 // L0A's m-block-major fractals of 16 m x k0 k and B is L0B's k-block-major fractals of 16 n x k0
 // k (k0 = 32 bytes of the input type). Every product of two half or bfloat16 values is exact in

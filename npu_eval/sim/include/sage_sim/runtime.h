@@ -177,6 +177,18 @@ struct BlockState {
     // GM->UB copies with left/right padding fill the padding from it, isPad or not.
     uint64_t pad_bits = 0;
     bool pad_set = false;      // never written in this block: the padding is undefined
+    // The registers LoadData's img2col form (LoadData3DParamsV2) reads when the call does not set
+    // them: SetFmatrix's feature map (l1H, l1W, padList) for the left [0] and right [1] matrix,
+    // SetLoadDataPaddingValue's bits, SetLoadDataBoundary's L1 byte bound (0: none).
+    struct Fmatrix { uint16_t l1H = 0, l1W = 0; uint8_t pad[4] = {}; bool set = false; } fmatrix[2];
+    uint64_t load3d_pad_bits = 0;
+    bool load3d_pad_set = false;
+    uint32_t load3d_boundary = 0;
+    // The Fixpipe registers an L0C DataCopy (DataCopyCO12DstParams) reads: SetFixpipeNz2ndFlag's
+    // ND matrices and strides, SetFixpipePreQuantFlag's scalar quantisation word.
+    uint16_t fix_nd_num = 1, fix_src_nd_stride = 0;
+    uint32_t fix_dst_nd_stride = 0;
+    uint64_t fix_pre_quant = 0;
     // The core's data cache: scalar GM loads go through it, DMA does not (sage_sim/dcache.h).
     std::unordered_map<uintptr_t, DcacheLine> dcache;
     // The last scalar GM load, to tell a spin loop (the same value read again and again).
