@@ -15,29 +15,12 @@ from sage_npu.agent.transforms import Sources, cube_base_block, l1_double_buffer
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator
 from sage_npu.npu_eval.settings import EvalSettings
+from tests.test_cube_cost_order import REFERENCE as REFERENCE_TEMPLATE
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "matmul_basic"
 CHIP = chip_profile("910B2")
 
-# Small integers: every product and partial sum is exact in float, so C needs no tolerance.
-REFERENCE = """\
-import torch
-
-
-class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return a.float() @ b.float()
-
-
-def get_input_groups():
-    gen = torch.Generator().manual_seed(9)
-    return [[torch.randint(-2, 3, (512, 1024), generator=gen).half(),
-             torch.randint(-2, 3, (1024, 1024), generator=gen).half()]]
-
-
-def get_init_inputs():
-    return []
-"""
+REFERENCE = REFERENCE_TEMPLATE.format(m=512, k=1024, n=1024)
 
 
 def draft_kernel() -> str:
