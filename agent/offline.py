@@ -23,6 +23,8 @@ TRANSFORM_TAGS = {
     "all-vector-cores": {"multi-core", "block_dim"},
     "bigger-tiles": {"tiling"},
     "fewer-tile-splits": {"tiling"},
+    "cube-base-block": {"cube", "base-block"},
+    "l1-double-buffering": {"cube", "double-buffering"},
 }
 
 

@@ -11,7 +11,10 @@ import ast
 import re
 from dataclasses import dataclass
 
+import tree_sitter as ts
+
 from sage_npu.agent.episode import Candidate
+from sage_npu.npu_eval.analysis.model import Call, Decl, KernelModel, queue_position, type_kind
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.report import AdviceFinding
 from sage_npu.npu_eval.signature import parse
@@ -52,17 +55,25 @@ def _const_int(node: ast.AST) -> int | None:
 
 
 def _host_constants(host: str) -> list[tuple[str, int, ast.expr]]:
-    """Module-level `NAME = <int expression>` assignments of host.py."""
+    """Module-level `NAME = <int expression>` assignments of host.py, and each name of a tuple
+    assignment (`BASE_M, BASE_N, BASE_K = 128, 128, 64`)."""
     try:
         tree = ast.parse(host)
     except SyntaxError:
         return []
     out = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            v = _const_int(stmt.value)
-            if v is not None:
-                out.append((stmt.targets[0].id, v, stmt.value))
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target = stmt.targets[0]
+        pairs = [(target, stmt.value)]
+        if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) \
+                and len(target.elts) == len(stmt.value.elts):
+            pairs = list(zip(target.elts, stmt.value.elts, strict=True))
+        for name, value in pairs:
+            v = _const_int(value)
+            if isinstance(name, ast.Name) and v is not None:
+                out.append((name.id, v, value))
     return out
 
 
@@ -119,19 +130,23 @@ def double_buffering(src: Sources, chip: ChipProfile) -> list[Candidate]:
     return out
 
 
+_CUBE_ONLY = re.compile(r"\bKERNEL_TYPE_(AIC_ONLY|MIX_AIC_1_0)\b")
+
+
 def all_vector_cores(src: Sources, chip: ChipProfile) -> list[Candidate]:
-    """Use every vector core: raise the block count the host launches with."""
+    """Use every core: raise the block count the host launches with to the chip's vector cores, or
+    to its cube cores for a kernel that runs on the cube cores alone (blockDim counts AI Cores)."""
+    cube = bool(_CUBE_ONLY.search(src.kernel))
+    cores, what = (chip.cube_cores, "cube") if cube else (chip.vector_cores, "vector")
     out = []
     for name, value, node in _host_constants(src.host):
-        if re.search(r"CORE|BLOCK_DIM|NUM_BLOCKS", name) and 0 < value < chip.vector_cores:
-            out.append(Candidate("all-vector-cores", f"{name} {value} -> {chip.vector_cores} ({chip.name}'s "
-                                 "vector cores)", {"host.py": _edit_host(src.host, node, chip.vector_cores)},
-                                 ("multi-core", "block_dim")))
+        if re.search(r"CORE|BLOCK_DIM|NUM_BLOCKS", name) and 0 < value < cores:
+            out.append(Candidate("all-vector-cores", f"{name} {value} -> {cores} ({chip.name}'s {what} cores)",
+                                 {"host.py": _edit_host(src.host, node, cores)}, ("multi-core", "block_dim")))
     for lit in _block_dim_literals(src.host):
-        if isinstance(lit.value, int) and 0 < lit.value < chip.vector_cores:
-            out.append(Candidate("all-vector-cores", f"block_dim {lit.value} -> {chip.vector_cores}",
-                                 {"host.py": _edit_host(src.host, lit, chip.vector_cores)},
-                                 ("multi-core", "block_dim")))
+        if isinstance(lit.value, int) and 0 < lit.value < cores:
+            out.append(Candidate("all-vector-cores", f"block_dim {lit.value} -> {cores}",
+                                 {"host.py": _edit_host(src.host, lit, cores)}, ("multi-core", "block_dim")))
     return out
 
 
@@ -170,11 +185,151 @@ def fewer_tile_splits(src: Sources, chip: ChipProfile) -> list[Candidate]:
     return out
 
 
+# ---- the cube transforms (docs/cube.md, Costs) ----
+
+# The memory each cube queue position takes its buffers from (docs/cube.md, Memories and positions),
+# as the chip profile's field.
+_CUBE_MEMORY = {"A1": "l1_bytes", "B1": "l1_bytes", "C1": "l1_bytes", "A2": "l0a_bytes", "B2": "l0b_bytes",
+                "CO1": "l0c_bytes", "C2": "bt_bytes"}
+
+
+@dataclass
+class _CubeBuffer:
+    """One InitBuffer of a queue in a cube memory: its position, its count and its size as written."""
+
+    queue: str
+    position: str
+    init: Call
+    decl: Decl
+    num: int | None
+
+
+def _cube_buffers(m: KernelModel) -> list[_CubeBuffer]:
+    out = []
+    for c in m.calls:
+        if c.name != "InitBuffer" or len(c.args) != 3:
+            continue
+        name = m.ref_name(c.args[0])
+        d = m.decl_of(name, c.function) if name else None
+        if name is None or d is None or type_kind(d.type) != "queue":
+            continue
+        pos = (queue_position(d.type) or "").split("::")[-1]
+        if pos in _CUBE_MEMORY:
+            out.append(_CubeBuffer(name, pos, c, d, m.const_value(c.args[1])))
+    return out
+
+
+def _tiling_fields(host: str) -> dict[str, tuple[str, int]]:
+    """Tiling field -> (host.py constant, value) for the fields host.py passes a constant to:
+    `Tiling(baseM=BASE_M)`, or `baseM=min(BASE_M, rows)` (the constant bounds the field)."""
+    consts = {name: (value, node) for name, value, node in _host_constants(host)}
+    try:
+        tree = ast.parse(host)
+    except SyntaxError:
+        return {}
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Tiling":
+            for kw in node.keywords:
+                names = [n.id for n in ast.walk(kw.value) if isinstance(n, ast.Name) and n.id in consts]
+                if kw.arg and names:
+                    out[kw.arg] = (names[0], consts[names[0]][0])
+    return out
+
+
+def _cube_bytes(m: KernelModel, buffers: list[_CubeBuffer], fields: dict[str, int],
+                nums: dict[str, int] | None = None) -> dict[str, int] | None:
+    """Bytes each cube memory's buffers take with the tiling `fields` written into their sizes
+    (`t.baseM * t.baseK * sizeof(half)`) and the buffer counts `nums` (queue -> count) changed;
+    None when a size or count is not known from the source and host.py."""
+    used: dict[str, int] = {}
+    for b in buffers:
+        text = m.text(b.init.args[2])
+        for f, v in fields.items():
+            text = re.sub(rf"(?:\b\w+(?:\.|->))*\b{re.escape(f)}\b", str(v), text)
+        size = m.const_text(text)
+        num = (nums or {}).get(b.queue, b.num)
+        if size is None or num is None:
+            return None
+        mem = _CUBE_MEMORY[b.position]
+        used[mem] = used.get(mem, 0) + num * size
+    return used
+
+
+def _fits(used: dict[str, int] | None, chip: ChipProfile, memories: tuple[str, ...] | None = None) -> bool:
+    """Whether the buffers fit the chip's memories (only `memories`, the ones a change grows, when
+    given: a kernel already past another memory is not this transform's to judge)."""
+    return used is not None and all(n <= getattr(chip, mem) for mem, n in used.items()
+                                    if memories is None or mem in memories)
+
+
+def cube_base_block(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    """A bigger base block (baseM or baseN doubled) loads each A and B byte into L1 fewer times per
+    Mmad (asc-devkit's matmul best practice: [128, 256, 64] for 16-bit inputs on the 910B); proposed
+    only when the kernel's L0A/L0B/L0C (and L1) buffers still fit at the new size."""
+    m = KernelModel(src.kernel)
+    buffers = _cube_buffers(m)
+    if not buffers:
+        return []
+    tiling = _tiling_fields(src.host)
+    fields = {f: v for f, (_, v) in tiling.items()}
+    nodes = {name: node for name, _, node in _host_constants(src.host)}
+    out = []
+    for field in ("baseM", "baseN"):
+        if field not in tiling:
+            continue
+        name, value = tiling[field]
+        if not _fits(_cube_bytes(m, buffers, {**fields, field: value * 2}), chip):
+            continue
+        out.append(Candidate("cube-base-block", f"{name} {value} -> {value * 2}: each loaded byte of A and B "
+                             "feeds twice the Mmad work", {"host.py": _edit_host(src.host, nodes[name], value * 2)},
+                             ("cube", "tiling", "base-block")))
+    return out
+
+
+def _template_depth(m: KernelModel, d: Decl) -> ts.Node | None:
+    """The depth argument of a `TQue<TPosition::A1, 1>` declaration."""
+    stack = [d.node]
+    while stack:
+        n = stack.pop()
+        if n.type == "template_argument_list":
+            return n.named_children[1] if n.named_child_count == 2 else None
+        stack.extend(n.children)
+    return None
+
+
+def l1_double_buffering(src: Sources, chip: ChipProfile) -> list[Candidate]:
+    """Two buffers in the L1 queues (A1, B1): the next step's GM -> L1 copy (MTE2) runs while this
+    step's LoadData and Mmad read the other buffer (asc-devkit's L1/L0 ping-pong); proposed only
+    when L1 holds both."""
+    m = KernelModel(src.kernel)
+    buffers = _cube_buffers(m)
+    single = [b for b in buffers if b.position in ("A1", "B1") and b.num == 1]
+    fields = {f: v for f, (_, v) in _tiling_fields(src.host).items()}
+    if not single or not _fits(_cube_bytes(m, buffers, fields, {b.queue: 2 for b in single}), chip, ("l1_bytes",)):
+        return []
+    edits: dict[int, tuple[int, str]] = {}
+    for b in single:
+        edits[b.init.args[1].start_byte] = (b.init.args[1].end_byte, "2")
+        depth = _template_depth(m, b.decl)
+        if depth is not None and m.const_value(depth) == 1:
+            edits[depth.start_byte] = (depth.end_byte, "2")
+    text = m.src
+    for start in sorted(edits, reverse=True):
+        end, new = edits[start]
+        text = text[:start] + new.encode() + text[end:]
+    names = ", ".join(b.queue for b in single)
+    return [Candidate("l1-double-buffering", f"{names}: 1 -> 2 buffers in L1, the next GM -> L1 copy overlaps "
+                      "LoadData and Mmad", {src.kernel_name: text.decode("utf-8")}, ("cube", "double-buffering", "L1"))]
+
+
 CATALOG = {
     "double-buffering": double_buffering,
     "all-vector-cores": all_vector_cores,
     "bigger-tiles": bigger_tiles,
     "fewer-tile-splits": fewer_tile_splits,
+    "cube-base-block": cube_base_block,
+    "l1-double-buffering": l1_double_buffering,
 }
 
 

@@ -357,6 +357,11 @@ class KernelModel:
             return _int(text)
         if not text or "\\" in text:
             return None
+        return self.const_text(text)
+
+    def const_text(self, text: str) -> int | None:
+        """The value of an expression given as text, over this kernel's constants (a #define's
+        body; a buffer size with the tiling's fields written in by a transform), or None."""
         snippet = f"auto sage_define_value = ({text});".encode()
         tree = parse(snippet)
         decl = tree.root_node.named_children[0] if tree.root_node.named_child_count else None
