@@ -231,3 +231,33 @@ def for_finding(finding: AdviceFinding, src: Sources, chip: ChipProfile) -> Cand
                  if v != (src.kernel if k == src.kernel_name else src.host)}
         return Candidate("bigger-tiles", f"{name} {old} -> {new}", files, tags)
     return None
+
+
+# ---- the advisor's findings in a program's C++ sources (docs/advisor.md, program mode) ----
+
+_QUEUE_DEPTH = re.compile(r"(TQue<[^<>;]*?,\s*)1(\s*>)")
+_INIT_DEPTH = re.compile(r"(InitBuffer\(\s*\w+\s*,\s*)1(\s*,)")
+
+
+def program_edit(finding: AdviceFinding, text: str) -> str | None:
+    """The source of the finding's file with the change it proposes made, or None when no text
+    edit makes it: a `NAME old -> new` change rewrites `old` on the finding's line (after NAME
+    when the line names it); a single buffer without BUFFER_NUM takes each one-deep TQue and its
+    InitBuffer to two."""
+    lines = text.splitlines(keepends=True)
+    if not 1 <= finding.line <= len(lines):
+        return None
+    m = _CHANGE.search(finding.change)
+    if m is not None:
+        line = lines[finding.line - 1]
+        at = line.find(m.group("name"))
+        head, tail = (line[:at], line[at:]) if at >= 0 else ("", line)
+        new, n = re.subn(rf"\b{m.group('old')}\b", m.group("new"), tail, count=1)
+        if n == 0:
+            return None
+        lines[finding.line - 1] = head + new
+        return "".join(lines)
+    if finding.code == "perf-single-buffer":
+        out = _INIT_DEPTH.sub(r"\g<1>2\2", _QUEUE_DEPTH.sub(r"\g<1>2\2", text))
+        return out if out != text else None
+    return None

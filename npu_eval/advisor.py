@@ -26,8 +26,17 @@ from sage_npu.npu_eval.trace import Rec, Trace
 
 # A finding saving less than this share of the estimate is not reported (the model is not that precise).
 MIN_SAVING_SHARE = 0.02
+# A finding claiming more than this share of the estimate must deliver it (benchmarks/advice_promises.py)
+PROMISE_SHARE = 0.10
+# ... within this share of the saving its change delivers (re-estimated after the change is made)
+WITHIN = 0.25
 # A load reaches this share of its bandwidth from saturating_bytes() on (docs/advisor.md).
 SATURATION_SHARE = 0.9
+
+
+def kept(estimated_us: float, delivered_us: float) -> bool:
+    """Whether a finding's estimated saving held: within WITHIN of the one its change delivered."""
+    return delivered_us > 0 and abs(estimated_us - delivered_us) <= WITHIN * delivered_us
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,22 @@ def spread(trace: Trace, old: int, new: int, fixed_count: bool) -> dict[int, lis
     return {b: recs for b in range(new)}
 
 
+def even_split(trace: Trace, old: int, cores: int, fixed_count: bool) -> int:
+    """The most blocks, up to `cores`, over which the data of `old` blocks divides evenly: each
+    copy's share a whole number of 32-byte blocks (tiles shrink), or, with a loop of fixed-length
+    tiles, whole iterations per block."""
+    loop = split_loop(trace.blocks[min(trace.blocks)])
+    copies = [r.bytes for r in loop.records() if r.kind == "I" and r.pipe in ("MTE2", "MTE3")]
+    its = len(loop.iterations)
+    for n in range(cores, old, -1):
+        if fixed_count or its * old < n:
+            if all(b * old % (n * 32) == 0 for b in copies):
+                return n
+        elif its * old % n == 0:
+            return n
+    return old
+
+
 # ---- where a person would make the change ----
 
 @dataclass(frozen=True)
@@ -227,9 +252,51 @@ def _int_of(node: ast.expr) -> int | None:
     return None
 
 
+def kernel_file(trace: Trace, default: Path) -> Path:
+    """The source most of the trace's instructions come from (a program's kernel file), else `default`."""
+    files = Counter(trace.where(r.loc)[0] for recs in trace.blocks.values() for r in recs if r.kind == "I")
+    files.pop("", None)
+    return Path(files.most_common(1)[0][0]) if files else default
+
+
+def _python_host(host: Path | None) -> bool:
+    """host.py (a task's) rather than a program's C++ host code."""
+    return host is not None and host.suffix == ".py"
+
+
+_CPP_INT = r"(?:\((?:u?int\d+_t|size_t|int|unsigned)\)\s*)?(\d+)[uUlL]*"
+
+
+def cpp_assignment(host: Path | None, pattern: str, value: int | None = None) -> Site | None:
+    """The first C++ `NAME = <int>;` (a declaration or a field, `tiling.tileNum = 8;`) whose name
+    fully matches `pattern`, and whose value is `value` when given."""
+    text = _read(host)
+    for m in re.finditer(rf"(?m)(?:\.|->|\b)(\w+)\s*(?:=|\{{)\s*{_CPP_INT}\s*\}}?\s*;", text):
+        if re.fullmatch(pattern, m.group(1)) and (value is None or int(m.group(2)) == value):
+            return Site(str(host), text.count("\n", 0, m.start(2)) + 1, m.group(1), int(m.group(2)))
+    return None
+
+
+def cpp_block_dim(host: Path | None, block_dim: int) -> Site | None:
+    """A program's block count: the literal of its `<<<N, ...>>>` launch, or the variable the launch
+    names, where it is given its value."""
+    text = _read(host)
+    for m in re.finditer(r"<<<\s*(\w+)\s*,", text):
+        word = m.group(1)
+        if word.isdigit() and int(word) == block_dim:
+            return Site(str(host), text.count("\n", 0, m.start(1)) + 1, "blockDim", block_dim)
+        site = cpp_assignment(host, re.escape(word), block_dim)
+        if site is not None:
+            return site
+    return None
+
+
 def host_keyword(host: Path | None, pattern: str) -> Site | None:
     """The `Launch(...)`/`Tiling(...)` keyword whose name fully matches `pattern`, at the line of
-    its int literal, or of the module-level constant it names."""
+    its int literal, or of the module-level constant it names; in C++ host code, the assignment
+    of a name matching `pattern`."""
+    if host is not None and not _python_host(host):
+        return cpp_assignment(host, pattern)
     try:
         tree = ast.parse(_read(host))
     except SyntaxError:
@@ -270,7 +337,7 @@ def tile_site(inp: AdviceInput) -> Site | None:
     if m:
         return Site(str(inp.kernel), text.count("\n", 0, m.start(1)) + 1, m.group(1), int(m.group(2)))
     host = _read(inp.host)
-    m = re.search(r"(?m)^(\w*TILE\w*)\s*=\s*(\d+)\s*$", host)
+    m = re.search(r"(?m)^(\w*TILE\w*)\s*=\s*(\d+)\s*$", host) if _python_host(inp.host) else None
     if m and "NUM" not in m.group(1):
         return Site(str(inp.host), host.count("\n", 0, m.start()) + 1, m.group(1), int(m.group(2)))
     return host_keyword(inp.host, r"tile(Num|Count|s)|TILE_NUM")
@@ -321,13 +388,21 @@ def few_cores_finding(base: Base) -> AdviceFinding | None:
     cores = inp.chip.vector_cores
     if inp.block_dim >= cores or not inp.trace.blocks or len(inp.trace.blocks) != inp.block_dim:
         return None
-    site = host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
+    site = (host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
+            if _python_host(inp.host) else cpp_block_dim(inp.host, inp.block_dim))
     if site is None:
         return None
     fixed_count = host_keyword(inp.host, r"tile(Num|Count|s)") is not None
+    scope = f"all of {inp.chip.name}'s vector cores"
+    if not _python_host(inp.host):
+        # a program's host splits the data its own way (`totalLength / GetBlockNum()`), unseen here:
+        # the most cores that split every copy into whole 32-byte blocks
+        cores = even_split(inp.trace, inp.block_dim, cores, fixed_count)
+        scope = "the most vector cores that split every copy into whole 32-byte blocks"
+        if cores <= inp.block_dim:
+            return None
     after = _us(inp.trace, spread(inp.trace, inp.block_dim, cores, fixed_count), inp, cores)
-    return base.finding("perf-few-cores", site.file, site.line, after,
-                        f"{site.name} {site.value} -> {cores} (all of {inp.chip.name}'s vector cores)",
+    return base.finding("perf-few-cores", site.file, site.line, after, f"{site.name} {site.value} -> {cores} ({scope})",
                         f"{inp.block_dim} block(s) on a chip of {cores} vector cores: the other cores stay idle")
 
 
