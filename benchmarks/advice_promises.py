@@ -33,6 +33,7 @@ from typing import Literal
 
 from samples_sweep import (  # a sibling script: benchmarks/ is on the path
     _RUN,
+    COMMAND_TIMEOUT_S,
     PlanCase,
     checkout,
     load_plan,
@@ -134,7 +135,9 @@ def _program(folder, copy, bdir, m, build, env, settings, sanitizer) -> tuple[Pr
         return None, "the sample's build is not one executable the sweep can stand in for"
     srcs = [copy / s.relative_to(folder) for s in build.sources]
     args = [] if sanitizer else shlex.split(string.Template(m.group(2)).safe_substitute(env))
-    report = run_program(srcs[0], args, settings, cwd=bdir, extra_sources=srcs[1:], defines=build.defines)
+    # a long limit: the machine may be busy, and a timeout is no verdict on the advice
+    report = run_program(srcs[0], args, settings, cwd=bdir, extra_sources=srcs[1:], defines=build.defines,
+                         timeout_s=COMMAND_TIMEOUT_S)
     why, _, _ = program_verdict(report.model_dump_json())
     return report, why
 

@@ -385,9 +385,11 @@ def single_buffer_finding(base: Base) -> AdviceFinding | None:
 
 def few_cores_finding(base: Base) -> AdviceFinding | None:
     inp = base.inp
-    cores = inp.chip.vector_cores
+    cores = chip_cores = inp.chip.vector_cores
     if inp.block_dim >= cores or not inp.trace.blocks or len(inp.trace.blocks) != inp.block_dim:
         return None
+    if not re.search(r"\bGetBlock(Idx|Num)\b|\bblock_(idx|num)\b", _read(inp.kernel)):
+        return None  # every block runs the whole data: more blocks would repeat the work, not share it
     site = (host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
             if _python_host(inp.host) else cpp_block_dim(inp.host, inp.block_dim))
     if site is None:
@@ -403,7 +405,7 @@ def few_cores_finding(base: Base) -> AdviceFinding | None:
             return None
     after = _us(inp.trace, spread(inp.trace, inp.block_dim, cores, fixed_count), inp, cores)
     return base.finding("perf-few-cores", site.file, site.line, after, f"{site.name} {site.value} -> {cores} ({scope})",
-                        f"{inp.block_dim} block(s) on a chip of {cores} vector cores: the other cores stay idle")
+                        f"{inp.block_dim} block(s) on a chip of {chip_cores} vector cores: the other cores stay idle")
 
 
 def saturating_bytes(inp: AdviceInput) -> int:
