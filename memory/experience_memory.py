@@ -239,7 +239,7 @@ class ExperienceMemory:
         """Store verified findings (the same verification twice is one record)."""
         if records:
             with self.store.lock():
-                self.store.upsert("calibration", list(records))
+                self.store.upsert("calibration", list({r.id: r for r in records}.values()))  # one per id
 
     # ---- export / import
     def export(self, path: Path) -> int:
