@@ -21,6 +21,7 @@ from pathlib import Path
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.cost_model import bank_factor, estimate
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable
+from sage_npu.npu_eval.protocol import EVENT_PIPES, PIPE_ALL
 from sage_npu.npu_eval.report import AdviceCode, AdviceFinding, labelled
 from sage_npu.npu_eval.trace import Rec, Trace
 
@@ -220,6 +221,79 @@ def even_split(trace: Trace, old: int, cores: int, fixed_count: bool) -> int:
         elif its * old % n == 0:
             return n
     return old
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[1] > 0 and b[1] > 0 and a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
+
+
+def depends(first: Rec, then: Rec) -> bool:
+    """Whether `then` must wait for `first`: one writes UB the other reads or writes."""
+    return (any(_overlap(first.w, x) for x in (then.w, then.r0, then.r1))
+            or any(_overlap(x, then.w) for x in (first.r0, first.r1)))
+
+
+# A barrier's window of instructions on either side that dependencies are looked for in (a bound
+# on the pairwise check; a longer window keeps its barrier).
+BARRIER_WINDOW = 512
+# pipe_t of the pipes a narrower PipeBarrier<PIPE_X> names (kernel_operator's order)
+PIPE_T = {"S": 0, "V": 1, "M": 2, "MTE1": 3, "MTE2": 4, "MTE3": 5}
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """What a PipeBarrier<PIPE_ALL> can become: flag pairs (setter, waiter) between the pipes whose
+    instructions across it depend on each other, and barriers on the pipes that depend on
+    themselves (PipeBarrier<PIPE_V> between two vector instructions)."""
+
+    pairs: frozenset[tuple[str, str]]
+    pipes: frozenset[str]
+
+    def records(self, at: Rec) -> list[Rec]:
+        flags = [Rec(kind, "S", "SetFlag" if kind == "setflag" else "WaitFlag", "", 0, 0, at.loc,
+                     EVENT_PIPES.index(pair), 0, (0, 0), (0, 0), (0, 0))
+                 for pair in sorted(self.pairs) for kind in ("setflag", "waitflag")]
+        return flags + [replace(at, pipe=p, a=PIPE_T[p]) for p in sorted(self.pipes)]
+
+    def describe(self) -> str:
+        parts = [f"SetFlag/WaitFlag<HardEvent::{s}_{w}>" for s, w in sorted(self.pairs)]
+        return ", ".join(parts + [f"PipeBarrier<PIPE_{p}>" for p in sorted(self.pipes)])
+
+
+def narrowing(before: list[Rec], after: list[Rec]) -> Narrowing | None:
+    """What suffices for a barrier between `before` and `after` (its windows up to the neighbouring
+    synchronisation: a queue hand-over, a flag or a barrier orders what lies beyond it); None when
+    nothing depends across it (it may order GM, which the windows do not see), a pair has no
+    HardEvent, or the windows are too long to check."""
+    if len(before) > BARRIER_WINDOW or len(after) > BARRIER_WINDOW:
+        return None
+    deps = {(p.pipe, c.pipe) for p in before for c in after if depends(p, c)}
+    pairs = frozenset(d for d in deps if d[0] != d[1])
+    pipes = frozenset(p for p, c in deps if p == c)
+    if not deps or any(pair not in EVENT_PIPES for pair in pairs) or any(p not in PIPE_T for p in pipes):
+        return None
+    return Narrowing(pairs, pipes)
+
+
+def narrowed_barriers(recs: list[Rec]) -> tuple[list[Rec], Counter, list[tuple[int, Narrowing]]]:
+    """Each PipeBarrier<PIPE_ALL> replaced by what suffices (`narrowing`); also the barriers
+    replaced per location and each one's (location, narrowing)."""
+    replaced: dict[int, list[Rec]] = {}
+    per_loc: Counter = Counter()
+    used: list[tuple[int, Narrowing]] = []
+    sync = [i for i, r in enumerate(recs) if r.kind != "I"]
+    for k, i in enumerate(sync):
+        r = recs[i]
+        if r.kind != "barrier" or r.a != PIPE_ALL:
+            continue
+        lo, hi = sync[k - 1] + 1 if k else 0, sync[k + 1] if k + 1 < len(sync) else len(recs)
+        n = narrowing(recs[lo:i], recs[i + 1:hi])
+        if n is None:
+            continue
+        replaced[i] = n.records(r)
+        per_loc[r.loc] += 1
+        used.append((r.loc, n))
+    return [x for i, r in enumerate(recs) for x in replaced.get(i, [r])], per_loc, used
 
 
 # ---- where a person would make the change ----
@@ -535,9 +609,31 @@ def bank_conflict_finding(base: Base) -> AdviceFinding | None:
                         "(docs/cost-model.md)")
 
 
+def strong_barrier_finding(base: Base) -> AdviceFinding | None:
+    """PipeBarrier<PIPE_ALL> where flag pairs between the dependent pipes, or a barrier on one pipe,
+    suffice (CANN best practice: synchronise only the pipes that share data)."""
+    trace, inp = base.inp.trace, base.inp
+    per_loc: Counter = Counter()
+    used: Counter = Counter()
+    blocks = {}
+    for b, recs in trace.blocks.items():
+        blocks[b], n, narrowings = narrowed_barriers(recs)
+        per_loc.update(n)
+        used.update(narrowings)
+    if not per_loc:
+        return None
+    loc = per_loc.most_common(1)[0][0]
+    file, line = base.where(loc)
+    change = Counter(n.describe() for at, n in used if at == loc).most_common(1)[0][0]
+    return base.finding("perf-strong-barrier", file, line, _us(trace, blocks, inp),
+                        f"{change} instead of PipeBarrier<PIPE_ALL>",
+                        f"{sum(per_loc.values())} PipeBarrier<PIPE_ALL> wait for every pipe where only the pipes "
+                        "sharing data need to wait")
+
+
 FINDERS: tuple[Callable[[Base], AdviceFinding | None], ...] = (
     single_buffer_finding, few_cores_finding, small_tiles_finding, scalar_loop_finding, unaligned_finding,
-    fragmented_finding, bank_conflict_finding)
+    fragmented_finding, bank_conflict_finding, strong_barrier_finding)
 
 
 def advise(inp: AdviceInput) -> list[AdviceFinding]:
