@@ -109,7 +109,7 @@ def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
     scalar loop and the misaligned tiles, for which it has none, by their hand-written fixes)."""
     shutil.copytree(task, out)
     kernel = next(out.glob("*.cpp"))
-    if finding.code in ("perf-scalar-loop", "perf-unaligned-gm", "perf-strong-barrier"):
+    if finding.code in ("perf-scalar-loop", "perf-unaligned-gm"):
         for name, text in hand_fix(task.name).items():
             (out / name).write_text(text)
         return out
@@ -253,6 +253,16 @@ def test_a_finding_maps_to_the_catalogs_candidate_or_to_none():
     assert "Tiling(tileNum=1)" in down.files["host.py"]
     assert for_finding(finding("perf-scalar-loop", "one vector instruction per tile"), src, CHIP) is None
     assert for_finding(finding("perf-small-tiles", "TILE_LENGTH 256 -> 768"), src, CHIP) is None  # not a step
+    # the misaligned tile length and the barrier: text edits at the finding's line of the kernel
+    k = Sources("k.cpp", "constexpr int32_t TILE_LENGTH = 12816;\n    AscendC::PipeBarrier<PIPE_ALL>();\n", host)
+    at = {"file": "k.cpp"}
+    tile = finding("perf-unaligned-gm", "TILE_LENGTH 12816 -> 12800 (a multiple of 512 bytes)").model_copy(update=at)
+    assert for_finding(tile, k, CHIP).files == {"k.cpp": k.kernel.replace("12816", "12800")}
+    bar = finding("perf-strong-barrier", "SetFlag/WaitFlag<HardEvent::MTE2_V>, PipeBarrier<PIPE_V> instead of "
+                  "PipeBarrier<PIPE_ALL>").model_copy(update={**at, "line": 2})
+    assert for_finding(bar, k, CHIP).files["k.cpp"].splitlines()[1:] == [
+        "    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);",
+        "    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);", "    AscendC::PipeBarrier<PIPE_V>();"]
 
 
 def test_fragmented_copies_are_advised_in_vector_kernels_only():
