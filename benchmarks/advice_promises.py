@@ -96,6 +96,14 @@ class Promise:
         return "kept" if kept(self.estimated_us, self.delivered_us) else "BROKEN"
 
 
+def edited_copy(folder: Path, copy: Path, edits: Edits) -> Path:
+    """A fresh copy of the sample with the edits' files replaced."""
+    shutil.copytree(folder, copy)
+    for rel, text in edits.items():
+        (copy / rel).write_text(text)
+    return copy
+
+
 def case_runner(root: Path, case: PlanCase, work: Path, settings: EvalSettings) -> Runner:
     """Run `case` in a fresh copy of its sample with the given edits: (the program's report, why
     the case failed or None)."""
@@ -107,10 +115,7 @@ def case_runner(root: Path, case: PlanCase, work: Path, settings: EvalSettings) 
     def run(edits: Edits) -> tuple[ProgramReport | None, str | None]:
         nonlocal n
         n += 1
-        copy = work / f"{case.case.replace('/', '__')}.{n}"
-        shutil.copytree(folder, copy)
-        for rel, text in edits.items():
-            (copy / rel).write_text(text)
+        copy = edited_copy(folder, work / f"{case.case.replace('/', '__')}.{n}", edits)
         bdir = copy / "build"
         bdir.mkdir(exist_ok=True)
         report = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -83,10 +82,7 @@ def bundled_runner(work: Path, settings: EvalSettings):
     def run(edits: dict[Path, str]) -> tuple[ProgramReport | None, str | None]:
         nonlocal n
         n += 1
-        copy = work / f"run{n}"
-        shutil.copytree(BUNDLED, copy)
-        for rel, text in edits.items():
-            (copy / rel).write_text(text)
+        copy = bench.edited_copy(BUNDLED, work / f"run{n}", edits)
         report = run_program(copy / "vadd_tiles.asc", [], settings, cwd=copy)
         why, _, _ = sweep.program_verdict(report.model_dump_json())
         return report, why
