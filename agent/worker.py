@@ -95,7 +95,8 @@ class OverviewRequest(BaseModel):
 
 
 class CalibrateRequest(BaseModel):
-    """Record advisor findings the editor verified (docs/advisor.md): estimated against delivered."""
+    """Record advisor findings the editor verified (docs/advisor.md): estimated against delivered,
+    in the memory when one exists."""
 
     kind: Literal["calibrate"] = "calibrate"
     records: list[Calibration]
@@ -409,7 +410,7 @@ def _handle(state: _State, events, call: Call) -> None:
         elif isinstance(r, RulesRequest):
             result = _rules(state, r)
         elif isinstance(r, CalibrateRequest):
-            result = state.memory(r.memory, create=True).record_calibration(r.records)
+            result = _calibrate(state, r)
         else:
             result = _overview(state, r)
     except Exception as e:  # noqa: BLE001 - every failure goes back to the caller, never kills the worker
@@ -455,6 +456,16 @@ def _expire(state: _State, r: ExpireRequest) -> ExpireAnswer:
     if mem is None:
         return ExpireAnswer()
     return ExpireAnswer(episode_ids=[c.episode_id for c in mem.expire_open() if c.credited])
+
+
+def _calibrate(state: _State, r: CalibrateRequest) -> int:
+    """Store the verified findings in the memory, if one exists (the editor's verification never
+    creates a memory: the first episode does); how many were stored."""
+    mem = state.existing_memory(r.memory)
+    if mem is None:
+        return 0
+    mem.record_calibration(r.records)
+    return len(r.records)
 
 
 def _resident(mem) -> list[ResidentRule]:
