@@ -117,3 +117,28 @@ def test_an_asc_devkit_samples_promise_holds(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "kept             add_tpipe_tque launch 1 [perf-few-cores] numBlocks 8 -> 32" in out, out
+
+
+def test_cpp_host_sites_and_the_even_block_split(tmp_path):
+    from sage_npu.npu_eval.advisor import cpp_assignment, cpp_block_dim, even_split
+    from sage_npu.npu_eval.trace import Rec, Trace
+
+    host = tmp_path / "main.asc"
+    host.write_text("int main() {\n    uint32_t numBlocks = 8;\n    tiling.tileNum = (uint32_t)4;\n"
+                    "    k<<<numBlocks, nullptr, s>>>(x);\n    k<<<2, nullptr, s>>>(x);\n}\n")
+    site = cpp_block_dim(host, 8)
+    assert site is not None and (site.line, site.name, site.value) == (2, "numBlocks", 8)
+    lit = cpp_block_dim(host, 2)
+    assert lit is not None and (lit.line, lit.value) == (5, 2)
+    tile = cpp_assignment(host, r"tile(Num|Count|s)")
+    assert tile is not None and (tile.line, tile.name, tile.value) == (3, "tileNum", 4)
+
+    def load(nbytes: int, loc: int) -> Rec:
+        return Rec("I", "MTE2", "DataCopy", "float32", nbytes // 4, nbytes, loc, 0, 1, (0, nbytes), (0, 0), (0, 0))
+
+    # one copy of 8,192 bytes per block on 8 blocks: 65,536 bytes split in whole 32-byte blocks by 32
+    one = Trace({b: [load(8192, 1)] for b in range(8)}, {1: ("k.asc", 3)})
+    assert even_split(one, 8, 48, fixed_count=False) == 32
+    # a loop of 16 fixed-length tiles per block: whole iterations per block, 128 = 32 * 4
+    loop = Trace({b: [load(1024, 1), load(1024, 1)] * 8 for b in range(8)}, {1: ("k.asc", 3)})
+    assert even_split(loop, 8, 48, fixed_count=False) == 32
