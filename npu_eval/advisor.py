@@ -464,6 +464,8 @@ def few_cores_finding(base: Base) -> AdviceFinding | None:
         return None
     if not re.search(r"\bGetBlock(Idx|Num)\b|\bblock_(idx|num)\b", _read(inp.kernel)):
         return None  # every block runs the whole data: more blocks would repeat the work, not share it
+    if len({frozenset((r.kind, r.pipe, r.api) for r in recs) for recs in inp.trace.blocks.values()}) > 1:
+        return None  # the blocks play different parts (block 0 writes, block 1 polls): not a data split
     site = (host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
             if _python_host(inp.host) else cpp_block_dim(inp.host, inp.block_dim))
     if site is None:
