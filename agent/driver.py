@@ -60,6 +60,8 @@ from sage_npu.agent.episode import (
 from sage_npu.agent.episode_memory import EpisodeRecorder
 from sage_npu.agent.reflection import Lessons
 from sage_npu.agent.suites import has_kernel
+from sage_npu.agent.transforms import Sources, for_finding
+from sage_npu.memory.models import Calibration
 from sage_npu.memory.retrieval import Retrieval
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
@@ -159,6 +161,24 @@ class _Episode:
     unusable: int = 0                  # failed proposals in a row
     shown: Retrieval | None = None
     proofs: list[Proof] = field(default_factory=list)
+
+
+def advice_calibration(operator: str, kernel_name: str, base: dict[str, str], before: Report, files: dict[str, str],
+                       after: Report, chip: ChipProfile) -> list[Calibration]:
+    """The base's advisor findings whose change (`for_finding`) is exactly the evaluated file set,
+    with their estimated saving beside the delivered one, when the changed kernel was correct
+    (docs/advisor.md: calibration per finding kind)."""
+    if after.status != "correct" or after.timing is None or before.timing is None or not before.advice:
+        return []
+    src = Sources(kernel_name, base.get(kernel_name, ""), base.get("host.py", ""))
+    out = []
+    for f in before.advice:
+        c = for_finding(f, src, chip)
+        if c is not None and c.files and {**base, **c.files} == files:
+            out.append(Calibration(code=f.code, change=f.change, operator=operator, estimated_us=f.saving_us,
+                                   delivered_us=round(before.timing.estimated_us - after.timing.estimated_us, 4),
+                                   verified_by="optimizer"))
+    return out
 
 
 class EpisodeDriver:
@@ -320,6 +340,8 @@ class EpisodeDriver:
             if self.recorder is not None:
                 att.attempt_id = self.recorder.record(ep.used, att.status, att.estimated_us, cand.adoptions,
                                                       source_hash=key, speedup=att.speedup)
+                self.recorder.calibrate(advice_calibration(ep.root.name, ep.kernel_name, base, ep.base_report,
+                                                           files, report, self.chip))
             self._emit(ep, att)
             turns.append((att, report, files))
         kept = next((t for t in reversed(turns) if t[0].improves), None)

@@ -17,7 +17,7 @@ from sage_npu.agent import adoption_block
 from sage_npu.agent.episode import AttemptStatus, DeferredCredit
 from sage_npu.memory.episodes import CreditResult
 from sage_npu.memory.experience_memory import ExperienceMemory, NewExperience
-from sage_npu.memory.models import Adoption, Attempt, Episode, EpisodeLog
+from sage_npu.memory.models import Adoption, Attempt, Calibration, Episode, EpisodeLog
 from sage_npu.memory.retrieval import Retrieval
 
 
@@ -53,6 +53,12 @@ class EpisodeRecorder:
     def shown_ids(self) -> list[str]:
         """Ids shown this turn, resident rules first (the order the prompt quotes them in)."""
         return self.shown.shown_ids() if self.shown is not None else []
+
+    def calibrate(self, records: list[Calibration]) -> None:
+        """Store advisor findings this episode verified (a deferred episode, without a memory to
+        write, keeps none: the bench's one writer stores lessons, not calibration)."""
+        if records and self.memory is not None:
+            self.memory.record_calibration(records)
 
     def record(self, turn: int, status: AttemptStatus, time_us: float | None,
                declared: Mapping[str, adoption_block.Adoption] | None = None, *, source_hash: str = "",

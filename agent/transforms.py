@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import tree_sitter as ts
 
@@ -371,6 +372,8 @@ def for_finding(finding: AdviceFinding, src: Sources, chip: ChipProfile) -> Cand
     tags = ("advisor", finding.code)
     if finding.code == "perf-single-buffer":
         return next(iter(double_buffering(src, chip)), None)
+    if finding.code == "perf-strong-barrier":
+        return _edited_candidate(finding, src)
     m = _CHANGE.match(finding.change)
     if m is None:
         return None
@@ -385,4 +388,66 @@ def for_finding(finding: AdviceFinding, src: Sources, chip: ChipProfile) -> Cand
         files = {k: v for k, v in ((src.kernel_name, done.kernel), ("host.py", done.host))
                  if v != (src.kernel if k == src.kernel_name else src.host)}
         return Candidate("bigger-tiles", f"{name} {old} -> {new}", files, tags)
+    return None if finding.code != "perf-unaligned-gm" else _edited_candidate(finding, src)
+
+
+# ---- the advisor's findings in a program's C++ sources (docs/advisor.md, program mode) ----
+
+_QUEUE_DEPTH = re.compile(r"(TQue<[^<>;]*?,\s*)1(\s*>)")
+_INIT_DEPTH = re.compile(r"(InitBuffer\(\s*\w+\s*,\s*)1(\s*,)")
+
+
+def program_edit(finding: AdviceFinding, text: str) -> str | None:
+    """The source of the finding's file with the change it proposes made, or None when no text
+    edit makes it: a `NAME old -> new` change rewrites `old` on the finding's line (after NAME
+    when the line names it); a single buffer without BUFFER_NUM takes each one-deep TQue and its
+    InitBuffer to two."""
+    lines = text.splitlines(keepends=True)
+    if not 1 <= finding.line <= len(lines):
+        return None
+    m = _CHANGE.search(finding.change)
+    if m is not None:
+        line = lines[finding.line - 1]
+        at = line.find(m.group("name"))
+        head, tail = (line[:at], line[at:]) if at >= 0 else ("", line)
+        new, n = re.subn(rf"\b{m.group('old')}\b", m.group("new"), tail, count=1)
+        if n == 0:
+            return None
+        lines[finding.line - 1] = head + new
+        return "".join(lines)
+    if finding.code == "perf-single-buffer":
+        out = _INIT_DEPTH.sub(r"\g<1>2\2", _QUEUE_DEPTH.sub(r"\g<1>2\2", text))
+        return out if out != text else None
+    if finding.code == "perf-strong-barrier":
+        return _narrowed_barrier(lines, finding)
     return None
+
+
+_BARRIER = re.compile(r"^(\s*)(?:AscendC::)?PipeBarrier<PIPE_ALL>\(\);\s*$")
+
+
+def _narrowed_barrier(lines: list[str], finding: AdviceFinding) -> str | None:
+    """The barrier line as the finding's flag pairs (set, then wait, on EVENT_ID0) or narrower barriers."""
+    m = _BARRIER.match(lines[finding.line - 1])
+    if m is None:
+        return None
+    pad, wanted = m.group(1), finding.change.split(" instead of ")[0]
+    new = [f"{pad}AscendC::SetFlag<AscendC::HardEvent::{e}>(EVENT_ID0);\n"
+           f"{pad}AscendC::WaitFlag<AscendC::HardEvent::{e}>(EVENT_ID0);\n"
+           for e in re.findall(r"HardEvent::(\w+)>", wanted)]
+    new += [f"{pad}AscendC::PipeBarrier<PIPE_{p}>();\n" for p in re.findall(r"PipeBarrier<PIPE_(\w+)>", wanted)]
+    if not new:
+        return None
+    lines[finding.line - 1] = "".join(new)
+    return "".join(lines)
+
+
+def _edited_candidate(finding: AdviceFinding, src: Sources) -> Candidate | None:
+    """A task's candidate for a finding `program_edit` makes in its kernel or host.py (an unaligned
+    tile length, a barrier stronger than needed)."""
+    host = Path(finding.file).name == "host.py"
+    text = program_edit(finding, src.host if host else src.kernel)
+    if text is None:
+        return None
+    return Candidate("advisor-edit", finding.change, {"host.py" if host else src.kernel_name: text},
+                     ("advisor", finding.code))

@@ -31,18 +31,20 @@ from pydantic import BaseModel, Field
 from sage_npu.agent.episode import Attempt, OptimizeResult
 from sage_npu.agent.settings import AgentSettings
 from sage_npu.memory.experience_memory import Stats
+from sage_npu.memory.models import Calibration
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.npu_eval.settings import EvalSettings
 
 # MemorySettings is re-exported: the language server types the memory part of its settings with
 # it without importing `memory` itself (its arrows go to `agent` and `npu_eval` only).
-__all__ = ["AgentWorker", "Attempt", "DecideAnswer", "DecideRequest", "ExpireAnswer", "ExpireRequest",
+__all__ = ["AgentWorker", "Attempt", "CalibrateRequest", "Calibration", "DecideAnswer", "DecideRequest",
+           "ExpireAnswer", "ExpireRequest",
            "MemorySettings", "OptimizeRequest", "OptimizeResult", "Overview", "OverviewRequest", "Request",
            "RequestKind", "ResidentRule", "RulesRequest", "TokensProgress", "WorkerError"]
 
 log = logging.getLogger("sage_npu.agent.worker")
 
-RequestKind = Literal["optimize", "decide", "expire", "rules", "overview"]
+RequestKind = Literal["optimize", "decide", "expire", "rules", "overview", "calibrate"]
 EPISODE_KINDS: frozenset[RequestKind] = frozenset({"optimize"})  # on the episode thread; the rest are quick
 
 
@@ -92,7 +94,16 @@ class OverviewRequest(BaseModel):
     memory: MemorySettings
 
 
-Request = OptimizeRequest | DecideRequest | ExpireRequest | RulesRequest | OverviewRequest
+class CalibrateRequest(BaseModel):
+    """Record advisor findings the editor verified (docs/advisor.md): estimated against delivered,
+    in the memory when one exists."""
+
+    kind: Literal["calibrate"] = "calibrate"
+    records: list[Calibration]
+    memory: MemorySettings
+
+
+Request = OptimizeRequest | DecideRequest | ExpireRequest | RulesRequest | OverviewRequest | CalibrateRequest
 
 
 class ResidentRule(BaseModel):
@@ -398,6 +409,8 @@ def _handle(state: _State, events, call: Call) -> None:
             result = _expire(state, r)
         elif isinstance(r, RulesRequest):
             result = _rules(state, r)
+        elif isinstance(r, CalibrateRequest):
+            result = _calibrate(state, r)
         else:
             result = _overview(state, r)
     except Exception as e:  # noqa: BLE001 - every failure goes back to the caller, never kills the worker
@@ -443,6 +456,16 @@ def _expire(state: _State, r: ExpireRequest) -> ExpireAnswer:
     if mem is None:
         return ExpireAnswer()
     return ExpireAnswer(episode_ids=[c.episode_id for c in mem.expire_open() if c.credited])
+
+
+def _calibrate(state: _State, r: CalibrateRequest) -> int:
+    """Store the verified findings in the memory, if one exists (the editor's verification never
+    creates a memory: the first episode does); how many were stored."""
+    mem = state.existing_memory(r.memory)
+    if mem is None:
+        return 0
+    mem.record_calibration(r.records)
+    return len(r.records)
 
 
 def _resident(mem) -> list[ResidentRule]:

@@ -99,9 +99,18 @@ def cmd_stats(settings: MemorySettings, args) -> int:
         f"resident   {s.by_status.get('resident', 0)} rules, {s.resident_tokens} tokens",
         f"episodes   {s.episodes} ({s.open_episodes} open)",
         f"adoptions  {s.adoptions}",
-        f"attempts   {s.attempts}"])
+        f"attempts   {s.attempts}",
+        *calibration_lines(s.calibration)])
     _print(args, s.model_dump(), human)
     return 0
+
+
+def calibration_lines(kinds) -> list[str]:
+    """The advisor's calibration: per finding kind, verified savings against estimated ones."""
+    if not kinds:
+        return ["advisor    no verified findings yet"]
+    return ["advisor    verified findings (delivered / estimated saving):"] + [
+        f"  {k.code:<22} n={k.n:<4} median ratio {k.median_ratio:.2f}, {k.within:.0%} within 25%" for k in kinds]
 
 
 def _row(it) -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from sage_npu.memory import episodes, explain, models, retrieval, ugc
 from sage_npu.memory.embeddings import Embedder, make_embedder
-from sage_npu.memory.models import TABLES, EpisodeLog, Item, content_id
+from sage_npu.memory.models import TABLES, Calibration, EpisodeLog, Item, content_id
 from sage_npu.memory.settings import MemorySettings
 from sage_npu.memory.starter import starter_items
 from sage_npu.memory.store import META_FILE, Store, StoreError, StoreNotFound, default_db_path, sql_str
@@ -26,6 +26,7 @@ from sage_npu.memory.tokens import TokenCounter
 
 EXPORT_FORMAT = "sage-npu-memory"
 EMBED_BATCH = 256
+CALIBRATION_WITHIN = 0.25  # the advisor's bar; tests/test_advice_calibration.py checks it equals advisor.WITHIN
 
 
 class NewExperience(BaseModel):
@@ -45,6 +46,32 @@ class NewExperience(BaseModel):
         return self.id or content_id("exp", self.title, self.text)
 
 
+class KindCalibration(BaseModel):
+    """How well one kind of advisor finding's estimates held when verified (docs/advisor.md)."""
+
+    code: str
+    n: int
+    median_ratio: float = Field(description="median of delivered / estimated saving")
+    within: float = Field(description="share of verifications whose estimate was within 25% of the delivered")
+
+
+def calibration_by_kind(records: Iterable[Calibration]) -> list[KindCalibration]:
+    """Per finding kind: how many were verified, their median delivered/estimated and the share
+    within 25% (the advisor's bar, npu_eval/advisor.py WITHIN; 0.25 here: memory imports no npu_eval)."""
+    by: dict[str, list[Calibration]] = {}
+    for r in records:
+        by.setdefault(r.code, []).append(r)
+    out = []
+    for code, rs in sorted(by.items()):
+        ratios = sorted(r.ratio for r in rs)
+        mid = len(ratios) // 2
+        median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        within = sum(r.delivered_us > 0 and abs(r.estimated_us - r.delivered_us) <= CALIBRATION_WITHIN * r.delivered_us
+                     for r in rs) / len(rs)
+        out.append(KindCalibration(code=code, n=len(rs), median_ratio=round(median, 4), within=round(within, 4)))
+    return out
+
+
 class Stats(BaseModel):
     path: str
     schema_version: int
@@ -59,6 +86,7 @@ class Stats(BaseModel):
     open_episodes: int
     adoptions: int
     attempts: int
+    calibration: list[KindCalibration] = Field(default_factory=list)
 
 
 class ImportReport(BaseModel):
@@ -203,7 +231,15 @@ class ExperienceMemory:
             rules=sum(r["kind"] == "rule" for r in status), by_status=by_status,
             resident_tokens=sum(r["tokens"] for r in status if r["status"] == "resident"),
             episodes=s.count("episodes"), open_episodes=s.count("episodes", "state = 'open'"),
-            adoptions=s.count("adoptions"), attempts=s.count("attempts"))
+            adoptions=s.count("adoptions"), attempts=s.count("attempts"),
+            calibration=calibration_by_kind(s.fetch("calibration")))
+
+    # ---- calibration of the advisor
+    def record_calibration(self, records: Sequence[Calibration]) -> None:
+        """Store verified findings (the same verification twice is one record)."""
+        if records:
+            with self.store.lock():
+                self.store.upsert("calibration", list({r.id: r for r in records}.values()))  # one per id
 
     # ---- export / import
     def export(self, path: Path) -> int:
@@ -244,6 +280,7 @@ class ExperienceMemory:
             self.store.upsert("attempts", rows["attempts"], insert_only=True)
             self.store.upsert("adoptions", rows["adoptions"], insert_only=True)
             self.store.upsert("episodes", new_eps, insert_only=True)
+            self.store.upsert("calibration", rows["calibration"], insert_only=True)
             fixed = episodes.recompute(self.store, self.settings).fixed
         skipped = len(rows["items"]) - len(new_items) + len(rows["episodes"]) - len(new_eps)
         return ImportReport(items=len(new_items), episodes=len(new_eps), attempts=len(rows["attempts"]),
@@ -282,5 +319,5 @@ def read_export(path: Path) -> dict[str, list]:
     return rows
 
 
-__all__ = ["ExperienceMemory", "ImportFileError", "NewExperience", "Stats", "StoreError", "StoreNotFound",
-           "memory_path", "read_export"]
+__all__ = ["ExperienceMemory", "ImportFileError", "KindCalibration", "NewExperience", "Stats", "StoreError",
+           "StoreNotFound", "calibration_by_kind", "memory_path", "read_export"]

@@ -35,5 +35,13 @@ def _sql_type(arrow_type) -> str:
     return mapping[arrow_type]
 
 
-# Schema 1 is the first; nothing to migrate yet.
-MIGRATIONS: dict[int, Callable[[Store], None]] = {}
+def add_missing_tables(store: Store) -> None:
+    """Create every table the models have and the store lacks (empty)."""
+    have = set(store._table_names())
+    for name, schema in store._schemas.items():
+        if name not in have:
+            store._db.create_table(name, schema=schema)
+
+
+# 1 -> 2: the calibration table (advisor findings' estimated against verified savings).
+MIGRATIONS: dict[int, Callable[[Store], None]] = {1: add_missing_tables}

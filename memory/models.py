@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the calibration table (advisor findings, estimated against verified)
 
 ItemKind = Literal["experience", "rule"]
 ItemStatus = Literal["cold", "resident", "retired"]
@@ -21,6 +21,7 @@ AdoptionStatus = Literal["adopted", "not_adopted", "undeclared"]
 Actor = Literal["agent", "human"]
 EpisodeState = Literal["open", "credited"]
 Outcome = Literal["agent", "accepted", "rejected", "timeout"]
+VerifiedBy = Literal["editor", "optimizer"]
 
 
 def now() -> datetime:
@@ -137,4 +138,30 @@ class EpisodeLog(BaseModel):
     adoptions: list[Adoption] = Field(default_factory=list)
 
 
-TABLES: dict[str, type[BaseModel]] = {"items": Item, "attempts": Attempt, "adoptions": Adoption, "episodes": Episode}
+class Calibration(BaseModel):
+    """One advisor finding whose change was made and evaluated (docs/advisor.md): the saving it
+    estimated beside the one the change delivered, by finding kind (its code)."""
+
+    id: str = ""
+    code: str = Field(description="the finding's code: perf-few-cores, perf-small-tiles, ...")
+    change: str = ""
+    operator: str = ""
+    estimated_us: float
+    delivered_us: float = Field(description="estimate before the change minus estimate after it")
+    verified_by: VerifiedBy
+    created_at: datetime = Field(default_factory=now)
+
+    def model_post_init(self, __context) -> None:
+        # The same verification recorded twice (a re-save of an unchanged file) is one record.
+        if not self.id:
+            self.id = content_id("cal", self.code, self.operator, self.change, f"{self.estimated_us:.4f}",
+                                 f"{self.delivered_us:.4f}", self.verified_by)
+
+    @property
+    def ratio(self) -> float:
+        """Delivered over estimated (1.0: the estimate held exactly)."""
+        return self.delivered_us / self.estimated_us if self.estimated_us else 0.0
+
+
+TABLES: dict[str, type[BaseModel]] = {"items": Item, "attempts": Attempt, "adoptions": Adoption, "episodes": Episode,
+                                      "calibration": Calibration}

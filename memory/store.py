@@ -146,11 +146,11 @@ class Store:
                 f"(schema {models.SCHEMA_VERSION}); upgrade sage-npu"
             )
         store = cls(path, meta, settings)
+        if meta.schema_version < models.SCHEMA_VERSION:
+            store._migrate()  # before the check: a migration may add a table
         missing = set(TABLES) - set(store._table_names())
         if missing:
             raise StoreError(f"the memory at {path} lacks tables {sorted(missing)}; it is damaged or not a memory")
-        if meta.schema_version < models.SCHEMA_VERSION:
-            store._migrate()
         return store
 
     def check_embedder(self, name: str, dim: int) -> None:

@@ -21,13 +21,23 @@ from pathlib import Path
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.cost_model import bank_factor, estimate
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable
+from sage_npu.npu_eval.protocol import EVENT_PIPES, PIPE_ALL
 from sage_npu.npu_eval.report import AdviceCode, AdviceFinding, labelled
 from sage_npu.npu_eval.trace import Rec, Trace
 
 # A finding saving less than this share of the estimate is not reported (the model is not that precise).
 MIN_SAVING_SHARE = 0.02
+# A finding claiming more than this share of the estimate must deliver it (benchmarks/advice_promises.py)
+PROMISE_SHARE = 0.10
+# ... within this share of the saving its change delivers (re-estimated after the change is made)
+WITHIN = 0.25
 # A load reaches this share of its bandwidth from saturating_bytes() on (docs/advisor.md).
 SATURATION_SHARE = 0.9
+
+
+def kept(estimated_us: float, delivered_us: float) -> bool:
+    """Whether a finding's estimated saving held: within WITHIN of the one its change delivered."""
+    return delivered_us > 0 and abs(estimated_us - delivered_us) <= WITHIN * delivered_us
 
 
 @dataclass(frozen=True)
@@ -197,6 +207,95 @@ def spread(trace: Trace, old: int, new: int, fixed_count: bool) -> dict[int, lis
     return {b: recs for b in range(new)}
 
 
+def even_split(trace: Trace, old: int, cores: int, fixed_count: bool) -> int:
+    """The most blocks, up to `cores`, over which the data of `old` blocks divides evenly: each
+    copy's share a whole number of 32-byte blocks (tiles shrink), or, with a loop of fixed-length
+    tiles, whole iterations per block."""
+    loop = split_loop(trace.blocks[min(trace.blocks)])
+    copies = [r.bytes for r in loop.records() if r.kind == "I" and r.pipe in ("MTE2", "MTE3")]
+    its = len(loop.iterations)
+    for n in range(cores, old, -1):
+        if fixed_count or its * old < n:
+            if all(b * old % (n * 32) == 0 for b in copies):
+                return n
+        elif its * old % n == 0:
+            return n
+    return old
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[1] > 0 and b[1] > 0 and a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
+
+
+def depends(first: Rec, then: Rec) -> bool:
+    """Whether `then` must wait for `first`: one writes UB the other reads or writes."""
+    return (any(_overlap(first.w, x) for x in (then.w, then.r0, then.r1))
+            or any(_overlap(x, then.w) for x in (first.r0, first.r1)))
+
+
+# A barrier's window of instructions on either side that dependencies are looked for in (a bound
+# on the pairwise check; a longer window keeps its barrier).
+BARRIER_WINDOW = 512
+# pipe_t of the pipes a narrower PipeBarrier<PIPE_X> names (kernel_operator's order)
+PIPE_T = {"S": 0, "V": 1, "M": 2, "MTE1": 3, "MTE2": 4, "MTE3": 5}
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """What a PipeBarrier<PIPE_ALL> can become: flag pairs (setter, waiter) between the pipes whose
+    instructions across it depend on each other, and barriers on the pipes that depend on
+    themselves (PipeBarrier<PIPE_V> between two vector instructions)."""
+
+    pairs: frozenset[tuple[str, str]]
+    pipes: frozenset[str]
+
+    def records(self, at: Rec) -> list[Rec]:
+        flags = [Rec(kind, "S", "SetFlag" if kind == "setflag" else "WaitFlag", "", 0, 0, at.loc,
+                     EVENT_PIPES.index(pair), 0, (0, 0), (0, 0), (0, 0))
+                 for pair in sorted(self.pairs) for kind in ("setflag", "waitflag")]
+        return flags + [replace(at, pipe=p, a=PIPE_T[p]) for p in sorted(self.pipes)]
+
+    def describe(self) -> str:
+        parts = [f"SetFlag/WaitFlag<HardEvent::{s}_{w}>" for s, w in sorted(self.pairs)]
+        return ", ".join(parts + [f"PipeBarrier<PIPE_{p}>" for p in sorted(self.pipes)])
+
+
+def narrowing(before: list[Rec], after: list[Rec]) -> Narrowing | None:
+    """What suffices for a barrier between `before` and `after` (its windows up to the neighbouring
+    synchronisation: a queue hand-over, a flag or a barrier orders what lies beyond it); None when
+    nothing depends across it (it may order GM, which the windows do not see), a pair has no
+    HardEvent, or the windows are too long to check."""
+    if len(before) > BARRIER_WINDOW or len(after) > BARRIER_WINDOW:
+        return None
+    deps = {(p.pipe, c.pipe) for p in before for c in after if depends(p, c)}
+    pairs = frozenset(d for d in deps if d[0] != d[1])
+    pipes = frozenset(p for p, c in deps if p == c)
+    if not deps or any(pair not in EVENT_PIPES for pair in pairs) or any(p not in PIPE_T for p in pipes):
+        return None
+    return Narrowing(pairs, pipes)
+
+
+def narrowed_barriers(recs: list[Rec]) -> tuple[list[Rec], Counter, list[tuple[int, Narrowing]]]:
+    """Each PipeBarrier<PIPE_ALL> replaced by what suffices (`narrowing`); also the barriers
+    replaced per location and each one's (location, narrowing)."""
+    replaced: dict[int, list[Rec]] = {}
+    per_loc: Counter = Counter()
+    used: list[tuple[int, Narrowing]] = []
+    sync = [i for i, r in enumerate(recs) if r.kind != "I"]
+    for k, i in enumerate(sync):
+        r = recs[i]
+        if r.kind != "barrier" or r.a != PIPE_ALL:
+            continue
+        lo, hi = sync[k - 1] + 1 if k else 0, sync[k + 1] if k + 1 < len(sync) else len(recs)
+        n = narrowing(recs[lo:i], recs[i + 1:hi])
+        if n is None:
+            continue
+        replaced[i] = n.records(r)
+        per_loc[r.loc] += 1
+        used.append((r.loc, n))
+    return [x for i, r in enumerate(recs) for x in replaced.get(i, [r])], per_loc, used
+
+
 # ---- where a person would make the change ----
 
 @dataclass(frozen=True)
@@ -227,9 +326,51 @@ def _int_of(node: ast.expr) -> int | None:
     return None
 
 
+def kernel_file(trace: Trace, default: Path) -> Path:
+    """The source most of the trace's instructions come from (a program's kernel file), else `default`."""
+    files = Counter(trace.where(r.loc)[0] for recs in trace.blocks.values() for r in recs if r.kind == "I")
+    files.pop("", None)
+    return Path(files.most_common(1)[0][0]) if files else default
+
+
+def _python_host(host: Path | None) -> bool:
+    """host.py (a task's) rather than a program's C++ host code."""
+    return host is not None and host.suffix == ".py"
+
+
+_CPP_INT = r"(?:\((?:u?int\d+_t|size_t|int|unsigned)\)\s*)?(\d+)[uUlL]*"
+
+
+def cpp_assignment(host: Path | None, pattern: str, value: int | None = None) -> Site | None:
+    """The first C++ `NAME = <int>;` (a declaration or a field, `tiling.tileNum = 8;`) whose name
+    fully matches `pattern`, and whose value is `value` when given."""
+    text = _read(host)
+    for m in re.finditer(rf"(?m)(?:\.|->|\b)(\w+)\s*(?:=|\{{)\s*{_CPP_INT}\s*\}}?\s*;", text):
+        if re.fullmatch(pattern, m.group(1)) and (value is None or int(m.group(2)) == value):
+            return Site(str(host), text.count("\n", 0, m.start(2)) + 1, m.group(1), int(m.group(2)))
+    return None
+
+
+def cpp_block_dim(host: Path | None, block_dim: int) -> Site | None:
+    """A program's block count: the literal of its `<<<N, ...>>>` launch, or the variable the launch
+    names, where it is given its value."""
+    text = _read(host)
+    for m in re.finditer(r"<<<\s*(\w+)\s*,", text):
+        word = m.group(1)
+        if word.isdigit() and int(word) == block_dim:
+            return Site(str(host), text.count("\n", 0, m.start(1)) + 1, "blockDim", block_dim)
+        site = cpp_assignment(host, re.escape(word), block_dim)
+        if site is not None:
+            return site
+    return None
+
+
 def host_keyword(host: Path | None, pattern: str) -> Site | None:
     """The `Launch(...)`/`Tiling(...)` keyword whose name fully matches `pattern`, at the line of
-    its int literal, or of the module-level constant it names."""
+    its int literal, or of the module-level constant it names; in C++ host code, the assignment
+    of a name matching `pattern`."""
+    if host is not None and not _python_host(host):
+        return cpp_assignment(host, pattern)
     try:
         tree = ast.parse(_read(host))
     except SyntaxError:
@@ -270,7 +411,7 @@ def tile_site(inp: AdviceInput) -> Site | None:
     if m:
         return Site(str(inp.kernel), text.count("\n", 0, m.start(1)) + 1, m.group(1), int(m.group(2)))
     host = _read(inp.host)
-    m = re.search(r"(?m)^(\w*TILE\w*)\s*=\s*(\d+)\s*$", host)
+    m = re.search(r"(?m)^(\w*TILE\w*)\s*=\s*(\d+)\s*$", host) if _python_host(inp.host) else None
     if m and "NUM" not in m.group(1):
         return Site(str(inp.host), host.count("\n", 0, m.start()) + 1, m.group(1), int(m.group(2)))
     return host_keyword(inp.host, r"tile(Num|Count|s)|TILE_NUM")
@@ -318,17 +459,29 @@ def single_buffer_finding(base: Base) -> AdviceFinding | None:
 
 def few_cores_finding(base: Base) -> AdviceFinding | None:
     inp = base.inp
-    cores = inp.chip.vector_cores
+    cores = chip_cores = inp.chip.vector_cores
     if inp.block_dim >= cores or not inp.trace.blocks or len(inp.trace.blocks) != inp.block_dim:
         return None
-    site = host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
+    if not re.search(r"\bGetBlock(Idx|Num)\b|\bblock_(idx|num)\b", _read(inp.kernel)):
+        return None  # every block runs the whole data: more blocks would repeat the work, not share it
+    if len({frozenset((r.kind, r.pipe, r.api) for r in recs) for recs in inp.trace.blocks.values()}) > 1:
+        return None  # the blocks play different parts (block 0 writes, block 1 polls): not a data split
+    site = (host_keyword(inp.host, "block_dim") or host_constant(inp.host, r"CORE|BLOCK_DIM|NUM_BLOCKS", inp.block_dim)
+            if _python_host(inp.host) else cpp_block_dim(inp.host, inp.block_dim))
     if site is None:
         return None
     fixed_count = host_keyword(inp.host, r"tile(Num|Count|s)") is not None
+    scope = f"all of {inp.chip.name}'s vector cores"
+    if not _python_host(inp.host):
+        # a program's host splits the data its own way (`totalLength / GetBlockNum()`), unseen here:
+        # the most cores that split every copy into whole 32-byte blocks
+        cores = even_split(inp.trace, inp.block_dim, cores, fixed_count)
+        scope = "the most vector cores that split every copy into whole 32-byte blocks"
+        if cores <= inp.block_dim:
+            return None
     after = _us(inp.trace, spread(inp.trace, inp.block_dim, cores, fixed_count), inp, cores)
-    return base.finding("perf-few-cores", site.file, site.line, after,
-                        f"{site.name} {site.value} -> {cores} (all of {inp.chip.name}'s vector cores)",
-                        f"{inp.block_dim} block(s) on a chip of {cores} vector cores: the other cores stay idle")
+    return base.finding("perf-few-cores", site.file, site.line, after, f"{site.name} {site.value} -> {cores} ({scope})",
+                        f"{inp.block_dim} block(s) on a chip of {chip_cores} vector cores: the other cores stay idle")
 
 
 def saturating_bytes(inp: AdviceInput) -> int:
@@ -458,9 +611,31 @@ def bank_conflict_finding(base: Base) -> AdviceFinding | None:
                         "(docs/cost-model.md)")
 
 
+def strong_barrier_finding(base: Base) -> AdviceFinding | None:
+    """PipeBarrier<PIPE_ALL> where flag pairs between the dependent pipes, or a barrier on one pipe,
+    suffice (CANN best practice: synchronise only the pipes that share data)."""
+    trace, inp = base.inp.trace, base.inp
+    per_loc: Counter = Counter()
+    used: Counter = Counter()
+    blocks = {}
+    for b, recs in trace.blocks.items():
+        blocks[b], n, narrowings = narrowed_barriers(recs)
+        per_loc.update(n)
+        used.update(narrowings)
+    if not per_loc:
+        return None
+    loc = per_loc.most_common(1)[0][0]
+    file, line = base.where(loc)
+    change = Counter(n.describe() for at, n in used if at == loc).most_common(1)[0][0]
+    return base.finding("perf-strong-barrier", file, line, _us(trace, blocks, inp),
+                        f"{change} instead of PipeBarrier<PIPE_ALL>",
+                        f"{sum(per_loc.values())} PipeBarrier<PIPE_ALL> wait for every pipe where only the pipes "
+                        "sharing data need to wait")
+
+
 FINDERS: tuple[Callable[[Base], AdviceFinding | None], ...] = (
     single_buffer_finding, few_cores_finding, small_tiles_finding, scalar_loop_finding, unaligned_finding,
-    fragmented_finding, bank_conflict_finding)
+    fragmented_finding, bank_conflict_finding, strong_barrier_finding)
 
 
 def advise(inp: AdviceInput) -> list[AdviceFinding]:

@@ -52,6 +52,7 @@ DiagnosticCode = Literal[
     "perf-unaligned-gm",
     "perf-fragmented-gm",
     "perf-bank-conflict",
+    "perf-strong-barrier",
 ]
 
 # Where a code is found: by the compiler, by the emulator while the kernel runs, by the cost
@@ -155,6 +156,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("perf-bank-conflict", ("cost-model",),
              "advisor: vector instructions whose operands collide in UB banks; the saving of placing the buffers "
              "apart"),
+    CodeInfo("perf-strong-barrier", ("cost-model",),
+             "advisor: a PipeBarrier<PIPE_ALL> where SetFlag/WaitFlag pairs between the pipes that depend on each "
+             "other suffice; the saving of those pairs, at the barrier"),
 )}
 
 assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"

@@ -41,6 +41,7 @@ from tree_sitter import Node
 from sage_npu.npu_eval import compile_errors, protocol
 from sage_npu.npu_eval import sandbox as sb
 from sage_npu.npu_eval import scratch as scratch_dirs
+from sage_npu.npu_eval.advisor import AdviceInput, advise, kernel_file
 from sage_npu.npu_eval.backends import unavailable
 from sage_npu.npu_eval.build import (
     SIM_INCLUDE,
@@ -53,7 +54,7 @@ from sage_npu.npu_eval.build import (
     neutral_paths,
 )
 from sage_npu.npu_eval.chips import chip_profile
-from sage_npu.npu_eval.report import Diagnostic, Timing, diagnostic, labelled
+from sage_npu.npu_eval.report import AdviceFinding, Diagnostic, Timing, diagnostic, labelled
 from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
 from sage_npu.npu_eval.signature import LAUNCH_CONFIG, blank_ascendc, parse
 from sage_npu.npu_eval.symbolize import CrashPc, function_at, line_at
@@ -85,6 +86,7 @@ class LaunchReport(_Model):
     status: LaunchStatus
     diagnostics: list[Diagnostic] = []
     timing: Timing | None = None
+    advice: list[AdviceFinding] = []  # the advisor's findings when the launch ran ok (docs/advisor.md)
 
 
 class ProgramReport(_Model):
@@ -479,13 +481,18 @@ def _read_launch(d: Path, index: int, settings: EvalSettings, default_file: str,
     else:
         status = "ok"
     timing = None
+    advice: list[AdviceFinding] = []
     if done and done[0][0] == "0" and settings.estimate:
         # The task pipeline's estimate stage on this launch's trace; a program names no outputs, so
         # no output-bytes floor applies.
         chip = chip_profile(settings.chip)
-        timing, _ = estimate_launch(d, LaunchSite(block_dim, file, line), chip, costs_for(settings, chip), diags)
+        costs = costs_for(settings, chip)
+        timing, trace = estimate_launch(d, LaunchSite(block_dim, file, line), chip, costs, diags, paths=paths)
         if status == "ok" and any(x.severity == "error" for x in diags.values()):
             status = "runtime_error"  # a missing-sync the cost model's schedule found
+        if status == "ok" and trace is not None and timing is not None and timing.estimated:
+            # the host is the C++ file of the launch: its block count and tiling are set there
+            advice = advise(AdviceInput(trace, block_dim, chip, costs, kernel_file(trace, Path(file)), Path(file)))
     # The cost model read the trace's locations as the binary wrote them: neutral names.
     real = [x.model_copy(update={"file": paths.to_real(x.file), "message": paths.to_real(x.message)})
             for x in diags.values()]
@@ -494,7 +501,7 @@ def _read_launch(d: Path, index: int, settings: EvalSettings, default_file: str,
                                                          for h in timing.hot_lines]})
     order = sorted(real, key=lambda x: (0 if x.severity == "error" else 1, x.file, x.line))
     return LaunchReport(index=index, kernel=kernel, file=file, line=line, column=column, block_dim=block_dim,
-                        status=status, diagnostics=order, timing=timing)
+                        status=status, diagnostics=order, timing=timing, advice=advice)
 
 
 def run_program(file: str | Path, args: list[str] | None = None, settings: EvalSettings | None = None,
@@ -645,6 +652,9 @@ def format_program_report(report: ProgramReport) -> str:
     for lr in report.launches:
         for d in lr.diagnostics:
             emit(d, f" (launch {lr.index})")
+    for lr in report.launches:
+        for f in lr.advice:
+            lines.append(f"{f.file}:{f.line}:1: {f.severity}: {f.message} (launch {lr.index}) [{f.code}]")
     for lr in report.launches:
         t = lr.timing
         est = (f", {labelled(f'{t.estimated_us:.2f} us', t.estimated)} device time, bottleneck {t.bottleneck}"

@@ -33,11 +33,11 @@ def build_features(server: SageServer) -> list[Feature]:
     from sage_npu.server.features.suggestions import Suggestions
     from sage_npu.server.stores import ReportStore, ResidentRules
 
-    reports, rules = ReportStore(), ResidentRules()
-    static_checks, evaluation = StaticChecks(server), Evaluation(server, reports)
+    reports, rules, worker = ReportStore(), ResidentRules(), AgentWorker()
+    static_checks, evaluation = StaticChecks(server), Evaluation(server, reports, worker)
     return [static_checks, evaluation, CodeLenses(server, reports), Debugging(server, reports),
             QuickFixes(server, static_checks.findings), AdviceActions(server, evaluation.changes),
-            Hovers(server, rules), ClangdConfig(server), Suggestions(server, AgentWorker(), rules)]
+            Hovers(server, rules), ClangdConfig(server), Suggestions(server, worker, rules)]
 
 
 def create_server(settings: ComposedSettings, version: str,

@@ -128,6 +128,12 @@ SCALAR_ADD = """\
 SIGMOID_MUL = """\
         AscendC::Sigmoid(zLocal, xLocal, TILE_LENGTH);
         AscendC::Mul(zLocal, zLocal, yLocal, TILE_LENGTH);"""
+# the Mul reads what the Sigmoid wrote: the vector pipe alone must finish it first
+SIGMOID_BARRIER_MUL = """\
+        AscendC::Sigmoid(zLocal, xLocal, TILE_LENGTH);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::Mul(zLocal, zLocal, yLocal, TILE_LENGTH);"""
+SIGMOID_MUL_WHAT = "z = sigmoid(x) * y in half precision over fixed-length tiles of 25,600 bytes"
 
 
 @dataclass(frozen=True)
@@ -145,8 +151,8 @@ class Variant:
         return 48 * self.tiles_per_block * self.tile  # the data: 48 blocks' worth whatever block_dim is
 
     def files(self, name: str) -> dict[str, str]:
-        sigmoid = self.compute == SIGMOID_MUL
-        what = ("z = sigmoid(x) * y in half precision over fixed-length tiles of 25,600 bytes" if sigmoid
+        sigmoid = self.compute in (SIGMOID_MUL, SIGMOID_BARRIER_MUL)
+        what = (SIGMOID_MUL_WHAT if sigmoid
                 else "z = x + y in half precision over fixed-length tiles")
         return {
             f"{name}.cpp": kernel(name, self.title, what, self.cause, self.buffers, self.tile, self.compute),
@@ -172,6 +178,9 @@ VARIANTS = {
     # 25,632-byte tiles: every copy after a block's first starts 32 bytes past a 512-byte boundary
     "perf_misaligned_gm": Variant("Planted performance fault: tiles of 12,816 halves (25,632 bytes, off 512).",
                                   "TILE_LENGTH", 2, 12816, 48, 4),
+    # a barrier on every pipe between two vector instructions stalls the double-buffered copies
+    "perf_strong_barrier": Variant("Planted performance fault: PipeBarrier<PIPE_ALL> between two vector "
+                                   "instructions.", "the barrier in Compute", 2, 12800, 48, 4, SIGMOID_BARRIER_MUL),
     "perf_scalar_loop": Variant("Planted performance fault: the addition as a scalar loop of GetValue/SetValue.",
                                 "the element loop in Compute", 2, 512, 48, 4, SCALAR_ADD),
 }
@@ -191,16 +200,21 @@ def hand_fix(name: str) -> dict[str, str]:
         fixed = Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
                         v.tiles_per_block)
         return fixed.files(name)
+    if name == "perf_strong_barrier":
+        v = VARIANTS[name]
+        return {f"{name}.cpp": kernel(name, "The fix of perf_strong_barrier: a barrier on the vector pipe only.",
+                                      SIGMOID_MUL_WHAT, "gone", v.buffers, v.tile, SIGMOID_BARRIER_MUL.replace(
+                                          "PIPE_ALL", "PIPE_V"))}
     raise KeyError(f"{name} has a transform in agent/transforms.py")
 
 
 def materialise(dest: Path) -> dict[str, Path]:
     """Each variant's task folder under `dest`, by name."""
     out = {}
-    for name, v in VARIANTS.items():
+    for name, texts in {name: v.files(name) for name, v in VARIANTS.items()}.items():
         d = dest / name
         d.mkdir(parents=True, exist_ok=True)
-        for file, text in v.files(name).items():
+        for file, text in texts.items():
             (d / file).write_text(text)
         out[name] = d
     return out

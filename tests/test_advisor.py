@@ -139,6 +139,7 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
     "perf_small_tiles": ("perf-small-tiles", "perf_small_tiles.cpp", "constexpr int32_t TILE_LENGTH = 256;"),
     "perf_scalar_loop": ("perf-scalar-loop", "perf_scalar_loop.cpp", "zLocal.SetValue(j,"),
     "perf_misaligned_gm": ("perf-unaligned-gm", "perf_misaligned_gm.cpp", "constexpr int32_t TILE_LENGTH = 12816;"),
+    "perf_strong_barrier": ("perf-strong-barrier", "perf_strong_barrier.cpp", "AscendC::PipeBarrier<PIPE_ALL>();"),
     # the bundled first draft: one buffer per queue, two cores and 256-element tiles, all planted
     "vadd_naive": ("perf-few-cores", "host.py", "MAX_CORES = 2"),
 }
@@ -252,6 +253,16 @@ def test_a_finding_maps_to_the_catalogs_candidate_or_to_none():
     assert "Tiling(tileNum=1)" in down.files["host.py"]
     assert for_finding(finding("perf-scalar-loop", "one vector instruction per tile"), src, CHIP) is None
     assert for_finding(finding("perf-small-tiles", "TILE_LENGTH 256 -> 768"), src, CHIP) is None  # not a step
+    # the misaligned tile length and the barrier: text edits at the finding's line of the kernel
+    k = Sources("k.cpp", "constexpr int32_t TILE_LENGTH = 12816;\n    AscendC::PipeBarrier<PIPE_ALL>();\n", host)
+    at = {"file": "k.cpp"}
+    tile = finding("perf-unaligned-gm", "TILE_LENGTH 12816 -> 12800 (a multiple of 512 bytes)").model_copy(update=at)
+    assert for_finding(tile, k, CHIP).files == {"k.cpp": k.kernel.replace("12816", "12800")}
+    bar = finding("perf-strong-barrier", "SetFlag/WaitFlag<HardEvent::MTE2_V>, PipeBarrier<PIPE_V> instead of "
+                  "PipeBarrier<PIPE_ALL>").model_copy(update={**at, "line": 2})
+    assert for_finding(bar, k, CHIP).files["k.cpp"].splitlines()[1:] == [
+        "    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);",
+        "    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVENT_ID0);", "    AscendC::PipeBarrier<PIPE_V>();"]
 
 
 def test_fragmented_copies_are_advised_in_vector_kernels_only():
@@ -268,3 +279,22 @@ def test_fragmented_copies_are_advised_in_vector_kernels_only():
 
     assert "perf-fragmented-gm" in codes([load] * 8)   # 64 bursts of 256 bytes each
     assert "perf-fragmented-gm" not in codes([load, mmad] * 8)
+
+
+def test_a_full_barrier_narrows_to_flag_pairs_or_one_pipe_and_stays_when_nothing_depends():
+    from sage_npu.npu_eval.advisor import narrowed_barriers
+    from sage_npu.npu_eval.protocol import EVENT_PIPES, PIPE_ALL
+
+    def i(pipe: str, w: tuple[int, int], r: tuple[int, int], loc: int) -> Rec:
+        return Rec("I", pipe, "X", "float16", 64, 128, loc, 0, 0, w, r, (0, 0))
+
+    bar = Rec("barrier", "ALL", "PipeBarrier", "", 0, 0, 9, PIPE_ALL, 0, (0, 0), (0, 0), (0, 0))
+    load, add = i("MTE2", (0, 128), (0, 0), 1), i("V", (256, 128), (0, 128), 2)
+    out, per_loc, used = narrowed_barriers([load, bar, add])
+    assert [r.kind for r in out] == ["I", "setflag", "waitflag", "I"] and EVENT_PIPES[out[1].a] == ("MTE2", "V")
+    assert per_loc == {9: 1} and used[0][1].describe() == "SetFlag/WaitFlag<HardEvent::MTE2_V>"
+    # two vector instructions: a barrier on the vector pipe
+    out, _, used = narrowed_barriers([add, bar, i("V", (512, 128), (256, 128), 3)])
+    assert [(r.kind, r.pipe) for r in out][1] == ("barrier", "V") and used[0][1].describe() == "PipeBarrier<PIPE_V>"
+    # nothing in UB depends across it (it may order GM): it stays
+    assert narrowed_barriers([load, bar, i("V", (4096, 128), (2048, 128), 3)])[0][1] == bar

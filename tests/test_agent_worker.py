@@ -14,6 +14,8 @@ from sage_npu.agent.settings import AgentSettings
 from sage_npu.agent.worker import (
     AgentWorker,
     AttemptProgress,
+    CalibrateRequest,
+    Calibration,
     DecideRequest,
     ExpireAnswer,
     ExpireRequest,
@@ -84,6 +86,20 @@ def test_reading_a_memory_that_does_not_exist_creates_none(worker, tmp_path):
     overview = worker.call(OverviewRequest(memory=memory(tmp_path))).result(timeout=60)
     assert overview.stats is None and "no memory yet" in overview.reason and overview.path == str(tmp_path / "mem")
     assert not (tmp_path / "mem").exists()
+
+
+def test_calibration_goes_into_an_existing_memory_and_never_creates_one(worker, tmp_path):
+    rec = Calibration(code="perf-few-cores", change="MAX_CORES 2 -> 48", estimated_us=3.0, delivered_us=2.9,
+                      verified_by="editor")
+    mem = memory(tmp_path)
+    assert worker.call(CalibrateRequest(records=[rec], memory=mem)).result(timeout=60) == 0
+    assert not (tmp_path / "mem").exists()
+    from sage_npu.memory.experience_memory import ExperienceMemory
+
+    ExperienceMemory.open(mem.model_copy(update={"load_starter": False}))  # the first episode would
+    assert worker.call(CalibrateRequest(records=[rec], memory=mem)).result(timeout=60) == 1
+    stats = worker.call(OverviewRequest(memory=mem)).result(timeout=60).stats
+    assert [(k.code, k.n, k.within) for k in stats.calibration] == [("perf-few-cores", 1, 1.0)]
 
 
 def test_a_dead_worker_fails_the_pending_request_and_the_next_one_restarts_it(worker, tmp_path):

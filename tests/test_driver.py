@@ -113,6 +113,7 @@ class FakeRecorder:
     held: list[int] = field(default_factory=list)
     credited: list[int] = field(default_factory=list)
     hashes: list[tuple[str, float]] = field(default_factory=list)
+    calibrations: list = field(default_factory=list)
 
     def retrieve(self, kernel: str, diagnostics: list[str]):
         return None
@@ -124,6 +125,9 @@ class FakeRecorder:
 
     def hold(self, turns: int) -> None:
         self.held.append(turns)
+
+    def calibrate(self, records) -> None:
+        self.calibrations.extend(records)
 
     def credit(self, turns: int):
         self.credited.append(turns)

@@ -15,6 +15,7 @@ from lsprotocol import types
 
 from sage_npu.agent.episode import Candidate
 from sage_npu.agent.transforms import Sources, for_finding
+from sage_npu.agent.worker import Calibration
 from sage_npu.npu_eval.chips import UnknownChip, chip_profile
 from sage_npu.npu_eval.report import AdviceFinding, Report, labelled
 from sage_npu.npu_eval.task import Task, TaskError, load_task
@@ -63,6 +64,15 @@ def variant(task: Task, files: dict[str, str], dest: Path) -> Task | None:
         return load_task(dest)
     except (OSError, TaskError):
         return None
+
+
+def calibration(task: Task, finding: AdviceFinding, before: Report, after: Report | None) -> Calibration | None:
+    """The finding's estimated saving beside the delivered one, when its change evaluated correct."""
+    if after is None or after.status != "correct" or after.timing is None or before.timing is None:
+        return None
+    delivered = before.timing.estimated_us - after.timing.estimated_us
+    return Calibration(code=finding.code, change=finding.change, operator=task.root.name,
+                       estimated_us=finding.saving_us, delivered_us=round(delivered, 4), verified_by="editor")
 
 
 def verified(task: Task, finding: AdviceFinding, c: Candidate, before: Report, after: Report | None

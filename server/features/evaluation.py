@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from sage_npu.agent.worker import AgentWorker, CalibrateRequest
 from sage_npu.npu_eval.evaluate import Cancelled, Evaluator
-from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic
+from sage_npu.npu_eval.report import AdviceFinding, Diagnostic, Report, diagnostic
 from sage_npu.npu_eval.task import KERNEL_SUFFIXES, Task, TaskError, load_task
 from sage_npu.server.debounce import Debouncer
-from sage_npu.server.features.advice_actions import VerifiedChange, candidate, variant, verified
+from sage_npu.server.features.advice_actions import VerifiedChange, calibration, candidate, variant, verified
 from sage_npu.server.features.base import Feature
 from sage_npu.server.server import EVALUATED
 from sage_npu.server.stores import ReportStore
@@ -84,9 +85,10 @@ class Wanted:
 class Evaluation(Feature):
     SOURCE = EVALUATED
 
-    def __init__(self, server: SageServer, reports: ReportStore) -> None:
+    def __init__(self, server: SageServer, reports: ReportStore, worker: AgentWorker | None = None) -> None:
         super().__init__(server)
         self.reports = reports                          # written here, read by the code lenses
+        self.worker = worker                            # the agent process: verified findings go to its memory
         self.changes: dict[Path, VerifiedChange] = {}   # task root -> verified advice, read by AdviceActions
         self._evaluator: Evaluator | None = None
         self._lock = threading.Lock()                   # the Evaluator: settings vs the evaluation thread
@@ -218,10 +220,20 @@ class Evaluation(Feature):
             after = await self.server.off_loop(lambda: self._run(copy), name="sage-verify") if copy else None
         if self._generation.get(task.root) != gen or self.server.stopping:
             return
+        self._calibrate(task, finding, report, after)
         change = verified(task, finding, cand, report, after)
         if change is not None:
             self.changes[task.root] = change
             log.info("verified %s on %s: %s", finding.code, task.kernel.name, change.title)
+
+    def _calibrate(self, task: Task, finding: AdviceFinding, before: Report, after: Report | None) -> None:
+        """Record, in the memory (through the agent process), the finding's estimated saving beside
+        the one its verified change delivered (faster or not), when the changed copy was correct."""
+        record = calibration(task, finding, before, after)
+        if record is None or self.worker is None:
+            return
+        fut = self.worker.call(CalibrateRequest(records=[record], memory=self.server.settings.memory))
+        fut.add_done_callback(lambda f: f.exception() and log.warning("calibration not recorded: %s", f.exception()))
 
     def _run(self, task: Task) -> Report | None:
         """In the evaluation thread."""
