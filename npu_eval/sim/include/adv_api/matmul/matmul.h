@@ -27,6 +27,7 @@
 #include "../../basic_api/kernel_operator_mm_intf.h"
 #include "../../basic_api/kernel_tpipe.h"
 #include "../../sage_sim/coop.h"
+#include "constant_tiling.h"
 #include "matmul_config.h"
 #include "matmul_tiling.h"
 
@@ -105,7 +106,10 @@ public:
     using CType = C_TYPE;
     using BiasType = BIAS_TYPE;
     using CallBack = MM_CB;
-    static constexpr bool kMixDualMaster = MM_CFG.enableMixDualMaster;
+    // MM_CFG is a MatmulConfig or a constant tiling (MatmulApiStaticTiling, constant_tiling.h).
+    static constexpr MatmulConfig kCfg = matmul_detail::config_of(MM_CFG);
+    static constexpr bool kStaticTiling = matmul_detail::is_static(MM_CFG);
+    static constexpr bool kMixDualMaster = kCfg.enableMixDualMaster;
 
 private:
     using SrcT = typename A_TYPE::T;
@@ -126,15 +130,17 @@ public:
     __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
-        if (cubeTiling == nullptr) sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling");
-        t_ = *cubeTiling;
+        if (cubeTiling == nullptr && !kStaticTiling)
+            sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling (only a Matmul whose MM_CFG is a "
+                            "constant MatmulApiStaticTiling runs without one)");
+        t_ = matmul_detail::static_tiling(MM_CFG, cubeTiling);
         pipe_ = tpipe ? tpipe : static_cast<TPipe*>(sage::sim::blk().tpipe);
         init_ = true;
         CheckTiling(loc);
         Allocate(loc);
         orgM_ = t_.M, orgN_ = t_.N, orgKa_ = t_.Ka, orgKb_ = t_.Kb, orgKc_ = t_.N;
         singleM_ = t_.singleCoreM, singleN_ = t_.singleCoreN, singleK_ = t_.singleCoreK;
-        bias_on_ = t_.isBias != 0;
+        bias_on_ = cubeTiling != nullptr && cubeTiling->isBias != 0;
     }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
@@ -360,8 +366,8 @@ private:
     __aicore__ inline int32_t NIter() const { return (singleN_ + t_.baseN - 1) / t_.baseN; }
     __aicore__ inline int32_t Blocks() const { return MIter() * NIter(); }
     __aicore__ inline bool OrderN() const {
-        return MM_CFG.iterateOrder == IterateOrder::UNDEF ? t_.iterateOrder == 1
-                                                          : MM_CFG.iterateOrder == IterateOrder::ORDER_N;
+        return kCfg.iterateOrder == IterateOrder::UNDEF ? t_.iterateOrder == 1
+                                                        : kCfg.iterateOrder == IterateOrder::ORDER_N;
     }
     __aicore__ inline void Block(int32_t i, uint32_t& mb, uint32_t& nb) const {
         if (i < 0) i = 0;
@@ -538,7 +544,7 @@ private:
     }
     __aicore__ inline FixpipeParamsV220 FixParams(uint32_t stride) const {
         const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
-        FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, MM_CFG.enableRelu);
+        FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, kCfg.enableRelu);
         p.quantPre = matmul_detail::out_quant<DstT>();
         return p;
     }

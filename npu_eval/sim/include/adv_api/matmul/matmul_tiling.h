@@ -98,8 +98,25 @@ inline int32_t cube_dtype_bytes(DataType t) {
     }
 }
 
-inline int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / b); }
-inline int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
+constexpr int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / b); }
+constexpr int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
+
+// Step 3 of the rule, shared with the kernel's constant tiling (constant_tiling.h): the largest
+// stepK <= kIter whose A1 + B1 buffers fit L1, double-buffered (depth 2 * stepK) unless one step
+// covers K. `slice` is the bytes of one baseK slice of A and B; step 0 when none fits.
+struct L1Steps {
+    int32_t step;
+    int32_t depth;
+};
+constexpr L1Steps l1_steps(int32_t kIter, int64_t slice, int64_t bias, int64_t l1) {
+    L1Steps best{0, 0};
+    for (int32_t s = 1; s <= kIter; ++s) {
+        const int32_t d = s < kIter ? 2 * s : s;
+        if (d * slice + bias > l1) break;
+        best = {s, d};
+    }
+    return best;
+}
 
 class MatmulApiTilingBase {
 public:
@@ -225,14 +242,9 @@ protected:
             baseK = int32_t(std::min<int64_t>({byA, byB, round_up(singleCoreK, kAlign)}) / kAlign * kAlign);
         }
         if (baseK <= 0) return Fail("no baseK fits L0A and L0B");
-        const int32_t kIter = ceil_div(singleCoreK, baseK);
         const int64_t bias = isBias ? int64_t(baseN) * 4 : 0;
-        int32_t step = 0, depth = 0;
-        for (int32_t s = 1; s <= kIter; ++s) {
-            const int32_t d = s < kIter ? 2 * s : s;
-            if (d * int64_t(baseM + baseN) * baseK * es + bias > l1_) break;
-            step = s, depth = d;
-        }
+        const L1Steps l1 = l1_steps(ceil_div(singleCoreK, baseK), int64_t(baseM + baseN) * baseK * es, bias, l1_);
+        const int32_t step = l1.step, depth = l1.depth;
         if (step == 0) return Fail("one baseK slice of A and B does not fit L1");
         auto& t = tiling_;
         t.baseM = baseM, t.baseN = baseN, t.baseK = baseK;
@@ -251,6 +263,10 @@ protected:
     }
     // The whole shape and the original shape (SetOrgShape's, else SetShape's).
     bool Shapes() {
+        // SetShape's -1 (or no SetShape): the original shape's size
+        if (singleM <= 0) singleM = orgM;
+        if (singleN <= 0) singleN = orgN;
+        if (singleK <= 0) singleK = orgKa;
         if (singleM <= 0 || singleN <= 0 || singleK <= 0) return Fail("SetShape(m, n, k) needs each > 0");
         auto& t = tiling_;
         t.M = orgM > 0 ? orgM : singleM;
