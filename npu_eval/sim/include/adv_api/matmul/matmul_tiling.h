@@ -157,6 +157,19 @@ public:
         batchNum = batch;
         return 0;
     }
+    // A batched Matmul's layouts (IterateBatch; kernel side batch_layout.h): the B, S, N, G, D axes of
+    // A, B and C (C's S is S1, its D is S2), copied into TCubeTiling's ALayoutInfoB... fields.
+    int32_t SetALayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) { return Layout(aLayout_, b, s, n, g, d); }
+    int32_t SetBLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) { return Layout(bLayout_, b, s, n, g, d); }
+    int32_t SetCLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) { return Layout(cLayout_, b, s, n, g, d); }
+    // NORMAL (BMNK) layout: batchA M x K and batchB K x N matrices, one after another.
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k) {
+        Layout(aLayout_, batchA, m, 1, 1, k);
+        Layout(bLayout_, batchB, k, 1, 1, n);
+        Layout(cLayout_, std::max(batchA, batchB), m, 1, 1, n);
+        if (singleM <= 0) singleM = m, singleN = n, singleK = k;
+        return 0;
+    }
     int32_t EnableBias(bool isBiasIn = false) {
         isBias = isBiasIn;
         return 0;
@@ -214,6 +227,17 @@ public:
 protected:
     int32_t l1_ = 0, l0a_ = 0, l0b_ = 0, l0c_ = 0, ub_ = 0, bt_ = 0;
     int32_t fixM_ = -1, fixN_ = -1, fixK_ = -1;
+    int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};
+
+    static int32_t Layout(int32_t (&dst)[5], int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        if (b <= 0 || s <= 0 || n <= 0 || g <= 0 || d <= 0) {
+            std::fprintf(stderr, "matmul_tiling: a layout's axes must be positive (got %d, %d, %d, %d, %d)\n", b, s,
+                         n, g, d);
+            return -1;
+        }
+        dst[0] = b, dst[1] = s, dst[2] = n, dst[3] = g, dst[4] = d;
+        return 0;
+    }
 
     void ResetBuffers() {
         l1_ = SAGE_CHIP_L1_BYTES, l0a_ = SAGE_CHIP_L0A_BYTES, l0b_ = SAGE_CHIP_L0B_BYTES;
@@ -259,6 +283,12 @@ protected:
         t.shareUbSize = 0;
         t.batchM = 1, t.batchN = 1, t.singleBatchM = 1, t.singleBatchN = 1;
         t.BatchNum = batchNum;
+        t.ALayoutInfoB = aLayout_[0], t.ALayoutInfoS = aLayout_[1], t.ALayoutInfoN = aLayout_[2];
+        t.ALayoutInfoG = aLayout_[3], t.ALayoutInfoD = aLayout_[4];
+        t.BLayoutInfoB = bLayout_[0], t.BLayoutInfoS = bLayout_[1], t.BLayoutInfoN = bLayout_[2];
+        t.BLayoutInfoG = bLayout_[3], t.BLayoutInfoD = bLayout_[4];
+        t.CLayoutInfoB = cLayout_[0], t.CLayoutInfoS1 = cLayout_[1], t.CLayoutInfoN = cLayout_[2];
+        t.CLayoutInfoG = cLayout_[3], t.CLayoutInfoS2 = cLayout_[4];
         return true;
     }
     // The whole shape and the original shape (SetOrgShape's, else SetShape's).
