@@ -5,7 +5,7 @@
 // The tiling rule sage-npu implements (its own, documented in docs/cube.md "The Matmul API"; CANN's
 // search is not published) on the chip profile's memory sizes, or SetBufferSpace's:
 //   1. Cores (MultiCoreMatmulTiling): for every split mDim x nDim <= dim, singleCoreM =
-//      ceil(M / mDim) and singleCoreN = ceil(N / nDim), each rounded up to 16; the split with the
+//      ceil(M / mDim) and singleCoreN = ceil(N / nDim), each rounded up to 16 (at most M, N); the split with the
 //      least per-core time wins, time = singleCoreM * singleCoreN / 4096 (the cube's 16x16x16 MACs
 //      per cycle) + (singleCoreM + singleCoreN) * sizeof(A) / 64 (an assumed 64 bytes per cycle of
 //      GM reads per core); ties go to fewer cores, then to the larger mDim. usedCoreNum is
@@ -374,8 +374,9 @@ private:
         bool have = false;
         for (int32_t md = 1; md <= dim_; ++md) {
             for (int32_t nd = 1; md * nd <= dim_; ++nd) {
-                const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : round_up(ceil_div(singleM, md), 16);
-                const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : round_up(ceil_div(singleN, nd), 16);
+                // rounded up to 16, but never past the whole shape (one core's share is all of it)
+                const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : std::min(round_up(ceil_div(singleM, md), 16), singleM);
+                const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(round_up(ceil_div(singleN, nd), 16), singleN);
                 const int32_t used = ceil_div(singleM, sm) * ceil_div(singleN, sn);
                 const double time = double(sm) * sn / 4096.0 + double(sm + sn) * es / 64.0;
                 const bool better = !have || time < best - 1e-9 ||
