@@ -134,7 +134,8 @@ static void multicore(int M, int N, int K) {
 static void constant_tiling() {
     using A = MatmulType<TPosition::GM, CubeFormat::ND, half>;
     using CT = MatmulType<TPosition::GM, CubeFormat::ND, float>;
-    constexpr static MatmulConfig cfg = GetMMConfig<MatmulConfigMode::CONFIG_MDL>(MatmulShapeParams{64, 96, 80, 32, 48, 32});
+    constexpr static MatmulShapeParams shape{64, 96, 80, 32, 48, 32};
+    constexpr static MatmulConfig cfg = GetMMConfig<MatmulConfigMode::CONFIG_MDL>(shape);
     constexpr static MatmulApiStaticTiling st = GetMatmulApiTiling<A, A, CT, CT>(cfg);
     const int M = 50, N = 70, K = 80;
     half* a = gm_alloc<half>("a", M * K);
