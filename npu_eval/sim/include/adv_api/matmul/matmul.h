@@ -651,8 +651,12 @@ private:
         p.k = uint16_t(kl);
         p.cmatrixInitVal = first && !with_bias;
         p.cmatrixSource = false;
-        if (with_bias) Mmad(c, a2, b2, bias2_.template Get<BiasT>(), p, loc);
-        else Mmad(c, a2, b2, p, loc);
+        // A bias of another type than L0C's never gets here (Ready refuses it at the call); the
+        // constexpr keeps such a Matmul compiling when it adds no bias.
+        if constexpr (std::is_same_v<BiasT, L0cT>) {
+            if (with_bias) return Mmad(c, a2, b2, bias2_.template Get<BiasT>(), p, loc);
+        }
+        Mmad(c, a2, b2, p, loc);
     }
 
     // ---- L0C -> C (FIX)
