@@ -126,7 +126,8 @@ _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBloc
 # qualifier, in a kernel file outside comments.
 _KERNEL_TYPE = re.compile(rb"^[^/\n]*?(?:\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<type>KERNEL_TYPE_[A-Z0-9_]+)\s*\)|"
                           rb"\b__mix__\s*\(\s*(?P<aic>[01])\s*,\s*(?P<aiv>[012])\s*\)|"
-                          rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b)", re.M)
+                          rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b|"
+                          rb"\b__(?P<before>cube|vector)__\b[^\n]*?\b__global__\b)", re.M)  # either order
 # A __vector__ kernel runs on the default cores: no define (the vector sweep's builds stay as they were).
 _VECTOR_QUALIFIER = "vector"
 _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TYPE_MIX_AIC_1_1",
@@ -137,8 +138,8 @@ _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TY
 def _kernel_type(m: re.Match[bytes]) -> str:
     if m.group("type"):
         return m.group("type").decode()
-    if m.group("side"):
-        return _QUALIFIER_TYPE[m.group("side").decode()]
+    if side := m.group("side") or m.group("before"):
+        return _QUALIFIER_TYPE[side.decode()]
     return _QUALIFIER_TYPE.get((m.group("aic").decode(), m.group("aiv").decode()), "")
 
 

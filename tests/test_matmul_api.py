@@ -129,6 +129,98 @@ static void multicore(int M, int N, int K) {
     dump_tiling("mc", t);
 }
 
+// A constant tiling (GetMMConfig + GetMatmulApiTiling) for 64 x 96 x 80 with 32 x 48 x 32 blocks,
+// registered with a null TCubeTiling, run on a 50 x 70 x 80 tail (SetOrgShape + SetTail).
+static void constant_tiling() {
+    using A = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+    using CT = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    constexpr static MatmulShapeParams shape{64, 96, 80, 32, 48, 32};
+    constexpr static MatmulConfig cfg = GetMMConfig<MatmulConfigMode::CONFIG_MDL>(shape);
+    constexpr static MatmulApiStaticTiling st = GetMatmulApiTiling<A, A, CT, CT>(cfg);
+    const int M = 50, N = 70, K = 80;
+    half* a = gm_alloc<half>("a", M * K);
+    half* b = gm_alloc<half>("b", K * N);
+    float* c = gm_alloc<float>("c", M * N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float((i * 7 + 3) % 17 - 8) * 0.25f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float((i * 5 + 1) % 13 - 6) * 0.5f);
+    write_raw("ct_a", a, sizeof(half) * M * K);
+    write_raw("ct_b", b, sizeof(half) * K * N);
+    int32_t fields[] = {st.singleCoreM, st.baseM, st.baseN, st.baseK, st.stepKa, st.depthA1, st.dbL0A, st.isBias};
+    write_raw("ct_static", fields, sizeof(fields));
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<A, A, CT, CT, st> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, (TCubeTiling*)nullptr);
+    obj.SetOrgShape(M, N, K);
+    obj.SetTail(M, N, K);
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    write_raw("ct_c", c, sizeof(float) * M * N);
+}
+
+// IterateBatch: A [B=2, S=20, N=1, G=3, D=40] and B^T [2, 24, 1, 3, 40] in BSNGD into C in BNGS1S2
+// (six 20 x 24 matrices one after another); then NORMAL with A broadcast (batchA 1, batchB 3) and a
+// bias per batch.
+template <LayoutMode LA, LayoutMode LC>
+using BatchMm = Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half, false, LA>,
+                       MatmulType<TPosition::GM, CubeFormat::ND, half, false, LA>,
+                       MatmulType<TPosition::GM, CubeFormat::ND, float, false, LC>,
+                       MatmulType<TPosition::GM, CubeFormat::ND, float>>;
+static void batches() {
+    namespace mt = matmul_tiling;
+    const int S = 20, NN = 24, D = 40, BT = 2, G = 3, NB = BT * G;
+    half* a = gm_alloc<half>("a", NB * S * D);
+    half* b = gm_alloc<half>("b", NB * NN * D);
+    float* c = gm_alloc<float>("c", NB * S * NN);
+    float* bias = gm_alloc<float>("bias", 3 * NN);
+    for (int i = 0; i < NB * S * D; ++i) a[i] = half(float((i * 7 + 3) % 17 - 8) * 0.25f);
+    for (int i = 0; i < NB * NN * D; ++i) b[i] = half(float((i * 5 + 1) % 13 - 6) * 0.5f);
+    for (int i = 0; i < 3 * NN; ++i) bias[i] = float(i % 11 - 5);
+    write_raw("bt_a", a, sizeof(half) * NB * S * D);
+    write_raw("bt_b", b, sizeof(half) * NB * NN * D);
+    write_raw("bt_bias", bias, sizeof(float) * 3 * NN);
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc, gbias;
+    ga.SetGlobalBuffer(a, NB * S * D), gb.SetGlobalBuffer(b, NB * NN * D), gc.SetGlobalBuffer(c, NB * S * NN);
+    gbias.SetGlobalBuffer(bias, 3 * NN);
+    {
+        mt::MultiCoreMatmulTiling api;
+        api.SetDim(1);
+        api.SetALayout(BT, S, 1, G, D), api.SetBLayout(BT, NN, 1, G, D), api.SetCLayout(BT, S, 1, G, NN);
+        api.SetBatchNum(NB);
+        TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT,
+                                    S, NN, D, false, true, false);
+        dump_tiling("bt", t);
+        TPipe pipe;
+        BatchMm<LayoutMode::BSNGD, LayoutMode::BNGS1S2> obj;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+        obj.SetTensorA(ga, false), obj.SetTensorB(gb, true);
+        obj.IterateBatch(gc, NB, NB, false);
+        write_raw("bt_c", c, sizeof(float) * NB * S * NN);
+        try {
+            expect("api-misuse", __LINE__ + 1);
+            obj.IterateBatch(gc, 2, 3, false);
+        } catch (const sage::sim::KernelAbort&) {
+        }
+    }
+    {  // NORMAL: A's first 20 x 40 matrix against three 40 x 24 B matrices (b read as K x N), bias per batch
+        mt::BatchMatmulTiling api;
+        api.SetBatchInfoForNormal(1, 3, S, NN, D);
+        api.SetBatchNum(3);
+        TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT,
+                                    S, NN, D, false, false, true);
+        TPipe pipe;
+        BatchMm<LayoutMode::NORMAL, LayoutMode::NORMAL> obj;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+        obj.SetTensorA(ga), obj.SetTensorB(gb), obj.SetBias(gbias);
+        obj.IterateBatch(gc, 1, 3, false);
+        write_raw("bn_c", c, sizeof(float) * 3 * S * NN);
+    }
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -159,6 +251,8 @@ static void faults() {
     'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
     "multicore(512, 512, 128);",
     "faults();",
+    "constant_tiling();",
+    "batches();",
 )
 
 CHIP = chip_profile("910B2")  # the chip the drivers are built for (tests/sim_driver.py)
@@ -291,3 +385,36 @@ def test_the_matmul_example_is_costed_on_the_cube_pipes_at_the_iterate_all_line(
     source = (task / "matmul_adv.cpp").read_text().splitlines()
     line = next(i for i, s in enumerate(source, 1) if "mm.IterateAll(" in s)
     assert report.timing.hot_lines and report.timing.hot_lines[0].line == line, report.timing.hot_lines
+
+
+def _half_matrix(run: Run, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    return run(name, np.float16).astype(np.float32).reshape(shape)
+
+
+def test_a_constant_tiling_runs_with_a_null_tiling_on_a_tail(run):
+    single_m, base_m, base_n, base_k, step_ka, depth_a1, db_l0a, is_bias = run("ct_static", np.int32).tolist()
+    assert (single_m, base_m, base_n, base_k) == (64, 32, 48, 32)
+    # K 80 in baseK 32 is 3 steps; all of them fit the 910B's L1, so one load, no double buffer
+    assert (step_ka, depth_a1, db_l0a, is_bias) == (3, 3, 2, 1)
+    a, b = _half_matrix(run, "ct_a", (50, 80)), _half_matrix(run, "ct_b", (80, 70))
+    np.testing.assert_array_equal(run("ct_c", np.float32).reshape(50, 70), _cube(a, b, None, False))
+
+
+def test_iterate_batch_reads_bsngd_and_writes_bngs1s2(run):
+    a = _half_matrix(run, "bt_a", (2, 20, 3, 40))  # B, S, G, D (N = 1)
+    b = _half_matrix(run, "bt_b", (2, 24, 3, 40))
+    got = run("bt_c", np.float32).reshape(2, 3, 20, 24)
+    for bb in range(2):
+        for g in range(3):
+            np.testing.assert_array_equal(got[bb, g], _cube(a[bb, :, g], b[bb, :, g].T, None, False))
+    t = _tiling(run, "bt")
+    assert t["singleCoreM"] == 20 and t["singleCoreN"] == 24
+
+
+def test_iterate_batch_broadcasts_a_and_adds_a_bias_per_batch(run):
+    a = _half_matrix(run, "bt_a", (-1,))[: 20 * 40].reshape(20, 40)
+    b = _half_matrix(run, "bt_b", (-1,))[: 3 * 40 * 24].reshape(3, 40, 24)
+    bias = run("bt_bias", np.float32).reshape(3, 24)
+    got = run("bn_c", np.float32)[: 3 * 20 * 24].reshape(3, 20, 24)
+    for j in range(3):
+        np.testing.assert_array_equal(got[j], _cube(a, b[j], np.broadcast_to(bias[j], (20, 24)), False))

@@ -125,15 +125,15 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("MmadWithSparse", "LoadDataWithSparse", "IterateNBatch", "SetQuantVector", "Conv3D",
+    for name in ("MmadWithSparse", "LoadDataWithSparse", "SetQuantScalar", "SetQuantVector", "Conv3D",
                  "LoadData2DParamsV2"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
     assert hit is not None and hit.kind == "cube" and hit.where == "include/adv_api/matmul/matmul_intf.h"
     for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "LoadData3DParamsV2", "SetFmatrix",
-                 "Matmul", "REGIST_MATMUL_OBJ",
-                 "TCubeTiling", "MatmulType", "IterateAll"):
+                 "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling", "MatmulType", "IterateAll", "IterateBatch",
+                 "IterateNBatch", "MatmulShapeParams", "MatmulApiStaticTiling", "GetMatmulApiTiling"):
         assert api_classes.lookup(name) is None, name  # emulated
 
 

@@ -27,6 +27,8 @@
 #include "../../basic_api/kernel_operator_mm_intf.h"
 #include "../../basic_api/kernel_tpipe.h"
 #include "../../sage_sim/coop.h"
+#include "batch_layout.h"
+#include "constant_tiling.h"
 #include "matmul_config.h"
 #include "matmul_tiling.h"
 
@@ -105,7 +107,10 @@ public:
     using CType = C_TYPE;
     using BiasType = BIAS_TYPE;
     using CallBack = MM_CB;
-    static constexpr bool kMixDualMaster = MM_CFG.enableMixDualMaster;
+    // MM_CFG is a MatmulConfig or a constant tiling (MatmulApiStaticTiling, constant_tiling.h).
+    static constexpr MatmulConfig kCfg = matmul_detail::config_of(MM_CFG);
+    static constexpr bool kStaticTiling = matmul_detail::is_static(MM_CFG);
+    static constexpr bool kMixDualMaster = kCfg.enableMixDualMaster;
 
 private:
     using SrcT = typename A_TYPE::T;
@@ -126,15 +131,17 @@ public:
     __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
-        if (cubeTiling == nullptr) sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling");
-        t_ = *cubeTiling;
+        if (cubeTiling == nullptr && !kStaticTiling)
+            sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling (only a Matmul whose MM_CFG is a "
+                            "constant MatmulApiStaticTiling runs without one)");
+        t_ = matmul_detail::static_tiling(MM_CFG, cubeTiling);
         pipe_ = tpipe ? tpipe : static_cast<TPipe*>(sage::sim::blk().tpipe);
         init_ = true;
         CheckTiling(loc);
         Allocate(loc);
         orgM_ = t_.M, orgN_ = t_.N, orgKa_ = t_.Ka, orgKb_ = t_.Kb, orgKc_ = t_.N;
         singleM_ = t_.singleCoreM, singleN_ = t_.singleCoreN, singleK_ = t_.singleCoreK;
-        bias_on_ = t_.isBias != 0;
+        bias_on_ = cubeTiling != nullptr && cubeTiling->isBias != 0;
     }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
@@ -165,10 +172,19 @@ public:
     }
     __aicore__ inline void SetSubBlockIdx(uint8_t subBlockIdx) { subBlock_ = subBlockIdx; }
     __aicore__ inline uint8_t GetSubBlockIdx() { return subBlock_; }
+    // The GM IterateNBatch writes C to (the UB-C path of IterateAll/GetTensorC needs none here, see top).
     template <class T>
-    __aicore__ inline void SetWorkspace(__gm__ const T*, int) {}  // the UB-C path needs none here (see top)
+    __aicore__ inline void SetWorkspace(__gm__ const T* addr, int size) {
+        workspace_.SetGlobalBuffer(reinterpret_cast<__gm__ DstT*>(const_cast<T*>(addr)),
+                                   uint64_t(size) * sizeof(T) / sizeof(DstT));
+        cOffset_ = 0;
+    }
     template <class T>
-    __aicore__ inline void SetWorkspace(GlobalTensor<T>&) {}
+    __aicore__ inline void SetWorkspace(GlobalTensor<T>& addr) {
+        workspace_.SetGlobalBuffer(reinterpret_cast<__gm__ DstT*>(addr.GetPhyAddr()),
+                                   addr.GetSize() * sizeof(T) / sizeof(DstT));
+        cOffset_ = 0;
+    }
     __aicore__ inline void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}  // 310P's ND->NZ buffer: unused on A2
     template <class T>
     __aicore__ inline void SetSelfDefineData(T) {}
@@ -248,6 +264,49 @@ public:
                 int32_t(RowsOf(mb)), int32_t(ColsOf(nb))};
     }
     __aicore__ inline void End() { iter_ = -1, computed_ = -1; }
+    // The emulator computes at the call, so an asynchronous (sync = false) call is done when it returns.
+    __aicore__ inline void WaitIterateAll() {}
+    __aicore__ inline void WaitIterateBatch() {}
+
+    // ---- batched matmul (docs/cube.md "Batch Matmul"): batchA A and batchB B matrices, broadcast to
+    // max(batchA, batchB) C matrices of singleCoreM x singleCoreN, each by the block loop above.
+    template <bool sync = true, bool waitIterateBatch = false>
+    __aicore__ inline void IterateBatch(const GlobalTensor<DstT>& gm, uint32_t batchA, uint32_t batchB,
+                                        bool enSequentialWrite, const uint32_t matrixStrideA = 0,
+                                        const uint32_t matrixStrideB = 0, const uint32_t matrixStrideC = 0,
+                                        const bool enPartialSum = false, const uint8_t enAtomic = 0, SAGE_LOC) {
+        matmul_detail::CubeClient client;
+        sage::sim::touch(loc);
+        BatchReady("IterateBatch", batchA, batchB, enAtomic, loc);
+        RunBatches(gm, 0, batchA, batchB, matrixStrideA, matrixStrideB, loc);
+    }
+    // batchLoop IterateBatch calls over consecutive batches, C to the SetWorkspace GM in C's layout.
+    template <bool sync = true, bool waitIterateBatch = false>
+    __aicore__ inline void IterateNBatch(const uint32_t batchLoop, uint32_t batchA, uint32_t batchB,
+                                         bool enSequentialWrite, const uint32_t matrixStrideA = 0,
+                                         const uint32_t matrixStrideB = 0, const uint32_t matrixStrideC = 0,
+                                         const bool enPartialSum = false, const uint8_t enAtomic = 0, SAGE_LOC) {
+        matmul_detail::CubeClient client;
+        sage::sim::touch(loc);
+        BatchReady("IterateNBatch", batchA, batchB, enAtomic, loc);
+        if (workspace_.addr_ == nullptr)
+            sage::sim::fail("api-misuse", loc, "Matmul IterateNBatch before SetWorkspace, in block %d: it writes C to "
+                            "the workspace SetWorkspace gives", sage::sim::blk().idx);
+        for (uint32_t l = 0; l < batchLoop; ++l) RunBatches(workspace_, l, batchA, batchB, matrixStrideA, matrixStrideB, loc);
+        cOffset_ = 0;
+    }
+    // After IterateNBatch: the next IterateBatch's C in the workspace.
+    template <bool sync = true>
+    __aicore__ inline GlobalTensor<DstT> GetBatchTensorC(uint32_t batchA, uint32_t batchB,
+                                                         bool enSequentialWrite = false) {
+        GlobalTensor<DstT> c = workspace_[cOffset_];
+        cOffset_ += uint64_t(batchA > batchB ? batchA : batchB) * singleM_ * singleN_;
+        return c;
+    }
+    template <bool sync = true>
+    __aicore__ inline GlobalTensor<DstT> GetBatchC(uint32_t batchA, uint32_t batchB, bool enSequentialWrite = false) {
+        return GetBatchTensorC<sync>(batchA, batchB, enSequentialWrite);
+    }
 
 private:
     TCubeTiling t_{};
@@ -270,6 +329,73 @@ private:
     TBuf<TPosition::CO1> co1_;
     TBuf<TPosition::C1> bias1_;
     TBuf<TPosition::C2> bias2_;
+
+    GlobalTensor<DstT> workspace_;
+    uint64_t cOffset_ = 0;
+
+    // ---- batches
+    __aicore__ inline void BatchReady(const char* api, uint32_t batchA, uint32_t batchB, uint8_t enAtomic,
+                                      sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        Ready(api, loc);
+        NoAtomic(enAtomic, loc);
+        const uint32_t batchC = batchA > batchB ? batchA : batchB;
+        if (batchA == 0 || batchB == 0 || batchC % batchA || batchC % batchB)
+            fail("api-misuse", loc, "Matmul %s with batchA %u and batchB %u, in block %d: each must be positive and "
+                 "divide the larger (the smaller is broadcast)", api, batchA, batchB, blk().idx);
+        // Layouts other than NORMAL hold every batch of A and B in L1 at once (IterateBatch.md)
+        if constexpr (A_TYPE::layout != LayoutMode::NORMAL && A_TYPE::layout != LayoutMode::NONE) {
+            const uint64_t a = uint64_t(matmul_detail::up(singleM_, 16)) * matmul_detail::up(singleK_, kC0) * kEs;
+            const uint64_t b = uint64_t(matmul_detail::up(singleN_, 16)) * matmul_detail::up(singleK_, kC0) * kEs;
+            const uint64_t need = batchA * a + batchB * b;
+            if (need > mem_bytes(Mem::L1))
+                fail("cube-buffer-overflow", loc, "Matmul %s: %u A and %u B matrices need %llu bytes of L1 (fractal-"
+                     "aligned), which holds %llu on %s, in block %d: pass fewer batches per call", api, batchA,
+                     batchB, (unsigned long long)need, (unsigned long long)mem_bytes(Mem::L1), chip_name(), blk().idx);
+        }
+    }
+    __aicore__ inline matmul_detail::LayoutInfo ALayout() const {
+        return {t_.ALayoutInfoB, t_.ALayoutInfoS, t_.ALayoutInfoN, t_.ALayoutInfoG, t_.ALayoutInfoD};
+    }
+    __aicore__ inline matmul_detail::LayoutInfo BLayout() const {
+        return {t_.BLayoutInfoB, t_.BLayoutInfoS, t_.BLayoutInfoN, t_.BLayoutInfoG, t_.BLayoutInfoD};
+    }
+    __aicore__ inline matmul_detail::LayoutInfo CLayout() const {
+        return {t_.CLayoutInfoB, t_.CLayoutInfoS1, t_.CLayoutInfoN, t_.CLayoutInfoG, t_.CLayoutInfoS2};
+    }
+    // Batches loop * batchC .. of C (A's and B's by the broadcast), each through the block loop with
+    // the operands' base and row strides pointed at that batch's matrices.
+    __aicore__ inline void RunBatches(const GlobalTensor<DstT>& gm, uint32_t loop, uint32_t batchA, uint32_t batchB,
+                                      uint32_t strideA, uint32_t strideB, sage::sim::SrcLoc loc) {
+        using matmul_detail::batch_view;
+        const uint32_t batchC = batchA > batchB ? batchA : batchB;
+        const GlobalTensor<SrcT> a0 = a_;
+        const GlobalTensor<SrcBT> b0 = b_;
+        const GlobalTensor<BiasT> bias0 = bias_;
+        const int32_t ka = orgKa_, kb = orgKb_, m = orgM_, n = orgN_, kc = orgKc_;
+        for (uint32_t j = 0; j < batchC; ++j) {
+            const uint32_t c = loop * batchC + j;
+            const auto va = batch_view(A_TYPE::layout, ALayout(), loop * batchA + j / (batchC / batchA),
+                                       uint32_t(transA_ ? ka : m), uint32_t(transA_ ? m : ka), strideA);
+            const auto vb = batch_view(B_TYPE::layout, BLayout(), loop * batchB + j / (batchC / batchB),
+                                       uint32_t(transB_ ? n : kb), uint32_t(transB_ ? kb : n), strideB);
+            const auto vc = batch_view(C_TYPE::layout, CLayout(), c, uint32_t(m), uint32_t(kc), 0);
+            a_ = a0[va.offset], b_ = b0[vb.offset];
+            (transA_ ? orgM_ : orgKa_) = int32_t(va.stride);
+            (transB_ ? orgKb_ : orgN_) = int32_t(vb.stride);
+            orgKc_ = int32_t(vc.stride);
+            if (bias_on_ && kCfg.isBiasBatch) bias_ = bias0[uint64_t(c) * singleN_];
+            for (int32_t i = 0; i < Blocks(); ++i) {
+                uint32_t mb, nb;
+                Block(i, mb, nb);
+                ComputeBlock(i, false, loc);
+                WriteGm(gm[vc.offset + uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN], RowC(), loc);
+            }
+            orgKa_ = ka, orgKb_ = kb, orgM_ = m, orgN_ = n, orgKc_ = kc;
+        }
+        a_ = a0, b_ = b0, bias_ = bias0;
+        computed_ = -1, iter_ = -1;
+    }
 
     // ---- the tiling and the buffers
     static constexpr bool kInt8 = kEs == 1;
@@ -360,8 +486,8 @@ private:
     __aicore__ inline int32_t NIter() const { return (singleN_ + t_.baseN - 1) / t_.baseN; }
     __aicore__ inline int32_t Blocks() const { return MIter() * NIter(); }
     __aicore__ inline bool OrderN() const {
-        return MM_CFG.iterateOrder == IterateOrder::UNDEF ? t_.iterateOrder == 1
-                                                          : MM_CFG.iterateOrder == IterateOrder::ORDER_N;
+        return kCfg.iterateOrder == IterateOrder::UNDEF ? t_.iterateOrder == 1
+                                                        : kCfg.iterateOrder == IterateOrder::ORDER_N;
     }
     __aicore__ inline void Block(int32_t i, uint32_t& mb, uint32_t& nb) const {
         if (i < 0) i = 0;
@@ -525,8 +651,12 @@ private:
         p.k = uint16_t(kl);
         p.cmatrixInitVal = first && !with_bias;
         p.cmatrixSource = false;
-        if (with_bias) Mmad(c, a2, b2, bias2_.template Get<BiasT>(), p, loc);
-        else Mmad(c, a2, b2, p, loc);
+        // A bias of another type than L0C's never gets here (Ready refuses it at the call); the
+        // constexpr keeps such a Matmul compiling when it adds no bias.
+        if constexpr (std::is_same_v<BiasT, L0cT>) {
+            if (with_bias) return Mmad(c, a2, b2, bias2_.template Get<BiasT>(), p, loc);
+        }
+        Mmad(c, a2, b2, p, loc);
     }
 
     // ---- L0C -> C (FIX)
@@ -538,7 +668,7 @@ private:
     }
     __aicore__ inline FixpipeParamsV220 FixParams(uint32_t stride) const {
         const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
-        FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, MM_CFG.enableRelu);
+        FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, kCfg.enableRelu);
         p.quantPre = matmul_detail::out_quant<DstT>();
         return p;
     }

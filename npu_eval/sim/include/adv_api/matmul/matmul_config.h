@@ -147,6 +147,79 @@ constexpr MatmulConfig MM_CFG_NO_PRELOAD = GetMDLConfig(false, false, 0);
 constexpr MatmulConfig MM_CFG_PRELOAD_M = GetMDLConfig(false, false, 1);
 constexpr MatmulConfig MM_CFG_PRELOAD_N = GetMDLConfig(false, false, 2);
 
+// GetMMConfig's parameter groups (asc-devkit matmul_config.h): each sets its fields of a preset.
+struct MatmulShapeParams {
+    uint32_t singleCoreM;
+    uint32_t singleCoreN;
+    uint32_t singleCoreK;
+    uint32_t basicM;
+    uint32_t basicN;
+    uint32_t basicK;
+};
+struct MatmulQuantParams {
+    bool isPerTensor;
+    bool hasAntiQuantOffset;
+};
+struct MatmulBatchParams {
+    bool isNBatch;
+    BatchMode batchMode;
+    bool isBiasBatch = true;
+    BatchOutMode bmmOutMode = BatchOutMode::SINGLE_BATCH;
+};
+struct MatmulFuncParams {
+    bool intrinsicsCheck;
+    bool enVecND2NZ;
+    bool enableDoubleCache;
+    bool enableL1CacheUB;
+    uint32_t doMTE2Preload;
+    IterateOrder iterateOrder;
+    ScheduleType scheduleType;
+    bool enableReuse = true;
+    bool enableUBReuse;
+    bool isPartialOutput = false;
+    bool isA2B2Shared = false;
+    bool isEnableChannelSplit = false;
+    bool enableKdimReorderLoad = false;
+    bool enableL1BankConflictOptimise = false;
+    bool enableRelu = false;
+};
+struct MatmulBiasParams {
+    bool enableSetBias = true;
+};
+
+namespace AscendC::matmul_detail {
+__aicore__ constexpr void apply(MatmulConfig& c, const MatmulShapeParams& a) {
+    c.singleCoreM = a.singleCoreM, c.singleCoreN = a.singleCoreN, c.singleCoreK = a.singleCoreK;
+    c.basicM = a.basicM, c.basicN = a.basicN, c.basicK = a.basicK;
+}
+__aicore__ constexpr void apply(MatmulConfig& c, const MatmulQuantParams& a) {
+    c.isPerTensor = a.isPerTensor, c.hasAntiQuantOffset = a.hasAntiQuantOffset;
+}
+__aicore__ constexpr void apply(MatmulConfig& c, const MatmulBatchParams& a) {
+    c.isNBatch = a.isNBatch, c.batchMode = a.batchMode, c.isBiasBatch = a.isBiasBatch, c.bmmOutMode = a.bmmOutMode;
+}
+__aicore__ constexpr void apply(MatmulConfig& c, const MatmulFuncParams& a) {
+    c.intrinsicsCheck = a.intrinsicsCheck, c.enVecND2NZ = a.enVecND2NZ, c.enableDoubleCache = a.enableDoubleCache;
+    c.enableL1CacheUB = a.enableL1CacheUB, c.doMTE2Preload = a.doMTE2Preload, c.iterateOrder = a.iterateOrder;
+    c.scheduleType = a.scheduleType, c.enableReuse = a.enableReuse, c.enableUBReuse = a.enableUBReuse;
+    c.isPartialOutput = a.isPartialOutput, c.isA2B2Shared = a.isA2B2Shared;
+    c.isEnableChannelSplit = a.isEnableChannelSplit, c.enableKdimReorderLoad = a.enableKdimReorderLoad;
+    c.enableL1BankConflictOptimise = a.enableL1BankConflictOptimise, c.enableRelu = a.enableRelu;
+}
+__aicore__ constexpr void apply(MatmulConfig& c, const MatmulBiasParams& a) { c.enableSetBias = a.enableSetBias; }
+}  // namespace AscendC::matmul_detail
+
+// A preset (CONFIG_NORM / MDL / SPECIALMDL / IBSHARE) with the given parameter groups applied in order.
+template <MatmulConfigMode configMode, typename... ArgTypes>
+__aicore__ inline constexpr MatmulConfig GetMMConfig(ArgTypes&&... args) {
+    MatmulConfig c = CFG_NORM;
+    if constexpr (configMode == MatmulConfigMode::CONFIG_MDL) c = CFG_MDL;
+    else if constexpr (configMode == MatmulConfigMode::CONFIG_SPECIALMDL) c = GetSpecialMDLConfig();
+    else if constexpr (configMode == MatmulConfigMode::CONFIG_IBSHARE) c = CFG_IBSHARE_NORM;
+    (AscendC::matmul_detail::apply(c, args), ...);
+    return c;
+}
+
 struct MatrixOffset {
     int32_t offset;
     int32_t row;

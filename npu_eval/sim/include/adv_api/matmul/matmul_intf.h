@@ -6,6 +6,7 @@
 #pragma once
 
 #include "matmul.h"
+#include "matmul_utils.h"
 
 // A mixed kernel's Matmul workspace parameter (the AIV-AIC message area): a plain GM pointer here.
 #ifndef __kfc_workspace__
@@ -23,10 +24,13 @@ namespace matmul_detail {
 inline void regist(sage::sim::SrcLoc, TPipe*) {}
 // REGIST_MATMUL_OBJ(&pipe, workspace, mm) with no tiling: the kernel calls mm.Init(&tiling) itself.
 template <class MM>
-inline void regist(sage::sim::SrcLoc, TPipe*, MM&) {}
+inline void regist(sage::sim::SrcLoc loc, TPipe* pipe, MM& mm) {
+    if constexpr (MM::kStaticTiling) mm.Init(nullptr, pipe, loc);
+}
 template <class MM, class... Rest>
 inline void regist(sage::sim::SrcLoc loc, TPipe* pipe, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
-    if (tiling != nullptr) mm.Init(tiling, pipe, loc);  // a null tiling: the kernel calls Init itself
+    // a null tiling: the kernel calls Init itself, unless the Matmul has a constant tiling to run
+    if (tiling != nullptr || MM::kStaticTiling) mm.Init(tiling, pipe, loc);
     regist(loc, pipe, rest...);
 }
 // REGIST_MATMUL_OBJ on the AIC of a mixed kernel: the device's AIC runs the Matmul server loop there

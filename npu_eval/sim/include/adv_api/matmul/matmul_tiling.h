@@ -5,7 +5,7 @@
 // The tiling rule sage-npu implements (its own, documented in docs/cube.md "The Matmul API"; CANN's
 // search is not published) on the chip profile's memory sizes, or SetBufferSpace's:
 //   1. Cores (MultiCoreMatmulTiling): for every split mDim x nDim <= dim, singleCoreM =
-//      ceil(M / mDim) and singleCoreN = ceil(N / nDim), each rounded up to 16; the split with the
+//      ceil(M / mDim) and singleCoreN = ceil(N / nDim), each rounded up to 16 (at most M, N); the split with the
 //      least per-core time wins, time = singleCoreM * singleCoreN / 4096 (the cube's 16x16x16 MACs
 //      per cycle) + (singleCoreM + singleCoreN) * sizeof(A) / 64 (an assumed 64 bytes per cycle of
 //      GM reads per core); ties go to fewer cores, then to the larger mDim. usedCoreNum is
@@ -98,8 +98,25 @@ inline int32_t cube_dtype_bytes(DataType t) {
     }
 }
 
-inline int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / b); }
-inline int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
+constexpr int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / b); }
+constexpr int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
+
+// Step 3 of the rule, shared with the kernel's constant tiling (constant_tiling.h): the largest
+// stepK <= kIter whose A1 + B1 buffers fit L1, double-buffered (depth 2 * stepK) unless one step
+// covers K. `slice` is the bytes of one baseK slice of A and B; step 0 when none fits.
+struct L1Steps {
+    int32_t step;
+    int32_t depth;
+};
+constexpr L1Steps l1_steps(int32_t kIter, int64_t slice, int64_t bias, int64_t l1) {
+    L1Steps best{0, 0};
+    for (int32_t s = 1; s <= kIter; ++s) {
+        const int32_t d = s < kIter ? 2 * s : s;
+        if (d * slice + bias > l1) break;
+        best = {s, d};
+    }
+    return best;
+}
 
 class MatmulApiTilingBase {
 public:
@@ -138,6 +155,19 @@ public:
     }
     int32_t SetBatchNum(int32_t batch) {
         batchNum = batch;
+        return 0;
+    }
+    // A batched Matmul's layouts (IterateBatch; kernel side batch_layout.h): the B, S, N, G, D axes of
+    // A, B and C (C's S is S1, its D is S2), copied into TCubeTiling's ALayoutInfoB... fields.
+    int32_t SetALayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) { return Layout(aLayout_, b, s, n, g, d); }
+    int32_t SetBLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) { return Layout(bLayout_, b, s, n, g, d); }
+    int32_t SetCLayout(int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) { return Layout(cLayout_, b, s, n, g, d); }
+    // NORMAL (BMNK) layout: batchA M x K and batchB K x N matrices, one after another.
+    int32_t SetBatchInfoForNormal(int32_t batchA, int32_t batchB, int32_t m, int32_t n, int32_t k) {
+        Layout(aLayout_, batchA, m, 1, 1, k);
+        Layout(bLayout_, batchB, k, 1, 1, n);
+        Layout(cLayout_, std::max(batchA, batchB), m, 1, 1, n);
+        if (singleM <= 0) singleM = m, singleN = n, singleK = k;
         return 0;
     }
     int32_t EnableBias(bool isBiasIn = false) {
@@ -197,6 +227,17 @@ public:
 protected:
     int32_t l1_ = 0, l0a_ = 0, l0b_ = 0, l0c_ = 0, ub_ = 0, bt_ = 0;
     int32_t fixM_ = -1, fixN_ = -1, fixK_ = -1;
+    int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};
+
+    static int32_t Layout(int32_t (&dst)[5], int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
+        if (b <= 0 || s <= 0 || n <= 0 || g <= 0 || d <= 0) {
+            std::fprintf(stderr, "matmul_tiling: a layout's axes must be positive (got %d, %d, %d, %d, %d)\n", b, s,
+                         n, g, d);
+            return -1;
+        }
+        dst[0] = b, dst[1] = s, dst[2] = n, dst[3] = g, dst[4] = d;
+        return 0;
+    }
 
     void ResetBuffers() {
         l1_ = SAGE_CHIP_L1_BYTES, l0a_ = SAGE_CHIP_L0A_BYTES, l0b_ = SAGE_CHIP_L0B_BYTES;
@@ -225,14 +266,9 @@ protected:
             baseK = int32_t(std::min<int64_t>({byA, byB, round_up(singleCoreK, kAlign)}) / kAlign * kAlign);
         }
         if (baseK <= 0) return Fail("no baseK fits L0A and L0B");
-        const int32_t kIter = ceil_div(singleCoreK, baseK);
         const int64_t bias = isBias ? int64_t(baseN) * 4 : 0;
-        int32_t step = 0, depth = 0;
-        for (int32_t s = 1; s <= kIter; ++s) {
-            const int32_t d = s < kIter ? 2 * s : s;
-            if (d * int64_t(baseM + baseN) * baseK * es + bias > l1_) break;
-            step = s, depth = d;
-        }
+        const L1Steps l1 = l1_steps(ceil_div(singleCoreK, baseK), int64_t(baseM + baseN) * baseK * es, bias, l1_);
+        const int32_t step = l1.step, depth = l1.depth;
         if (step == 0) return Fail("one baseK slice of A and B does not fit L1");
         auto& t = tiling_;
         t.baseM = baseM, t.baseN = baseN, t.baseK = baseK;
@@ -247,10 +283,20 @@ protected:
         t.shareUbSize = 0;
         t.batchM = 1, t.batchN = 1, t.singleBatchM = 1, t.singleBatchN = 1;
         t.BatchNum = batchNum;
+        t.ALayoutInfoB = aLayout_[0], t.ALayoutInfoS = aLayout_[1], t.ALayoutInfoN = aLayout_[2];
+        t.ALayoutInfoG = aLayout_[3], t.ALayoutInfoD = aLayout_[4];
+        t.BLayoutInfoB = bLayout_[0], t.BLayoutInfoS = bLayout_[1], t.BLayoutInfoN = bLayout_[2];
+        t.BLayoutInfoG = bLayout_[3], t.BLayoutInfoD = bLayout_[4];
+        t.CLayoutInfoB = cLayout_[0], t.CLayoutInfoS1 = cLayout_[1], t.CLayoutInfoN = cLayout_[2];
+        t.CLayoutInfoG = cLayout_[3], t.CLayoutInfoS2 = cLayout_[4];
         return true;
     }
     // The whole shape and the original shape (SetOrgShape's, else SetShape's).
     bool Shapes() {
+        // SetShape's -1 (or no SetShape): the original shape's size
+        if (singleM <= 0) singleM = orgM;
+        if (singleN <= 0) singleN = orgN;
+        if (singleK <= 0) singleK = orgKa;
         if (singleM <= 0 || singleN <= 0 || singleK <= 0) return Fail("SetShape(m, n, k) needs each > 0");
         auto& t = tiling_;
         t.M = orgM > 0 ? orgM : singleM;
@@ -328,8 +374,9 @@ private:
         bool have = false;
         for (int32_t md = 1; md <= dim_; ++md) {
             for (int32_t nd = 1; md * nd <= dim_; ++nd) {
-                const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : round_up(ceil_div(singleM, md), 16);
-                const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : round_up(ceil_div(singleN, nd), 16);
+                // rounded up to 16, but never past the whole shape (one core's share is all of it)
+                const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : std::min(round_up(ceil_div(singleM, md), 16), singleM);
+                const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(round_up(ceil_div(singleN, nd), 16), singleN);
                 const int32_t used = ceil_div(singleM, sm) * ceil_div(singleN, sn);
                 const double time = double(sm) * sn / 4096.0 + double(sm + sn) * es / 64.0;
                 const bool better = !have || time < best - 1e-9 ||
