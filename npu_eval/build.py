@@ -123,10 +123,12 @@ def _parse_depfile(text: str) -> list[str]:
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
               b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag")
 # KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...), or a kernel's __mix__(aic, aiv), __cube__ or __vector__
-# qualifier, in a kernel file outside comments.
+# qualifier (before or after __global__: the samples write both orders), in a kernel file outside
+# comments.
 _KERNEL_TYPE = re.compile(rb"^[^/\n]*?(?:\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<type>KERNEL_TYPE_[A-Z0-9_]+)\s*\)|"
                           rb"\b__mix__\s*\(\s*(?P<aic>[01])\s*,\s*(?P<aiv>[012])\s*\)|"
-                          rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b)", re.M)
+                          rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b|"
+                          rb"\b__(?P<side_first>cube|vector)__\s[^\n]*?\b__global__\b)", re.M)
 # A __vector__ kernel runs on the default cores: no define (the vector sweep's builds stay as they were).
 _VECTOR_QUALIFIER = "vector"
 _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TYPE_MIX_AIC_1_1",
@@ -137,8 +139,8 @@ _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TY
 def _kernel_type(m: re.Match[bytes]) -> str:
     if m.group("type"):
         return m.group("type").decode()
-    if m.group("side"):
-        return _QUALIFIER_TYPE[m.group("side").decode()]
+    if side := m.group("side") or m.group("side_first"):
+        return _QUALIFIER_TYPE[side.decode()]
     return _QUALIFIER_TYPE.get((m.group("aic").decode(), m.group("aiv").decode()), "")
 
 

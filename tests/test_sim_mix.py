@@ -205,6 +205,8 @@ def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
     (b"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "KERNEL_TYPE_MIX_AIC_1_1"),
     (b"__global__ __mix__(1, 2) void k(GM_ADDR x)", "KERNEL_TYPE_MIX_AIC_1_2"),
     (b'extern "C" __global__ __cube__ void k(GM_ADDR x)', "KERNEL_TYPE_AIC_ONLY"),
+    (b"__cube__ __global__ __aicore__ void k(GM_ADDR x)", "KERNEL_TYPE_AIC_ONLY"),
+    (b"__vector__ __global__ void v()", None),
     (b"// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n__global__ __aicore__ void k()", None),
     (b"__global__ __cube__ void c()\n__global__ __vector__ void v()", None),  # two types: the default cores
     (b"__global__ __vector__ void v()", None),
