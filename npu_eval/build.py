@@ -144,6 +144,20 @@ def _kernel_type(m: re.Match[bytes]) -> str:
     return _QUALIFIER_TYPE.get((m.group("aic").decode(), m.group("aiv").decode()), "")
 
 
+# A kernel declaring no type is typed by the toolchain from the instructions it uses; one using the
+# Matmul API (lib/matmul_intf.h) has the API's AIV client and AIC server, and the auto-detection
+# launches such a MIX kernel at AIC:AIV 1:2 (asc-devkit, "设置合适的核数和算子Kernel类型"). With
+# ASCENDC_CUBE_ONLY defined first the API is cube-only (Matmul使用说明), so the kernel is AIC_ONLY.
+_MATMUL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*["<]lib/matmul_intf\.h[">]', re.M)
+_CUBE_ONLY = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+ASCENDC_CUBE_ONLY\b", re.M)
+
+
+def _undeclared_type(sources: tuple[bytes, ...]) -> list[str]:
+    if not any(_MATMUL_INCLUDE.search(s) for s in sources):
+        return []
+    return ["KERNEL_TYPE_AIC_ONLY" if any(_CUBE_ONLY.search(s) for s in sources) else "KERNEL_TYPE_MIX_AIC_1_2"]
+
+
 # The types whose launch runs AIC and AIV cores (sage_sim/mix.h, kernel_shape): they run as fibers.
 _MIXED_TYPES = {"KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2"}
 NEUTRAL_ROOT = "/sage-src"
@@ -192,10 +206,11 @@ def coop_define(*sources: bytes) -> dict[str, str]:
     """The runner's defines. SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS) or
     declares a mixed kernel type: its cores must run as fibers, so a waiting core lets the
     others run. SAGE_SIM_KERNEL_TYPE from the first KERNEL_TASK_TYPE_DEFAULT or __mix__/__cube__/__vector__
-    qualifier: the launch's cores
-    (AICs and AIVs, sage_sim/mix.h) are known before the kernel body runs."""
+    qualifier, or for none the toolchain's default (_undeclared_type): the launch's cores (AICs and
+    AIVs, sage_sim/mix.h) are known before the kernel body runs."""
     defines: dict[str, str] = {}
     types = list(dict.fromkeys(t for s in sources for m in _KERNEL_TYPE.finditer(s) if (t := _kernel_type(m))))
+    types = types or _undeclared_type(sources)
     if len(types) > 1:
         # kernels of several types in one program: only a mixed launch needs its type up front (a
         # vector kernel runs on the default AIV cores, a cube kernel's code does not depend on them)

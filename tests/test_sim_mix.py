@@ -207,6 +207,13 @@ def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
     (b'extern "C" __global__ __cube__ void k(GM_ADDR x)', "KERNEL_TYPE_AIC_ONLY"),
     (b"__cube__ __global__ __aicore__ void k(GM_ADDR x)", "KERNEL_TYPE_AIC_ONLY"),
     (b"__vector__ __global__ void v()", None),
+    # no declared type: a Matmul API kernel is MIX 1:2 as the toolchain's detection makes it,
+    # cube-only with ASCENDC_CUBE_ONLY; a declared type wins
+    (b'#include "lib/matmul_intf.h"\n__global__ __aicore__ void k()', "KERNEL_TYPE_MIX_AIC_1_2"),
+    (b'#define ASCENDC_CUBE_ONLY\n#include "lib/matmul_intf.h"\n__global__ __aicore__ void k()',
+     "KERNEL_TYPE_AIC_ONLY"),
+    (b'#include "lib/matmul_intf.h"\n__global__ __mix__(1, 1) void k()', "KERNEL_TYPE_MIX_AIC_1_1"),
+    (b'// #include "lib/matmul_intf.h"\n__global__ __aicore__ void k()', None),
     (b"// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n__global__ __aicore__ void k()", None),
     (b"__global__ __cube__ void c()\n__global__ __vector__ void v()", None),  # two types: the default cores
     (b"__global__ __vector__ void v()", None),
