@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 from sage_npu.npu_eval import compile_errors, refusals
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.cpp_conditionals import active_text
 
 SIM_INCLUDE = Path(__file__).resolve().parent / "sim" / "include"
 _MAX_VARIANTS = 8
@@ -202,13 +204,15 @@ def neutral_paths(sources: list[str]) -> PathMap:
     return PathMap(folders, files)
 
 
-def coop_define(*sources: bytes) -> dict[str, str]:
+def coop_define(*sources: bytes, defines: Mapping[str, str] | None = None) -> dict[str, str]:
     """The runner's defines. SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS) or
     declares a mixed kernel type: its cores must run as fibers, so a waiting core lets the
     others run. SAGE_SIM_KERNEL_TYPE from the first KERNEL_TASK_TYPE_DEFAULT or __mix__/__cube__/__vector__
     qualifier, or for none the toolchain's default (_undeclared_type): the launch's cores (AICs and
-    AIVs, sage_sim/mix.h) are known before the kernel body runs."""
-    defines: dict[str, str] = {}
+    AIVs, sage_sim/mix.h) are known before the kernel body runs. Only the `#if` branches the
+    build's `defines` select are read (cpp_conditionals)."""
+    sources = tuple(active_text(s, defines) for s in sources)
+    out: dict[str, str] = {}
     types = list(dict.fromkeys(t for s in sources for m in _KERNEL_TYPE.finditer(s) if (t := _kernel_type(m))))
     types = types or _undeclared_type(sources)
     if len(types) > 1:
@@ -216,10 +220,10 @@ def coop_define(*sources: bytes) -> dict[str, str]:
         # vector kernel runs on the default AIV cores, a cube kernel's code does not depend on them)
         types = [t for t in types if t in _MIXED_TYPES][:1]
     if types and types[0] != _VECTOR_QUALIFIER:
-        defines["SAGE_SIM_KERNEL_TYPE"] = types[0]
+        out["SAGE_SIM_KERNEL_TYPE"] = types[0]
     if any(api in s for s in sources for api in _COOP_APIS) or (types and types[0] in _MIXED_TYPES):
-        defines["SAGE_SIM_COOP"] = "1"
-    return defines
+        out["SAGE_SIM_COOP"] = "1"
+    return out
 
 
 def default_cache_dir() -> Path:
