@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 from sage_npu.npu_eval import compile_errors, refusals
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.cpp_conditionals import active_text
 
 SIM_INCLUDE = Path(__file__).resolve().parent / "sim" / "include"
 _MAX_VARIANTS = 8
@@ -123,11 +125,12 @@ def _parse_depfile(text: str) -> list[str]:
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
               b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag", b"ReadGmByPassDCache")
 # KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...), or a kernel's __mix__(aic, aiv), __cube__ or __vector__
-# qualifier, in a kernel file outside comments.
+# qualifier (before or after __global__: the samples write both orders), in a kernel file outside
+# comments.
 _KERNEL_TYPE = re.compile(rb"^[^/\n]*?(?:\bKERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<type>KERNEL_TYPE_[A-Z0-9_]+)\s*\)|"
                           rb"\b__mix__\s*\(\s*(?P<aic>[01])\s*,\s*(?P<aiv>[012])\s*\)|"
                           rb"\b__global__\b[^\n]*?\b__(?P<side>cube|vector)__\b|"
-                          rb"\b__(?P<before>cube|vector)__\b[^\n]*?\b__global__\b)", re.M)  # either order
+                          rb"\b__(?P<side_first>cube|vector)__\s[^\n]*?\b__global__\b)", re.M)
 # A __vector__ kernel runs on the default cores: no define (the vector sweep's builds stay as they were).
 _VECTOR_QUALIFIER = "vector"
 _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TYPE_MIX_AIC_1_1",
@@ -138,9 +141,23 @@ _QUALIFIER_TYPE = {("1", "2"): "KERNEL_TYPE_MIX_AIC_1_2", ("1", "1"): "KERNEL_TY
 def _kernel_type(m: re.Match[bytes]) -> str:
     if m.group("type"):
         return m.group("type").decode()
-    if side := m.group("side") or m.group("before"):
+    if side := m.group("side") or m.group("side_first"):
         return _QUALIFIER_TYPE[side.decode()]
     return _QUALIFIER_TYPE.get((m.group("aic").decode(), m.group("aiv").decode()), "")
+
+
+# A kernel declaring no type is typed by the toolchain from the instructions it uses; one using the
+# Matmul API (lib/matmul_intf.h) has the API's AIV client and AIC server, and the auto-detection
+# launches such a MIX kernel at AIC:AIV 1:2 (asc-devkit, "设置合适的核数和算子Kernel类型"). With
+# ASCENDC_CUBE_ONLY defined first the API is cube-only (Matmul使用说明), so the kernel is AIC_ONLY.
+_MATMUL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*["<]lib/matmul_intf\.h[">]', re.M)
+_CUBE_ONLY = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+ASCENDC_CUBE_ONLY\b", re.M)
+
+
+def _undeclared_type(sources: tuple[bytes, ...]) -> list[str]:
+    if not any(_MATMUL_INCLUDE.search(s) for s in sources):
+        return []
+    return ["KERNEL_TYPE_AIC_ONLY" if any(_CUBE_ONLY.search(s) for s in sources) else "KERNEL_TYPE_MIX_AIC_1_2"]
 
 
 # The types whose launch runs AIC and AIV cores (sage_sim/mix.h, kernel_shape): they run as fibers.
@@ -187,23 +204,26 @@ def neutral_paths(sources: list[str]) -> PathMap:
     return PathMap(folders, files)
 
 
-def coop_define(*sources: bytes) -> dict[str, str]:
+def coop_define(*sources: bytes, defines: Mapping[str, str] | None = None) -> dict[str, str]:
     """The runner's defines. SAGE_SIM_COOP when a source calls a cross-block wait (_COOP_APIS) or
     declares a mixed kernel type: its cores must run as fibers, so a waiting core lets the
     others run. SAGE_SIM_KERNEL_TYPE from the first KERNEL_TASK_TYPE_DEFAULT or __mix__/__cube__/__vector__
-    qualifier: the launch's cores
-    (AICs and AIVs, sage_sim/mix.h) are known before the kernel body runs."""
-    defines: dict[str, str] = {}
+    qualifier, or for none the toolchain's default (_undeclared_type): the launch's cores (AICs and
+    AIVs, sage_sim/mix.h) are known before the kernel body runs. Only the `#if` branches the
+    build's `defines` select are read (cpp_conditionals)."""
+    sources = tuple(active_text(s, defines) for s in sources)
+    out: dict[str, str] = {}
     types = list(dict.fromkeys(t for s in sources for m in _KERNEL_TYPE.finditer(s) if (t := _kernel_type(m))))
+    types = types or _undeclared_type(sources)
     if len(types) > 1:
         # kernels of several types in one program: only a mixed launch needs its type up front (a
         # vector kernel runs on the default AIV cores, a cube kernel's code does not depend on them)
         types = [t for t in types if t in _MIXED_TYPES][:1]
     if types and types[0] != _VECTOR_QUALIFIER:
-        defines["SAGE_SIM_KERNEL_TYPE"] = types[0]
+        out["SAGE_SIM_KERNEL_TYPE"] = types[0]
     if any(api in s for s in sources for api in _COOP_APIS) or (types and types[0] in _MIXED_TYPES):
-        defines["SAGE_SIM_COOP"] = "1"
-    return defines
+        out["SAGE_SIM_COOP"] = "1"
+    return out
 
 
 def default_cache_dir() -> Path:

@@ -314,7 +314,7 @@ def build_program(sources: list[Path], settings: EvalSettings, defines: dict[str
     first = str(sources[0].resolve())
     if problems:
         return Built(None, 0.0, False, problems, rewrites, paths)
-    coop = coop_define(*(p.read_bytes() for p in sources))
+    coop = coop_define(*(p.read_bytes() for p in sources), defines={"ASCENDC_CPU_DEBUG": "1", **(defines or {})})
     flags = compile_flags(chip, "-O0" if debug else settings.opt_level,
                           {"ASCENDC_CPU_DEBUG": "1", **coop, **(defines or {})}, debug=debug)
     if line_tables and not debug:

@@ -221,6 +221,46 @@ static void batches() {
     }
 }
 
+// Two isA2B2Shared objects (one L0A/L0B for both) run one after the other, the first Init-ed twice
+// (REGIST_MATMUL_OBJ, then again: it keeps its buffers); both C must be the cube's.
+constexpr MatmulConfig kA2B2 = [] { MatmulConfig c = CFG_NORM; c.isA2B2Shared = true; return c; }();
+using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using FloatGm = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+static void shared() {
+    const int M = 48, N = 64, K = 96;
+    half* a = gm_alloc<half>("sh_a", size_t(M) * K);
+    half* b = gm_alloc<half>("sh_b", size_t(K) * N);
+    float* c1 = gm_alloc<float>("sh_c1", size_t(M) * N);
+    float* c2 = gm_alloc<float>("sh_c2", size_t(M) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    write_raw("sh_a", a, sizeof(half) * M * K);
+    write_raw("sh_b", b, sizeof(half) * K * N);
+    matmul_tiling::MatmulApiTiling api;
+    TCubeTiling t = host_tiling(api, matmul_tiling::DataType::DT_FLOAT16, matmul_tiling::DataType::DT_FLOAT,
+                                matmul_tiling::DataType::DT_FLOAT, M, N, K, false, false, false);
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> g1, g2;
+    ga.SetGlobalBuffer(a, M * K);
+    gb.SetGlobalBuffer(b, K * N);
+    g1.SetGlobalBuffer(c1, M * N);
+    g2.SetGlobalBuffer(c2, M * N);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, kA2B2> m1, m2;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), m1, &t, m2, &t);
+    m1.Init(&t);
+    m1.SetTensorA(ga);
+    m1.SetTensorB(gb);
+    m1.IterateAll(g1);
+    m1.End();
+    m2.SetTensorA(ga);
+    m2.SetTensorB(gb);
+    m2.IterateAll(g2);
+    m2.End();
+    write_raw("sh_c1", c1, sizeof(float) * M * N);
+    write_raw("sh_c2", c2, sizeof(float) * M * N);
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -232,6 +272,15 @@ static void faults() {
     try {
         expect("cube-buffer-overflow", __LINE__ + 1);
         REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    // isA2B2Shared: an A base block of 128 x 256 halves (64 KB) is past the shared half of L0A
+    t.baseM = 128, t.baseN = 16, t.baseK = 256, t.depthA1 = t.depthB1 = 1, t.dbL0A = t.dbL0B = 1;
+    TPipe pipe2;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, kA2B2> big;
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        REGIST_MATMUL_OBJ(&pipe2, GetSysWorkSpacePtr(), big, &t);
     } catch (const sage::sim::KernelAbort&) {
     }
 }
@@ -250,6 +299,7 @@ static void faults() {
     'mm<half, float, float, CubeFormat::ND, CubeFormat::VECTOR>("h_gemv", 1, 32, 256, false, false, false, 0);',
     'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
     "multicore(512, 512, 128);",
+    "shared();",
     "faults();",
     "constant_tiling();",
     "batches();",
@@ -368,6 +418,19 @@ def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
     assert want == got, (want, got)  # and nothing else: no missing-sync, no unwritten read
     msg = [m for _, code, _, m in run.rows("FAULT") if code == "cube-buffer-overflow"][0]
     assert "Matmul Init" in msg and "L0C" in msg
+
+
+def test_a2b2_shared_objects_share_l0_and_each_compute_the_cube_result(run):
+    a = run("sh_a", np.float16).astype(np.float32).reshape(48, 96)
+    b = run("sh_b", np.float16).astype(np.float32).reshape(96, 64)
+    want = _cube(a, b, None, False)
+    for name in ("sh_c1", "sh_c2"):
+        np.testing.assert_array_equal(run(name, np.float32).reshape(48, 64), want)
+
+
+def test_a2b2_shared_base_block_past_32kb_is_refused_at_init(run):
+    msg = [m for _, code, _, m in run.rows("FAULT") if code == "api-misuse"]
+    assert len(msg) == 1 and "isA2B2Shared" in msg[0] and "32 KB" in msg[0]
 
 
 def test_the_matmul_example_is_costed_on_the_cube_pipes_at_the_iterate_all_line():

@@ -205,7 +205,15 @@ def test_a_cross_core_wait_delays_the_waiter_and_orders_its_pipes():
     (b"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_1);", "KERNEL_TYPE_MIX_AIC_1_1"),
     (b"__global__ __mix__(1, 2) void k(GM_ADDR x)", "KERNEL_TYPE_MIX_AIC_1_2"),
     (b'extern "C" __global__ __cube__ void k(GM_ADDR x)', "KERNEL_TYPE_AIC_ONLY"),
-    (b"__cube__ __global__ __aicore__ void k(GM_ADDR x)", "KERNEL_TYPE_AIC_ONLY"),  # qualifier first
+    (b"__cube__ __global__ __aicore__ void k(GM_ADDR x)", "KERNEL_TYPE_AIC_ONLY"),
+    (b"__vector__ __global__ void v()", None),
+    # no declared type: a Matmul API kernel is MIX 1:2 as the toolchain's detection makes it,
+    # cube-only with ASCENDC_CUBE_ONLY; a declared type wins
+    (b'#include "lib/matmul_intf.h"\n__global__ __aicore__ void k()', "KERNEL_TYPE_MIX_AIC_1_2"),
+    (b'#define ASCENDC_CUBE_ONLY\n#include "lib/matmul_intf.h"\n__global__ __aicore__ void k()',
+     "KERNEL_TYPE_AIC_ONLY"),
+    (b'#include "lib/matmul_intf.h"\n__global__ __mix__(1, 1) void k()', "KERNEL_TYPE_MIX_AIC_1_1"),
+    (b'// #include "lib/matmul_intf.h"\n__global__ __aicore__ void k()', None),
     (b"// KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);\n__global__ __aicore__ void k()", None),
     (b"__global__ __cube__ void c()\n__global__ __vector__ void v()", None),  # two types: the default cores
     (b"__global__ __vector__ void v()", None),
@@ -217,3 +225,50 @@ def test_the_build_reads_the_kernel_type(source, kernel_type):
     defines = coop_define(source)
     assert defines.get("SAGE_SIM_KERNEL_TYPE") == kernel_type
     assert ("SAGE_SIM_COOP" in defines) == (kernel_type is not None and "MIX_AIC_1_" in kernel_type)
+
+
+def test_the_kernel_type_scan_reads_only_the_branches_the_defines_select():
+    # matmul_ibshareB: scenario 2 is a __cube__ kernel with ASCENDC_CUBE_ONLY, scenario 1 the same
+    # kernel undeclared (so MIX 1:2 for its Matmul); both are #if SCENARIO_NUM branches of one file
+    from sage_npu.npu_eval.build import coop_define
+
+    src = b"""#if SCENARIO_NUM == 2
+#define ASCENDC_CUBE_ONLY
+#endif
+#include "lib/matmul_intf.h"
+#if SCENARIO_NUM == 2
+extern "C" __global__ __cube__ void k(GM_ADDR x)
+#else
+extern "C" __global__ __aicore__ void k(GM_ADDR x)
+#endif
+"""
+    assert coop_define(src, defines={"SCENARIO_NUM": "1"})["SAGE_SIM_KERNEL_TYPE"] == "KERNEL_TYPE_MIX_AIC_1_2"
+    assert coop_define(src, defines={"SCENARIO_NUM": "2"})["SAGE_SIM_KERNEL_TYPE"] == "KERNEL_TYPE_AIC_ONLY"
+    # undecidable (SCENARIO_NUM unknown): every branch is read, the first type found wins
+    assert coop_define(src)["SAGE_SIM_KERNEL_TYPE"] == "KERNEL_TYPE_AIC_ONLY"
+
+
+@pytest.mark.parametrize("expr, macros, value", [
+    ("SCENARIO_NUM == 2", {"SCENARIO_NUM": "2"}, True),
+    ("defined(A) && (B + 1) * 2 >= 4 || !C", {"A": "", "B": "1", "C": "0"}, True),
+    ("defined A && !defined(B)", {"A": "1"}, True),
+    ("010 == 8 && 0x10 == 16", {}, True),
+    ("X > 1 // a comment", {"X": "1"}, False),
+    ("UNKNOWN == 1", {}, None),          # a header's macro: undecided
+    ("__import__('os')", {}, None),      # not an #if expression: undecided, never run
+    ("1 / 0", {}, None),
+])
+def test_if_expressions(expr, macros, value):
+    from sage_npu.npu_eval.cpp_conditionals import evaluate
+
+    assert evaluate(expr, macros) is value
+
+
+def test_active_text_keeps_line_numbers_and_nesting():
+    from sage_npu.npu_eval.cpp_conditionals import active_text
+
+    src = (b"#if 0\n#if 1\nd\n#endif\n#else\ne\n#endif\n#ifdef M\nm\n#elif N == 1\nn\n#else\no\n#endif\n"
+           b"#undef M\n#ifdef M\nx\n#endif")
+    out = active_text(src, {"M": "", "N": "1"}).split(b"\n")
+    assert len(out) == len(src.split(b"\n"))
+    assert [ln for ln in out if ln and not ln.startswith(b"#")] == [b"e", b"m"]

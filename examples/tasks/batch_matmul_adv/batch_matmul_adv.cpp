@@ -2,6 +2,9 @@
 // and B [batch, K, N] half, C [batch, M, N] float, each batch's matrices one after another (the
 // NORMAL layout). Each core takes BatchNum consecutive batches; the last core may take fewer.
 #include "kernel_operator.h"
+// Cube only (no vector work): the kernel runs on AIC cores, one per block (with no type declared
+// a Matmul kernel is MIX, its work issued from two AIVs per AI Core).
+#define ASCENDC_CUBE_ONLY
 #include "lib/matmul_intf.h"
 
 using AType = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NORMAL>;

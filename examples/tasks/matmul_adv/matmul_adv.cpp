@@ -2,6 +2,9 @@
 // accumulates in float). Each core takes singleCoreM rows of C (the host splits M only); the last
 // core's rows may be fewer, which SetTail tells the Matmul object.
 #include "kernel_operator.h"
+// Cube only (no vector work): the kernel runs on AIC cores, one per block (with no type declared
+// a Matmul kernel is MIX, its work issued from two AIVs per AI Core).
+#define ASCENDC_CUBE_ONLY
 #include "lib/matmul_intf.h"
 
 using AType = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;

@@ -134,11 +134,17 @@ public:
         if (cubeTiling == nullptr && !kStaticTiling)
             sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling (only a Matmul whose MM_CFG is a "
                             "constant MatmulApiStaticTiling runs without one)");
-        t_ = matmul_detail::static_tiling(MM_CFG, cubeTiling);
-        pipe_ = tpipe ? tpipe : static_cast<TPipe*>(sage::sim::blk().tpipe);
+        TPipe* pipe = tpipe ? tpipe : static_cast<TPipe*>(sage::sim::blk().tpipe);
+        const TCubeTiling next = matmul_detail::static_tiling(MM_CFG, cubeTiling);
+        // Init again (REGIST_MATMUL_OBJ, then the kernel's own Init, as matmul_ibshareAB does): the
+        // object keeps the buffers it holds when the new tiling's fit in them, as the device's
+        // re-initialised object reuses its own; only a larger tiling takes new ones.
+        const bool keep = init_ && pipe == pipe_ && Buffers(next).FitIn(Buffers(t_));
+        t_ = next;
+        pipe_ = pipe;
         init_ = true;
         CheckTiling(loc);
-        Allocate(loc);
+        if (!keep) Allocate(loc);
         orgM_ = t_.M, orgN_ = t_.N, orgKa_ = t_.Ka, orgKb_ = t_.Kb, orgKc_ = t_.N;
         singleM_ = t_.singleCoreM, singleN_ = t_.singleCoreN, singleK_ = t_.singleCoreK;
         bias_on_ = cubeTiling != nullptr && cubeTiling->isBias != 0;
@@ -233,6 +239,7 @@ public:
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
         NoAtomic(enAtomic, loc);
+        if (SharedPairServed()) return;
         for (int32_t i = 0; i < Blocks(); ++i) {
             uint32_t mb, nb;
             Block(i, mb, nb);
@@ -326,6 +333,7 @@ private:
     TBuf<TPosition::B1> b1_;
     TBuf<TPosition::A2> a2_;
     TBuf<TPosition::B2> b2_;
+    LocalTensor<SrcT> a2s_, b2s_;  // isA2B2Shared: the kernel-wide L0A/L0B (SharedL0)
     TBuf<TPosition::CO1> co1_;
     TBuf<TPosition::C1> bias1_;
     TBuf<TPosition::C2> bias2_;
@@ -434,20 +442,60 @@ private:
         if (l0c > mem_bytes(Mem::L0C)) Overflow("L0C", l0c, mem_bytes(Mem::L0C), "dbL0C*baseM*baseN*4", loc);
         if (bias > mem_bytes(Mem::BT)) Overflow("the BiasTable", bias, mem_bytes(Mem::BT), "baseN*4", loc);
     }
+    // The bytes of each buffer a tiling takes (Init's contract, docs/cube.md "Buffers").
+    struct BufferBytes {
+        uint32_t a1, b1, a2, b2, co1, bias;
+        bool FitIn(const BufferBytes& o) const {
+            return a1 <= o.a1 && b1 <= o.b1 && a2 <= o.a2 && b2 <= o.b2 && co1 <= o.co1 && bias <= o.bias;
+        }
+    };
+    static BufferBytes Buffers(const TCubeTiling& t) {
+        const uint32_t ab = uint32_t(t.baseK) * kEs;
+        return {uint32_t(t.depthA1) * t.baseM * ab, uint32_t(t.depthB1) * t.baseN * ab,
+                uint32_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * ab, uint32_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * ab,
+                uint32_t(t.baseM) * t.baseN * 4, t.isBias ? matmul_detail::up(uint32_t(t.baseN) * 4, 64) : 0u};
+    }
     __aicore__ inline void Allocate(sage::sim::SrcLoc loc) {
         if (pipe_ == nullptr)
             sage::sim::fail("api-misuse", loc, "Matmul Init without a TPipe, in block %d: pass &pipe to "
                             "REGIST_MATMUL_OBJ (or Init), after the TPipe is declared", sage::sim::blk().idx);
-        const uint32_t ab = uint32_t(t_.baseK) * kEs;
-        pipe_->InitBuffer(a1_, uint32_t(t_.depthA1) * t_.baseM * ab, loc);
-        pipe_->InitBuffer(b1_, uint32_t(t_.depthB1) * t_.baseN * ab, loc);
-        pipe_->InitBuffer(a2_, uint32_t(t_.dbL0A > 1 ? 2 : 1) * t_.baseM * ab, loc);
-        pipe_->InitBuffer(b2_, uint32_t(t_.dbL0B > 1 ? 2 : 1) * t_.baseN * ab, loc);
-        pipe_->InitBuffer(co1_, uint32_t(t_.baseM) * t_.baseN * 4, loc);
-        if (t_.isBias) {
-            pipe_->InitBuffer(bias1_, matmul_detail::up(uint32_t(t_.baseN) * 4, 64), loc);
-            pipe_->InitBuffer(bias2_, matmul_detail::up(uint32_t(t_.baseN) * 4, 64), loc);
+        const BufferBytes b = Buffers(t_);
+        pipe_->InitBuffer(a1_, b.a1, loc);
+        pipe_->InitBuffer(b1_, b.b1, loc);
+        if constexpr (MM_CFG.isA2B2Shared) {
+            SharedL0(loc);
+        } else {
+            pipe_->InitBuffer(a2_, b.a2, loc);
+            pipe_->InitBuffer(b2_, b.b2, loc);
         }
+        pipe_->InitBuffer(co1_, b.co1, loc);
+        if (t_.isBias) {
+            pipe_->InitBuffer(bias1_, b.bias, loc);
+            pipe_->InitBuffer(bias2_, b.bias, loc);
+        }
+    }
+    // MatmulConfig.isA2B2Shared: L0A and L0B are managed globally, one double buffer (two 32 KB
+    // halves each) every Matmul object of the kernel shares, so an A or B base block may not pass
+    // 32 KB. Here each object's A2/B2 is the whole of L0A/L0B at address 0 (no allocator): the
+    // objects use the same memory, as on the device; the steps run serially, so one half is in use.
+    static constexpr uint32_t kSharedHalf = 32 * 1024;
+    __aicore__ inline void SharedL0(sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        const uint32_t a = uint32_t(t_.baseM) * t_.baseK * kEs, b = uint32_t(t_.baseN) * t_.baseK * kEs;
+        if (a > kSharedHalf || b > kSharedHalf)
+            fail("api-misuse", loc, "Matmul with isA2B2Shared: the A base block (baseM*baseK, %u bytes) and the B "
+                 "base block (baseN*baseK, %u bytes) must each fit 32 KB, half of the shared L0A/L0B double "
+                 "buffer, in block %d: lower baseK on the host (SetFixSplit)", a, b, blk().idx);
+        a2s_ = LocalTensor<SrcT>(TPosition::A2, 0, mem_bytes(Mem::L0A) / kEs, loc);
+        b2s_ = LocalTensor<SrcT>(TPosition::B2, 0, mem_bytes(Mem::L0B) / kEs, loc);
+    }
+    __aicore__ inline LocalTensor<SrcT> A2() {
+        if constexpr (MM_CFG.isA2B2Shared) return a2s_;
+        else return a2_.template Get<SrcT>();
+    }
+    __aicore__ inline LocalTensor<SrcT> B2() {
+        if constexpr (MM_CFG.isA2B2Shared) return b2s_;
+        else return b2_.template Get<SrcT>();
     }
     // What this emulation covers, checked where the computation starts.
     __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc) const {
@@ -474,6 +522,15 @@ private:
         if (t_.baseK % KAlign())
             fail("api-misuse", loc, "Matmul: baseK %d is not a multiple of %u, which %s B not transposed needs (in "
                  "block %d)", t_.baseK, KAlign(), dtype_name<SrcT>(), blk().idx);
+    }
+    // A and B both IBSHARE in a mixed kernel: the two AIVs of an AI Core issue the same matmul, and
+    // the AIC computes it once from the shared L1 copies and writes C once (the Matmul usage page, IBSHARE:
+    // only IterateAll to GM then). Here sub-block 0's call does the work, sub-block 1's returns.
+    __aicore__ inline bool SharedPairServed() const {
+        if constexpr (A_TYPE::ibShare && B_TYPE::ibShare)
+            return sage::sim::coop().active && sage::sim::coop().mixed && sage::sim::blk().core == AIV &&
+                   sage::sim::blk().sub_idx != 0;
+        return false;
     }
     __aicore__ inline void NoAtomic(uint8_t enAtomic, sage::sim::SrcLoc loc) const {
         if (enAtomic)
@@ -594,7 +651,7 @@ private:
     __aicore__ inline uint32_t M16() const { return matmul_detail::up(curM_, 16) / 16; }
     __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, kInt8 && !transB_ ? 32 : 16) / 16; }
     __aicore__ inline void LoadA2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> a1 = a1_.template Get<SrcT>(), a2 = a2_.template Get<SrcT>();
+        LocalTensor<SrcT> a1 = a1_.template Get<SrcT>(), a2 = A2();
         const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
         if (!transA_) {  // L0A: (mi, kc) at mi * k1 + kc
             for (uint32_t kc = 0; kc < k1; ++kc)
@@ -608,7 +665,7 @@ private:
                                                                true, 0), loc);
     }
     __aicore__ inline void LoadB2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>(), b2 = b2_.template Get<SrcT>();
+        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>(), b2 = B2();
         const uint32_t n16 = N16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
         if (transB_) {  // already (kc, nr) order: one run of n16 fractals per k block
             for (uint32_t kc = 0; kc < k1; ++kc)
@@ -642,7 +699,7 @@ private:
 
     // ---- the multiply (M)
     __aicore__ inline void Mad(bool first, bool with_bias, uint32_t kl, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> a2 = a2_.template Get<SrcT>(), b2 = b2_.template Get<SrcT>();
+        LocalTensor<SrcT> a2 = A2(), b2 = B2();
         LocalTensor<L0cT> c = co1_.template Get<L0cT>();
         MmadParams p;
         // m = 1 would be GEMV, which reads A as one ND row; the tile in L0A is NZ, so run 16 rows
