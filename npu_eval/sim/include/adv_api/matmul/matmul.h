@@ -462,7 +462,7 @@ private:
         const BufferBytes b = Buffers(t_);
         pipe_->InitBuffer(a1_, b.a1, loc);
         pipe_->InitBuffer(b1_, b.b1, loc);
-        if constexpr (MM_CFG.isA2B2Shared) {
+        if constexpr (kCfg.isA2B2Shared) {
             SharedL0(loc);
         } else {
             pipe_->InitBuffer(a2_, b.a2, loc);
@@ -490,11 +490,11 @@ private:
         b2s_ = LocalTensor<SrcT>(TPosition::B2, 0, mem_bytes(Mem::L0B) / kEs, loc);
     }
     __aicore__ inline LocalTensor<SrcT> A2() {
-        if constexpr (MM_CFG.isA2B2Shared) return a2s_;
+        if constexpr (kCfg.isA2B2Shared) return a2s_;
         else return a2_.template Get<SrcT>();
     }
     __aicore__ inline LocalTensor<SrcT> B2() {
-        if constexpr (MM_CFG.isA2B2Shared) return b2s_;
+        if constexpr (kCfg.isA2B2Shared) return b2s_;
         else return b2_.template Get<SrcT>();
     }
     // What this emulation covers, checked where the computation starts.
