@@ -45,18 +45,13 @@ inline const uint8_t* dcache_fill(const GmBuffer* b, const void* p, size_t n) {
 // A scalar read of `bits` at address `a`: in the cooperative runner, reading the same address and
 // value over and over with no GM store anywhere is a spin loop; every kSpinReads such reads it
 // yields to the other blocks (`why()` says what it waits for), and when nothing can change the
-// value any more it is a deadlock at this line. A spin that yielded and then reads a new value
-// has seen another block's flag: like a passed IBWait, it is ordered after that block's stores
-// (gm_acquire), so resetting the flag is no race.
+// value any more it is a deadlock at this line.
 template <typename Why>
 inline void spin_read(uintptr_t a, uint64_t bits, SrcLoc loc, Why why) {
     BlockState& st = blk();
-    if (a == st.spin_addr && bits != st.spin_bits && st.spin_yielded) gm_acquire();
     if (a != st.spin_addr || bits != st.spin_bits || st.spin_epoch != rt().gm_epoch) {
-        st.spin_yielded = false;
         st.spin_addr = a, st.spin_bits = bits, st.spin_epoch = rt().gm_epoch, st.spin_count = 0;
     } else if (++st.spin_count % kSpinReads == 0 && rt().poll) {
-        st.spin_yielded = true;
         rt().poll(loc, why(), kSpinPolls);
     }
 }

@@ -195,7 +195,6 @@ struct BlockState {
     uintptr_t spin_addr = 0;
     uint64_t spin_bits = 0, spin_epoch = 0;
     uint32_t spin_count = 0;
-    bool spin_yielded = false;  // this spin loop let other blocks run (spin_read)
     int wait_pre_task_calls = 0, set_next_task_calls = 0;  // WaitPreTaskEnd, SetNextTaskStart
     void* sys_workspace = nullptr;  // SetSysWorkspace
     // The C API's `__ubuf__` arrays (sage_sim/ubuf.h): bytes placed so far, from UB byte 0 as the

@@ -19,8 +19,7 @@ inline void GetAtanhMaxMinTmpSize(const TensorShape& srcShape, const uint32_t ty
     const int64_t n = srcShape.GetShapeSize();
     if (n <= 0) return;  // the real function asserts: the shape must hold at least one element
     const uint32_t calcPro = typeSize == sizeof(float) ? 1u : 4u;
-    minValue = calcPro * detail::kMathRepeatBytes;
-    maxValue = calcPro * std::max<uint32_t>(uint32_t(n) * typeSize, detail::kMathRepeatBytes);
+    detail::math_tmp_range(n, typeSize, calcPro, maxValue, minValue);
 }
 
 inline void GetAtanhTmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf)

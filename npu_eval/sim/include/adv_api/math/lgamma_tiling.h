@@ -30,8 +30,7 @@ inline void GetLgammaMaxMinTmpSize(const TensorShape& srcShape, const uint32_t t
     if (n <= 0) return;  // the real function asserts: the shape must hold at least one element
     const uint32_t nodes = detail::lgamma_float_nodes(typeSize, isReuseSource);
     const uint32_t calcPro = typeSize == sizeof(float) ? nodes : nodes * 2u;
-    minValue = calcPro * detail::kMathRepeatBytes;
-    maxValue = std::max(calcPro * std::max<uint32_t>(uint32_t(n) * typeSize, detail::kMathRepeatBytes), minValue);
+    detail::math_tmp_range(n, typeSize, calcPro, maxValue, minValue);
 }
 
 // maxLiveNodeCount is 8 for float and 13 for half (asc-devkit's own value, which is half of what
