@@ -386,7 +386,7 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
             return BuildResult(False, None, False, time.monotonic() - start, [diag])
         text = paths.to_real(proc.stderr + proc.stdout)
         if proc.returncode != 0:
-            diags = compile_errors.parse(text, user_files, fallback)
+            diags = compile_errors.parse(text, user_files, fallback, compile_errors.flag_defines(cmd))
             if not diags:
                 diags = [compile_errors.CompileDiagnostic(
                     fallback[0], fallback[1], 1, "error", "compile-error",
@@ -415,6 +415,7 @@ def syntax_check(kernel: Path, flags: list[str], cxx: str, user_files: set[str],
                                                      f"the compiler did not finish: {e}")]
         if proc.returncode == 0:
             return []
-        return compile_errors.parse(proc.stderr + proc.stdout, user_files, fallback) or [
+        return compile_errors.parse(proc.stderr + proc.stdout, user_files, fallback,
+                                    compile_errors.flag_defines(flags)) or [
             compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
                                              refusals.one_line("the compiler failed: " + proc.stderr.strip()[-300:]))]

@@ -5,10 +5,12 @@ call in the user's code), and a template wall is condensed to its first line."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from sage_npu.npu_eval import refusals
+from sage_npu.npu_eval.cpp_conditionals import active_text
 from sage_npu.npu_eval.task import SOURCE_SUFFIXES
 
 _LOC = re.compile(r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?P<col>\d+):\s+(?P<rest>.*)$")
@@ -94,16 +96,18 @@ def _char_column(path: str, line: int, byte_col: int) -> int:
     return byte_col
 
 
-def refuse_cube(diags: list[CompileDiagnostic], user_files: set[str]) -> list[CompileDiagnostic]:
+def refuse_cube(diags: list[CompileDiagnostic], user_files: set[str],
+                defines: Mapping[str, str] | None = None) -> list[CompileDiagnostic]:
     """A failed build of sources that use the cube unit is one refusal at the first cube use: the
-    other errors follow from the cube API the emulator lacks."""
+    other errors follow from the cube API the emulator lacks. Only the `#if` branches the build's
+    `defines` select are scanned: a cube API under `#if __NPU_ARCH__ == 3101` is not this build's."""
     if not any(d.severity == "error" for d in diags):
         return diags
     texts: dict[str, str] = {}
     for f in user_files:
         if f.endswith(SOURCE_SUFFIXES):
             try:
-                texts[f] = Path(f).read_text(errors="replace")
+                texts[f] = active_text(Path(f).read_bytes(), defines).decode(errors="replace")
             except OSError:
                 continue
     errors = [(d.file, d.line, d.message) for d in diags if d.severity == "error" and d.file in user_files]
@@ -113,11 +117,22 @@ def refuse_cube(diags: list[CompileDiagnostic], user_files: set[str]) -> list[Co
     return [CompileDiagnostic(use.file, use.line, 1, "error", "not-emulated", refusals.for_cube_use(use))]
 
 
-def parse(output: str, user_files: set[str], fallback: tuple[str, int]) -> list[CompileDiagnostic]:
+def parse(output: str, user_files: set[str], fallback: tuple[str, int],
+          defines: Mapping[str, str] | None = None) -> list[CompileDiagnostic]:
     """`user_files` are resolved paths the user owns (kernel, its headers, host.py); errors
     elsewhere move to the nearest user frame of their context, or to `fallback`. Sources that
-    use the cube unit give one refusal instead (`refuse_cube`)."""
-    return refuse_cube(_parse(output, user_files, fallback), user_files)
+    use the cube unit give one refusal instead (`refuse_cube`, reading the branches `defines` select)."""
+    return refuse_cube(_parse(output, user_files, fallback), user_files, defines)
+
+
+def flag_defines(flags: list[str]) -> dict[str, str]:
+    """The macros a compiler command line's `-DNAME[=VALUE]` flags define (`-DNAME` is 1, as in g++)."""
+    out: dict[str, str] = {}
+    for f in flags:
+        if f.startswith("-D") and len(f) > 2:
+            name, _, value = f[2:].partition("=")
+            out[name] = value if "=" in f else "1"
+    return out
 
 
 def _parse(output: str, user_files: set[str], fallback: tuple[str, int]) -> list[CompileDiagnostic]:

@@ -88,6 +88,28 @@ def test_the_refusal_names_the_cube_api_the_compiler_could_not_find_not_the_user
     assert refusals.cube_use({"dc.asc": source.replace("AscendC::InitConstValueParams<half> p;", "")}) is None
 
 
+def test_a_cube_api_in_a_branch_the_build_does_not_select_is_not_refused(tmp_path):
+    # asc-devkit samples choose code per architecture; a 910B build (-D__NPU_ARCH__=2201) never sees
+    # the other branch, so its vector compile error is the user's own, not a cube refusal.
+    source = ("#include \"kernel_operator.h\"\n"
+              "__aicore__ void k() {\n"
+              "#if __NPU_ARCH__ == 3101\n"
+              "    AscendC::AdjustBaseMNK(a);\n"
+              "#else\n"
+              "    int x = 1\n"
+              "#endif\n"
+              "}\n")
+    src = tmp_path / "arch.asc"
+    src.write_text(source)
+    out = gcc(str(src), 6, "expected \u2018,\u2019 or \u2018;\u2019 before \u2018}\u2019 token")
+    files, fallback = {str(src.resolve())}, (str(src), 1)
+    flags = compile_errors.flag_defines(["-O0", "-D__NPU_ARCH__=2201", "-DASCENDC_CPU_DEBUG"])
+    assert flags == {"__NPU_ARCH__": "2201", "ASCENDC_CPU_DEBUG": "1"}
+    assert [(d.line, d.code) for d in compile_errors.parse(out, files, fallback, flags)] == [(6, "compile-error")]
+    other = compile_errors.parse(out, files, fallback, {"__NPU_ARCH__": "3101"})
+    assert [(d.line, d.code) for d in other] == [(4, "not-emulated")] and "AdjustBaseMNK" in other[0].message
+
+
 def test_a_vector_kernel_that_fails_keeps_its_own_errors(tmp_path):
     src = tmp_path / "v.asc"
     src.write_text("struct Matrix { void Wait(); };\nvoid k() { m.Wait(); AscendC::TPosition::VECIN; }\n")
