@@ -23,7 +23,7 @@ from sage_npu.npu_eval.cost_model import bank_factor, estimate
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable
 from sage_npu.npu_eval.protocol import EVENT_PIPES, PIPE_ALL
 from sage_npu.npu_eval.report import AdviceCode, AdviceFinding, labelled
-from sage_npu.npu_eval.trace import Rec, Trace
+from sage_npu.npu_eval.trace import GmSpan, Rec, Trace
 
 # A finding saving less than this share of the estimate is not reported (the model is not that precise).
 MIN_SAVING_SHARE = 0.02
@@ -294,6 +294,77 @@ def narrowed_barriers(recs: list[Rec]) -> tuple[list[Rec], Counter, list[tuple[i
         per_loc[r.loc] += 1
         used.append((r.loc, n))
     return [x for i, r in enumerate(recs) for x in replaced.get(i, [r])], per_loc, used
+
+
+
+# ---- redundant copies: loads of GM bytes the UB still holds ----
+
+# Scalar instructions that write GM (at an address the trace does not keep), or hand a line of the
+# data cache to other cores: GlobalTensor::SetValue, the dcache bypass write, the scalar atomics.
+GM_SCALAR_WRITES = ("GlobalTensor::SetValue", "WriteGmByPassDCache", "Atomic", "DataCacheCleanAndInvalid")
+# Barriers that order this core's pipes only; any other (SyncAll, IBWait, ...) lets other cores' GM
+# writes in, which the block's trace does not show.
+CORE_BARRIERS = ("PipeBarrier", "pipe_barrier", "TPipe::Reset", "TPipe::Destroy")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A load whose bytes the UB still holds: its GM span, the UB range it wrote, its location."""
+
+    gm: GmSpan
+    ub: tuple[int, int]
+    loc: int
+
+    def serves(self, load: Rec) -> bool:
+        """Whether `load`'s bytes can be read from here: the same span laid out alike, or a
+        contiguous part of a contiguous load (a sub-tensor of it)."""
+        gm = load.gm
+        if gm is None:
+            return False
+        if gm == self.gm:
+            return load.w[1] == self.ub[1]
+        whole = self.ub[1] == self.gm.end - self.gm.addr
+        return whole and self.gm.gap == 0 and (gm.gap == 0 or gm.count == 1) and self.gm.covers(gm)
+
+
+def _writes_unseen_gm(r: Rec) -> bool:
+    """Whether `r` may change GM bytes the trace gives no span for: a copy out without one, a
+    Fixpipe, a scalar GM write, or a synchronisation with other cores (their writes)."""
+    if r.kind == "xwait" or (r.kind == "barrier" and r.api not in CORE_BARRIERS):
+        return True
+    if r.kind != "I":
+        return False
+    return ((r.pipe == "MTE3" and r.gm is None) or r.pipe == "FIX"
+            or (r.pipe == "S" and r.api.startswith(GM_SCALAR_WRITES)))
+
+
+def redundant_loads(recs: list[Rec], ub_bytes: int) -> list[tuple[int, Held]]:
+    """The GM->UB copies (index, the earlier load that serves it) whose bytes an earlier copy of
+    the block loaded into UB which still holds them: no record wrote that UB range since, its
+    queue buffer was not freed, and nothing wrote those GM bytes (`_writes_unseen_gm` forgets all)."""
+    held: list[Held] = []
+    slots: dict[tuple[int, int], tuple[int, int]] = {}  # (queue, slot) -> its UB range, from its AllocTensor
+    found: list[tuple[int, Held]] = []
+    for i, r in enumerate(recs):
+        if _writes_unseen_gm(r):
+            held.clear()
+            continue
+        if r.kind == "alloc":
+            slots[(r.a, r.b)] = r.w
+        gone = slots.get((r.a, r.b), (0, 0)) if r.kind == "free" else r.w
+        load = r.gm if r.kind == "I" and r.pipe == "MTE2" and 0 < r.w[1] and sum(r.w) <= ub_bytes else None
+        source = next((h for h in held if h.serves(r)), None) if load else None
+        if source is not None:
+            found.append((i, source))
+        if gone[1] and held:
+            # what the record overwrote is gone, except a load's own bytes loaded again in place
+            held = [h for h in held if not _overlap(h.ub, gone) or (h.ub == r.w and h.gm == load)]
+        if r.gm is not None and r.pipe == "MTE3" and held:
+            written = r.gm
+            held = [h for h in held if not h.gm.overlaps(written)]
+        if load is not None and source is None:
+            held.append(Held(load, r.w, r.loc))
+    return found
 
 
 # ---- where a person would make the change ----
@@ -633,9 +704,36 @@ def strong_barrier_finding(base: Base) -> AdviceFinding | None:
                         "sharing data need to wait")
 
 
+
+def redundant_copy_finding(base: Base) -> AdviceFinding | None:
+    """Copies in of GM bytes that an earlier copy of the block put in UB and that are still there
+    (`redundant_loads`): the saving of the trace without them, at the one run most."""
+    trace, inp = base.inp.trace, base.inp
+    per_loc: Counter = Counter()
+    sources: Counter = Counter()
+    blocks = {}
+    for b, recs in trace.blocks.items():
+        found = redundant_loads(recs, inp.chip.ub_bytes)
+        per_loc.update(recs[i].loc for i, _ in found)
+        sources.update((recs[i].loc, h.loc) for i, h in found)
+        dropped = {i for i, _ in found}
+        blocks[b] = [r for i, r in enumerate(recs) if i not in dropped]
+    if not per_loc:
+        return None
+    loc = per_loc.most_common(1)[0][0]
+    file, line = base.where(loc)
+    first = next(h for (at, h), _ in sources.most_common() if at == loc)
+    first_file, first_line = base.where(first)
+    where = f"line {first_line}" if first_file == file else f"{Path(first_file).name}:{first_line}"
+    return base.finding("perf-redundant-copy", file, line, _us(trace, blocks, inp),
+                        f"reading the tensor filled at {where} instead of copying again",
+                        f"{sum(per_loc.values())} copies in load GM bytes the UB already holds (copied in at "
+                        f"{where}, neither the buffer nor those GM bytes written since)")
+
+
 FINDERS: tuple[Callable[[Base], AdviceFinding | None], ...] = (
     single_buffer_finding, few_cores_finding, small_tiles_finding, scalar_loop_finding, unaligned_finding,
-    fragmented_finding, bank_conflict_finding, strong_barrier_finding)
+    fragmented_finding, bank_conflict_finding, strong_barrier_finding, redundant_copy_finding)
 
 
 def advise(inp: AdviceInput) -> list[AdviceFinding]:

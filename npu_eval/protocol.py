@@ -46,7 +46,10 @@ SECCOMP_ABSENT = "sage sandbox: no seccomp filter"
 FAULT_COLUMNS = ("code", "severity", "file", "line", "block", "count", "message")
 LOCS_COLUMNS = ("id", "line", "file")
 TRACE_COLUMNS = ("kind", "pipe", "api", "dtype", "elems", "bytes", "loc", "a", "b",
-                 "w_addr", "w_bytes", "r0_addr", "r0_bytes", "r1_addr", "r1_bytes")
+                 "w_addr", "w_bytes", "r0_addr", "r0_bytes", "r1_addr", "r1_bytes",
+                 "gm_addr", "gm_burst", "gm_gap")
+# A GM<->UB DataCopy's GM span (trace.GmSpan): `b` bursts of gm_burst bytes from the absolute
+# address gm_addr, gm_gap bytes apart; gm_burst 0 on every other record.
 TRACE_BLOCK = "B"               # `B <idx>` starts a block's records
 TRACE_TRUNCATED = "truncated"   # the block hit the record cap
 # trace kinds, in the order of harness.h's table

@@ -3,9 +3,11 @@ file names and columns in npu_eval/protocol.py).
 
 One line per API call, tab-separated, blocks introduced by `B <fiber> <core> <idx>` (core AIC or
 AIV; a mixed launch numbers its AICs and AIVs apart by fiber, `idx` is GetBlockIdx on the core):
-`kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes`
+`kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes gm_addr gm_burst
+gm_gap`
 kinds: I (an instruction on a pipe; for GM transfers a = the GM address modulo 512 and
-b = the number of bursts), alloc, free, enque, deque (a = queue id, b = slot),
+b = the number of bursts; a GM<->UB DataCopy's GM span in the gm_ columns, `GmSpan`), alloc,
+free, enque, deque (a = queue id, b = slot),
 setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t), xset and xwait (a cross-core
 flag's set and the wait it released: a = flag id, b = the synchronisation's id, shared by the sets
 that made an increment and the wait that took it).
@@ -19,6 +21,53 @@ from pathlib import Path
 
 from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.build import PathMap
+
+
+@dataclass(frozen=True, slots=True)
+class GmSpan:
+    """The GM bytes a DataCopy moved: `count` bursts of `burst` bytes, the first at the absolute
+    address `addr`, each `gap` bytes after the end of the one before."""
+
+    addr: int
+    burst: int
+    count: int
+    gap: int = 0
+
+    @property
+    def end(self) -> int:
+        """One past the last byte moved."""
+        return self.addr + self.count * (self.burst + self.gap) - self.gap
+
+    def bursts(self) -> list[tuple[int, int]]:
+        """Each burst as (start, end), consecutive bursts merged when no gap parts them."""
+        if self.gap == 0 or self.count <= 1:
+            return [(self.addr, self.end)]
+        step = self.burst + self.gap
+        return [(self.addr + i * step, self.addr + i * step + self.burst) for i in range(self.count)]
+
+    def _hits(self, lo: int, hi: int) -> bool:
+        """Whether [lo, hi) holds a byte of these (one step of arithmetic, whatever the count)."""
+        lo, hi = max(lo, self.addr), min(hi, self.end)
+        if lo >= hi or self.gap == 0:
+            return lo < hi
+        step = self.burst + self.gap
+        first = self.addr + (lo - self.addr) // step * step
+        return lo < first + self.burst or hi > first + step
+
+    def covers(self, other: GmSpan) -> bool:
+        """Whether every byte of `other` is one of these."""
+        if other.addr < self.addr or other.end > self.end:
+            return False
+        if self == other or self.gap == 0 or self.count <= 1:
+            return True
+        step = self.burst + self.gap
+        return all(hi <= self.addr + (lo - self.addr) // step * step + self.burst for lo, hi in other.bursts())
+
+    def overlaps(self, other: GmSpan) -> bool:
+        """Whether a byte of `other` is one of these."""
+        if other.addr >= self.end or self.addr >= other.end:
+            return False
+        return any(self._hits(lo, hi) for lo, hi in other.bursts())
 
 
 @dataclass(slots=True)
@@ -35,6 +84,7 @@ class Rec:
     w: tuple[int, int]
     r0: tuple[int, int]
     r1: tuple[int, int]
+    gm: GmSpan | None = None  # a GM<->UB DataCopy's GM span
 
 
 @dataclass
@@ -73,6 +123,9 @@ def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) 
                 continue
             if cur is None or len(p) < len(protocol.TRACE_COLUMNS):
                 continue
+            # only the copies carry a GM span (and one of no bursts moved nothing): the other records
+            # skip its three int()s
+            gm = GmSpan(int(p[15]), int(p[16]), int(p[8]), int(p[17])) if p[16] != "0" and p[8] != "0" else None
             cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
-                           (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14]))))
+                           (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14])), gm))
     return Trace(blocks, locs, truncated, cores)

@@ -1,7 +1,7 @@
 """The planted faulty-performance tasks of tests/test_advisor.py: one kernel (a half-precision
 element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
 planted in each variant. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
-reference.py); `hand_fix` is the fix of the two the offline optimizer has no transform for yet."""
+reference.py); `hand_fix` is the fix of those the offline optimizer has no transform for yet."""
 
 from __future__ import annotations
 
@@ -186,6 +186,52 @@ VARIANTS = {
 }
 
 
+
+# ---- a redundant copy (perf-redundant-copy): z = x * y + x, its x tile copied in twice ----
+
+# KERNEL with a fourth queue (InitBuffer'd last, so the fix leaves the others' UB addresses as they
+# were) taking a second copy of the x tile for the Add: these lines go after KERNEL's own.
+AGAIN_AFTER = {
+    "        pipe.InitBuffer(outQueueZ, BUFFER_NUM, TILE_LENGTH * sizeof(half));\n":
+        "        pipe.InitBuffer(inQueueXAgain, BUFFER_NUM, TILE_LENGTH * sizeof(half));\n",
+    "        AscendC::DataCopy(yLocal, yGm[progress * TILE_LENGTH], TILE_LENGTH);\n":
+        "        AscendC::LocalTensor<half> xAgain = inQueueXAgain.AllocTensor<half>();\n"
+        "        AscendC::DataCopy(xAgain, xGm[progress * TILE_LENGTH], TILE_LENGTH);\n"
+        "        inQueueXAgain.EnQue(xAgain);\n",
+    "inQueueX, inQueueY": ", inQueueXAgain",
+}
+MUL_ADD_AGAIN = """\
+        AscendC::Mul(zLocal, xLocal, yLocal, TILE_LENGTH);
+        AscendC::LocalTensor<half> xAgain = inQueueXAgain.DeQue<half>();
+        AscendC::Add(zLocal, zLocal, xAgain, TILE_LENGTH);
+        inQueueXAgain.FreeTensor(xAgain);"""
+MUL_ADD = """\
+        AscendC::Mul(zLocal, xLocal, yLocal, TILE_LENGTH);
+        AscendC::Add(zLocal, zLocal, xLocal, TILE_LENGTH);"""
+REDUNDANT_TILE = 8192  # 16,384 bytes: four double-buffered queues fit in UB, twice that would not
+REDUNDANT_TILES = 4    # per block, over 48 blocks
+
+
+def redundant_copy_files(name: str, fixed: bool = False) -> dict[str, str]:
+    """The task with the x tile copied in twice per iteration, or (`fixed`) the Add reading the
+    first copy."""
+    what = "z = x * y + x in half precision over fixed-length tiles"
+    if fixed:
+        text = kernel(name, "The fix of perf_redundant_copy: the Add reads the x tile already in UB.", what, "gone", 2,
+                      REDUNDANT_TILE, MUL_ADD)
+    else:
+        text = kernel(name, "Planted performance fault: the x tile copied in a second time for the Add.", what,
+                      "the second DataCopy of the x tile in CopyIn", 2, REDUNDANT_TILE, MUL_ADD_AGAIN)
+        for line, extra in AGAIN_AFTER.items():
+            text = text.replace(line, line + extra, 1)
+    return {f"{name}.cpp": text, "host.py": HOST.format(name=name, cores=48),
+            "reference.py": REFERENCE.format(n=48 * REDUNDANT_TILES * REDUNDANT_TILE, expr="x * y + x")}
+
+
+# The planted tasks with a kernel of their own (not KERNEL's), by name: their files.
+OWN_KERNELS = {"perf_redundant_copy": redundant_copy_files}
+
+
 def hand_fix(name: str) -> dict[str, str]:
     """The files of the fix for the variants the offline optimizer has no transform for: the
     scalar loop as one vector Add per tile; the misaligned tiles as 12,800 halves (25,600 bytes, a
@@ -205,13 +251,16 @@ def hand_fix(name: str) -> dict[str, str]:
         return {f"{name}.cpp": kernel(name, "The fix of perf_strong_barrier: a barrier on the vector pipe only.",
                                       SIGMOID_MUL_WHAT, "gone", v.buffers, v.tile, SIGMOID_BARRIER_MUL.replace(
                                           "PIPE_ALL", "PIPE_V"))}
+    if name == "perf_redundant_copy":
+        return redundant_copy_files(name, fixed=True)
     raise KeyError(f"{name} has a transform in agent/transforms.py")
 
 
 def materialise(dest: Path) -> dict[str, Path]:
     """Each variant's task folder under `dest`, by name."""
     out = {}
-    for name, texts in {name: v.files(name) for name, v in VARIANTS.items()}.items():
+    own = {name: files(name) for name, files in OWN_KERNELS.items()}
+    for name, texts in {**{name: v.files(name) for name, v in VARIANTS.items()}, **own}.items():
         d = dest / name
         d.mkdir(parents=True, exist_ok=True)
         for file, text in texts.items():

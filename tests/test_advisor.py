@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
@@ -109,7 +110,7 @@ def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
     scalar loop and the misaligned tiles, for which it has none, by their hand-written fixes)."""
     shutil.copytree(task, out)
     kernel = next(out.glob("*.cpp"))
-    if finding.code in ("perf-scalar-loop", "perf-unaligned-gm"):
+    if finding.code in ("perf-scalar-loop", "perf-unaligned-gm", "perf-redundant-copy"):
         for name, text in hand_fix(task.name).items():
             (out / name).write_text(text)
         return out
@@ -140,6 +141,8 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
     "perf_scalar_loop": ("perf-scalar-loop", "perf_scalar_loop.cpp", "zLocal.SetValue(j,"),
     "perf_misaligned_gm": ("perf-unaligned-gm", "perf_misaligned_gm.cpp", "constexpr int32_t TILE_LENGTH = 12816;"),
     "perf_strong_barrier": ("perf-strong-barrier", "perf_strong_barrier.cpp", "AscendC::PipeBarrier<PIPE_ALL>();"),
+    "perf_redundant_copy": ("perf-redundant-copy", "perf_redundant_copy.cpp",
+                            "AscendC::DataCopy(xAgain, xGm[progress * TILE_LENGTH], TILE_LENGTH);"),
     # the bundled first draft: one buffer per queue, two cores and 256-element tiles, all planted
     "vadd_naive": ("perf-few-cores", "host.py", "MAX_CORES = 2"),
 }
@@ -298,3 +301,50 @@ def test_a_full_barrier_narrows_to_flag_pairs_or_one_pipe_and_stays_when_nothing
     assert [(r.kind, r.pipe) for r in out][1] == ("barrier", "V") and used[0][1].describe() == "PipeBarrier<PIPE_V>"
     # nothing in UB depends across it (it may order GM): it stays
     assert narrowed_barriers([load, bar, i("V", (4096, 128), (2048, 128), 3)])[0][1] == bar
+
+
+# ---- redundant copies ----
+
+def _load(ub: int, gm: int, loc: int, nbytes: int = 1024, bursts: int = 1, gap: int = 0) -> Rec:
+    from sage_npu.npu_eval.trace import GmSpan
+
+    burst = nbytes // bursts
+    return Rec("I", "MTE2", "DataCopy", "float16", nbytes // 2, nbytes, loc, 0, bursts,
+               (ub, nbytes + (bursts - 1) * gap), (0, 0), (0, 0), GmSpan(gm, burst, bursts, gap))
+
+
+def test_a_load_of_gm_bytes_the_ub_still_holds_is_redundant_and_nothing_else_is():
+    from sage_npu.npu_eval.advisor import redundant_loads
+    from sage_npu.npu_eval.protocol import PIPE_ALL
+    from sage_npu.npu_eval.trace import GmSpan
+
+    ub = CHIP.ub_bytes
+    first, again = _load(0, 1 << 20, 1), _load(4096, 1 << 20, 2)
+    [(at, held)] = redundant_loads([first, again], ub)
+    assert at == 1 and held.loc == 1
+    # a contiguous part of a contiguous load is served by it; a strided load only by the same span
+    assert redundant_loads([first, _load(8192, (1 << 20) + 256, 2, 512)], ub)
+    rows = _load(0, 1 << 20, 1, 1024, bursts=4, gap=256)
+    assert redundant_loads([rows, _load(8192, 1 << 20, 2, 1024, bursts=4, gap=256)], ub)
+    assert not redundant_loads([rows, _load(8192, 1 << 20, 2, 256)], ub)  # laid out apart in UB
+    # other GM bytes (another buffer), or bytes the first load does not hold whole
+    assert not redundant_loads([first, _load(4096, 1 << 21, 2)], ub)
+    assert not redundant_loads([first, _load(4096, (1 << 20) + 512, 2)], ub)
+    # the UB copy overwritten by a vector instruction, or freed with its queue buffer
+    vec = Rec("I", "V", "Muls", "float16", 512, 1024, 3, 0, 0, (0, 1024), (0, 1024), (0, 0))
+    assert not redundant_loads([first, vec, again], ub)
+    alloc = Rec("alloc", "MTE2", "AllocTensor", "", 0, 0, 4, 0, 0, (0, 1024), (0, 0), (0, 0))
+    free = Rec("free", "V", "FreeTensor", "", 0, 0, 5, 0, 0, (0, 0), (0, 0), (0, 0))
+    assert redundant_loads([alloc, first, again], ub) and not redundant_loads([alloc, first, free, again], ub)
+    # the GM bytes written by the block, by a write the trace gives no bytes for, or by other cores
+    store = Rec("I", "MTE3", "DataCopy", "float16", 256, 512, 6, 0, 1, (0, 0), (8192, 512), (0, 0),
+                GmSpan((1 << 20) + 512, 512, 1))
+    assert not redundant_loads([first, store, again], ub)
+    assert redundant_loads([first, replace(store, gm=GmSpan(1 << 21, 512, 1)), again], ub)
+    assert not redundant_loads([first, replace(store, gm=None), again], ub)
+    scalar = Rec("I", "S", "GlobalTensor::SetValue", "float16", 1, 2, 7, 0, 0, (0, 0), (0, 0), (0, 0))
+    sync = Rec("barrier", "ALL", "SyncAll", "", 0, 0, 8, PIPE_ALL, 0, (0, 0), (0, 0), (0, 0))
+    assert not redundant_loads([first, scalar, again], ub) and not redundant_loads([first, sync, again], ub)
+    assert redundant_loads([first, replace(sync, api="PipeBarrier"), again], ub)
+    # a load into L1 (a cube kernel's) is not the UB's
+    assert not redundant_loads([_load(ub, 1 << 20, 1), _load(ub + 4096, 1 << 20, 2)], ub)

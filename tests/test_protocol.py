@@ -96,4 +96,32 @@ def test_protocol_h_and_protocol_py_agree(tmp_path: Path):
 
 def test_the_pipe_map_has_the_emulators_pipes():
     assert all(a in protocol.PIPES and b in protocol.PIPES for a, b in protocol.EVENT_PIPES)
-    assert len(protocol.TRACE_COLUMNS) == 15 and len(protocol.FAULT_COLUMNS) == 7
+    assert len(protocol.TRACE_COLUMNS) == 18 and len(protocol.FAULT_COLUMNS) == 7
+
+
+def test_a_copys_gm_span_is_read_from_its_columns_and_others_have_none(tmp_path: Path):
+    from sage_npu.npu_eval.trace import GmSpan, read_trace
+
+    copy = ["I", "MTE2", "DataCopyPad", "float16", "64", "128", "1", "32", "4", "0", "256", "0", "0", "0", "0",
+            "4096", "32", "96"]
+    add = ["I", "V", "Add", "float16", "64", "128", "1", "0", "0", "0", "128", "0", "128", "0", "0", "0", "0", "0"]
+    assert len(copy) == len(add) == len(protocol.TRACE_COLUMNS)
+    (tmp_path / protocol.TRACE).write_text(f"{protocol.TRACE_BLOCK}\t0\tAIV\t0\n" + "\n".join(
+        "\t".join(r) for r in (copy, add)) + "\n")
+    (tmp_path / protocol.LOCS).write_text("1\t7\tk.cpp\n")
+    load, vec = read_trace(tmp_path / protocol.TRACE, tmp_path / protocol.LOCS).blocks[0]
+    assert load.gm == GmSpan(4096, 32, 4, 96) and load.gm.end == 4096 + 3 * 128 + 32
+    assert vec.gm is None
+
+
+def test_gm_spans_cover_and_overlap_burst_by_burst():
+    from sage_npu.npu_eval.trace import GmSpan
+
+    rows = GmSpan(0, 64, 4, 64)   # bytes 0-63, 128-191, 256-319, 384-447
+    # GmSpan(64, 64, 2, 160): bytes 64-127 (a gap of rows) and 288-351 (across its third burst)
+    assert rows.covers(GmSpan(128, 64, 2, 64)) and rows.covers(GmSpan(136, 16, 1))
+    assert not rows.covers(GmSpan(0, 128, 1)) and not rows.covers(GmSpan(0, 64, 5, 64))
+    assert rows.overlaps(GmSpan(60, 8, 1)) and rows.overlaps(GmSpan(64, 64, 2, 160))
+    assert not rows.overlaps(GmSpan(64, 64, 1)) and not rows.overlaps(GmSpan(64, 32, 3, 96))
+    whole = GmSpan(0, 1024, 1)
+    assert whole.covers(rows) and not rows.covers(whole) and whole.overlaps(rows)

@@ -91,7 +91,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     detail::gm_to_ub(dst, src, 0, bytes, 0, "DataCopy", loc);
     sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc,
                            dst.range(bytes / sizeof(T)));
-    sage::sim::trace_gm_shape(src.addr_, 1);
+    sage::sim::trace_gm_shape(src.addr_, 1, uint32_t(bytes));
 }
 
 // UB -> GM, `count` elements.
@@ -104,7 +104,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     detail::ub_to_gm(dst, src, 0, bytes, 0, "DataCopy", loc);
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(), count, bytes, loc, {},
                            src.range(bytes / sizeof(T)));
-    sage::sim::trace_gm_shape(dst.addr_, 1);
+    sage::sim::trace_gm_shape(dst.addr_, 1, uint32_t(bytes));
 }
 
 // UB -> UB, `count` elements.
@@ -138,7 +138,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", sage::sim::dtype_name<T>(),
                            uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc,
                            dst.range(ub_span / sizeof(T)));
-    sage::sim::trace_gm_shape(src.addr_, p.blockCount);
+    sage::sim::trace_gm_shape(src.addr_, p.blockCount, uint32_t(burst), p.srcStride * 32u);
 }
 
 template <typename T>
@@ -155,7 +155,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopy", sage::sim::dtype_name<T>(),
                            uint32_t(burst * p.blockCount / sizeof(T)), burst * p.blockCount, loc, {},
                            src.range(ub_span / sizeof(T)));
-    sage::sim::trace_gm_shape(dst.addr_, p.blockCount);
+    sage::sim::trace_gm_shape(dst.addr_, p.blockCount, uint32_t(burst), p.dstStride * 32u);
 }
 
 namespace detail {
@@ -276,7 +276,7 @@ __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor
     sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopyPad", sage::sim::dtype_name<T>(),
                            uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
                            uint64_t(p.blockLen) * p.blockCount, loc, dst.range(ub_span / sizeof(T)));
-    sage::sim::trace_gm_shape(src.addr_, p.blockCount);
+    sage::sim::trace_gm_shape(src.addr_, p.blockCount, p.blockLen, p.srcStride);
 }
 
 // DataCopyPad UB -> GM: blockCount bursts of blockLen bytes from 32-byte aligned UB rows.
@@ -294,7 +294,7 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor
     sage::sim::trace_instr(detail::Pipe::MTE3, "DataCopyPad", sage::sim::dtype_name<T>(),
                            uint32_t(uint64_t(p.blockLen) * p.blockCount / sizeof(T)),
                            uint64_t(p.blockLen) * p.blockCount, loc, {}, src.range(ub_span / sizeof(T)));
-    sage::sim::trace_gm_shape(dst.addr_, p.blockCount);
+    sage::sim::trace_gm_shape(dst.addr_, p.blockCount, p.blockLen, p.dstStride);
 }
 
 // The CANN 8 spellings with DataCopyParams (blockLen in bytes for DataCopyPad).

@@ -256,9 +256,10 @@ inline void append_trace(FILE* f, const BlockState& b) {
     // places AIC and AIV cores apart (npu_eval/trace.py).
     std::fprintf(f, "B\t%d\t%s\t%d\n", b.fiber, b.core == 1 ? "AIC" : "AIV", b.idx);
     for (auto& r : b.trace) {
-        std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\n", protocol::kTraceKinds[int(r.kind)],
-                     pipe_name(r.pipe), r.api, r.dtype, r.elems, (unsigned long long)r.bytes, r.loc, r.a, r.b,
-                     r.w.addr, r.w.bytes, r.r0.addr, r.r0.bytes, r.r1.addr, r.r1.bytes);
+        std::fprintf(f, "%s\t%s\t%s\t%s\t%u\t%llu\t%u\t%d\t%d\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%u\t%u\n",
+                     protocol::kTraceKinds[int(r.kind)], pipe_name(r.pipe), r.api, r.dtype, r.elems,
+                     (unsigned long long)r.bytes, r.loc, r.a, r.b, r.w.addr, r.w.bytes, r.r0.addr, r.r0.bytes,
+                     r.r1.addr, r.r1.bytes, (unsigned long long)r.gm_addr, r.gm_burst, r.gm_gap);
     }
 }
 

@@ -45,7 +45,8 @@ constexpr const char* kSeccompAbsent = "sage sandbox: no seccomp filter";
 constexpr const char* kFaultColumns[] = {"code", "severity", "file", "line", "block", "count", "message"};
 constexpr const char* kLocsColumns[] = {"id", "line", "file"};
 constexpr const char* kTraceColumns[] = {"kind", "pipe", "api", "dtype", "elems", "bytes", "loc", "a", "b",
-                                         "w_addr", "w_bytes", "r0_addr", "r0_bytes", "r1_addr", "r1_bytes"};
+                                         "w_addr", "w_bytes", "r0_addr", "r0_bytes", "r1_addr", "r1_bytes",
+                                         "gm_addr", "gm_burst", "gm_gap"};
 constexpr const char* kTraceBlock = "B";
 constexpr const char* kTraceTruncated = "truncated";
 // Trace record kinds, indexed by the runtime's record kind.

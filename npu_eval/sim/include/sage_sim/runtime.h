@@ -120,6 +120,10 @@ struct TraceRec {
     uint32_t loc;       // interned location id
     int32_t a, b;       // queue/slot, event type/id, pipe
     UbRange w, r0, r1;  // UB written and read
+    // A GM<->UB copy's GM span, for the advisor's redundant-copy check: b bursts of gm_burst bytes
+    // from the absolute address gm_addr, gm_gap bytes between them (gm_burst 0: not recorded).
+    uint64_t gm_addr = 0;
+    uint32_t gm_burst = 0, gm_gap = 0;
 };
 
 struct GmBuffer {
@@ -368,12 +372,16 @@ SAGE_SIM_OUTLINE void trace_instr(Pipe pipe, const char* api, const char* dtype,
     trace(TraceRec{TraceKind::Instr, pipe, api, dtype, elems, bytes, intern(loc), 0, 0, w, r0, r1});
 }
 // A GM transfer's shape for the cost model: the GM address's offset from a 512-byte boundary
-// (full bandwidth wants 512-byte aligned addresses) and the number of bursts.
-SAGE_SIM_OUTLINE void trace_gm_shape(const void* gm, uint32_t bursts) {
+// (full bandwidth wants 512-byte aligned addresses) and the number of bursts; a DataCopy also
+// gives each burst's bytes and the gap between bursts, its GM span for the advisor.
+SAGE_SIM_OUTLINE void trace_gm_shape(const void* gm, uint32_t bursts, uint32_t burst = 0, uint32_t gap = 0) {
     if (!rt().tracing || rt().block.trace.empty()) return;
     TraceRec& r = rt().block.trace.back();
     r.a = int32_t(reinterpret_cast<uintptr_t>(gm) % 512);
     r.b = int32_t(bursts);
+    r.gm_addr = uint64_t(reinterpret_cast<uintptr_t>(gm));
+    r.gm_burst = burst;
+    r.gm_gap = gap;
 }
 SAGE_SIM_OUTLINE void trace_event(TraceKind kind, Pipe pipe, const char* api, SrcLoc loc, int32_t a,
                         int32_t b, UbRange w = {}) {
