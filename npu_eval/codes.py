@@ -53,6 +53,7 @@ DiagnosticCode = Literal[
     "perf-fragmented-gm",
     "perf-bank-conflict",
     "perf-strong-barrier",
+    "perf-slow-reduction",
 ]
 
 # Where a code is found: by the compiler, by the emulator while the kernel runs, by the cost
@@ -159,6 +160,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("perf-strong-barrier", ("cost-model",),
              "advisor: a PipeBarrier<PIPE_ALL> where SetFlag/WaitFlag pairs between the pipes that depend on each "
              "other suffice; the saving of those pairs, at the barrier"),
+    CodeInfo("perf-slow-reduction", ("cost-model",),
+             "advisor: a sum reduced by two WholeReduceSum passes where BlockReduceSum then WholeReduceSum does "
+             "it faster; the saving of the fast form, at the first WholeReduceSum"),
 )}
 
 assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
@@ -298,3 +299,38 @@ def test_a_full_barrier_narrows_to_flag_pairs_or_one_pipe_and_stays_when_nothing
     assert [(r.kind, r.pipe) for r in out][1] == ("barrier", "V") and used[0][1].describe() == "PipeBarrier<PIPE_V>"
     # nothing in UB depends across it (it may order GM): it stays
     assert narrowed_barriers([load, bar, i("V", (4096, 128), (2048, 128), 3)])[0][1] == bar
+
+
+# ---- reductions done the slow way (perf-slow-reduction) ----
+
+def _reduce(api: str, elems: int, repeats: int, w: tuple[int, int], r0: tuple[int, int], loc: int) -> Rec:
+    return Rec("I", "V", api, "float32", elems, repeats * 256, loc, 0, 0, w, r0, (0, 0))
+
+
+def test_two_whole_reduces_become_block_then_whole_and_are_advised_at_the_first():
+    from sage_npu.npu_eval.advisor import AdviceInput, advise, block_then_whole
+    from sage_npu.npu_eval.costs import default_costs
+    from sage_npu.npu_eval.trace import Trace
+
+    # 256 floats (four repeats) to four repeat sums at 8192, then those to one value at 64
+    first = _reduce("WholeReduceSum", 256, 4, (8192, 16), (0, 1024), 5)
+    second = _reduce("WholeReduceSum", 4, 1, (64, 4), (8192, 16), 6)
+    out, per_loc = block_then_whole([first, second] * 50)
+    assert per_loc == {5: 50} and [r.api for r in out[:2]] == ["BlockReduceSum", "WholeReduceSum"]
+    # the block sums (8 per repeat) lie where the repeat sums were, and the second pass reads all 32
+    assert out[0].w == (8192, 128) and (out[1].elems, out[1].r0) == (32, (8192, 128))
+    # 4096 floats (64 repeats): too many block sums for one repeat; the two passes are the fast form
+    big = _reduce("WholeReduceSum", 4096, 64, (8192, 256), (0, 16384), 5)
+    assert block_then_whole([big, _reduce("WholeReduceSum", 64, 1, (64, 4), (8192, 256), 6)])[1] == {}
+    # a second pass that does not read the first's sums is another reduction
+    assert block_then_whole([first, replace(second, r0=(20000, 16))])[1] == {}
+    costs = default_costs(CHIP.family)
+    trace = Trace({0: [first, second] * 50}, {5: ("/k/kernel.cpp", 20), 6: ("/k/kernel.cpp", 21)})
+    [f] = [f for f in advise(AdviceInput(trace, 1, CHIP, costs, Path("/k/kernel.cpp")))
+           if f.code == "perf-slow-reduction"]
+    assert (f.file, f.line) == ("/k/kernel.cpp", 20)
+    # the saving is the cost model's own per-instruction difference: BlockReduceSum for WholeReduceSum
+    # over 256 floats, the second pass over 32 sums costing what it did over 4 (both span one repeat)
+    per_row = costs.vec_cost("WholeReduceSum", "float32").k * 256 - costs.vec_cost("BlockReduceSum", "float32").k * 256
+    per_row += costs.vec_cost("WholeReduceSum", "float32").b - costs.vec_cost("BlockReduceSum", "float32").b
+    assert f.saving_us == pytest.approx(50 * per_row / (CHIP.clock_ghz * 1000), rel=0.05)
