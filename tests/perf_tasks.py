@@ -1,6 +1,7 @@
 """The planted faulty-performance tasks of tests/test_advisor.py: one kernel (a half-precision
 element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
-planted in each variant. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
+planted in each variant; and a row sum of floats (OTHER_VARIANTS) with its sums done the slow
+way. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
 reference.py); `hand_fix` is the fix of the two the offline optimizer has no transform for yet."""
 
 from __future__ import annotations

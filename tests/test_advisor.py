@@ -149,6 +149,9 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
 ALSO = [("vadd_naive", "perf-small-tiles", "TILE_LENGTH = 256"),
         ("vadd_naive", "perf-single-buffer", "constexpr int32_t BUFFER_NUM = 1;"),
         ("add_custom", "perf-small-tiles", "tileNum=8")]
+# row sums of 256 floats by two WholeReduceSum passes (tests/perf_tasks.py's OTHER_VARIANTS)
+PLANTED["perf_slow_reduction"] = ("perf-slow-reduction", "perf_slow_reduction.cpp",
+                                  "AscendC::WholeReduceSum<float>(tmp, xLocal[r * ROW_LENGTH]")
 
 
 @pytest.fixture(scope="module")
@@ -334,3 +337,27 @@ def test_two_whole_reduces_become_block_then_whole_and_are_advised_at_the_first(
     per_row = costs.vec_cost("WholeReduceSum", "float32").k * 256 - costs.vec_cost("BlockReduceSum", "float32").k * 256
     per_row += costs.vec_cost("WholeReduceSum", "float32").b - costs.vec_cost("BlockReduceSum", "float32").b
     assert f.saving_us == pytest.approx(50 * per_row / (CHIP.clock_ghz * 1000), rel=0.05)
+
+
+def test_the_slow_reduction_transform_swaps_in_block_reduce_with_the_documented_arguments():
+    from tests.perf_tasks import slow_reduction_files
+
+    name = "perf_slow_reduction"
+    kernel = slow_reduction_files(name)[f"{name}.cpp"]
+    line = next(i for i, t in enumerate(kernel.splitlines(), 1) if "WholeReduceSum<float>(tmp" in t)
+    f = AdviceFinding(code="perf-slow-reduction", message="m", file=f"/t/{name}.cpp", line=line, saving_us=1.0,
+                      before_us=2.0, after_us=1.0, change="BlockReduceSum then one WholeReduceSum")
+    src = Sources(f"{name}.cpp", kernel, "")
+    new = for_finding(f, src, CHIP).files[f"{name}.cpp"].splitlines()
+    # BlockReduceSum takes the repeat before the mask; its eight sums per repeat lie side by side
+    # (dstRepStride 1), and the second pass sums all 4 x 8 of them contiguously
+    assert new[line - 1].strip() == ("AscendC::BlockReduceSum<float>(tmp, xLocal[r * ROW_LENGTH], ROW_LENGTH / 64, "
+                                     "64, 1, 1, 8);")
+    assert new[line + 1].strip() == "AscendC::WholeReduceSum<float>(yLocal[r], tmp, 32, 1, 1, 1, 8);"
+    assert for_finding(f.model_copy(update={"line": line + 2}), src, CHIP) is None  # not the first pass
+    # refused: a second pass that reads another buffer, a partial mask, too many repeats for one
+    # second pass (4096 floats: two WholeReduceSum passes are the fast form)
+    for old, bad in (("(yLocal[r], tmp,", "(yLocal[r], xLocal,"), (", 64, ROW_LENGTH / 64,", ", 60, ROW_LENGTH / 64,"),
+                     ("ROW_LENGTH = 256;", "ROW_LENGTH = 4096;")):
+        assert old in kernel
+        assert for_finding(f, Sources(src.kernel_name, kernel.replace(old, bad), ""), CHIP) is None, bad
