@@ -26,6 +26,7 @@ TRANSFORM_TAGS = {
     "cube-base-block": {"cube", "base-block"},
     "l1-double-buffering": {"cube", "double-buffering"},
     "block-then-whole-reduce": {"reduction", "reduce"},
+    "vector-instead-of-scalar-loop": {"vectorise", "scalar"},
 }
 
 

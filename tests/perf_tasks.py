@@ -2,7 +2,7 @@
 element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
 planted in each variant; and a row sum of floats (OTHER_VARIANTS) with its sums done the slow
 way. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
-reference.py); `hand_fix` is the fix of the two the offline optimizer has no transform for yet."""
+reference.py); `hand_fix` is the fix of those the offline optimizer has no transform for."""
 
 from __future__ import annotations
 
@@ -189,13 +189,8 @@ VARIANTS = {
 
 def hand_fix(name: str) -> dict[str, str]:
     """The files of the fix for the variants the offline optimizer has no transform for: the
-    scalar loop as one vector Add per tile; the misaligned tiles as 12,800 halves (25,600 bytes, a
-    multiple of 512; the data shrinks with them, 0.1%)."""
-    if name == "perf_scalar_loop":
-        v = VARIANTS[name]
-        return {f"{name}.cpp": kernel(name, "The fix of perf_scalar_loop: one vector Add per tile.",
-                                      "z = x + y in half precision over fixed-length tiles", "gone", v.buffers, v.tile,
-                                      VECTOR_ADD)}
+    misaligned tiles as 12,800 halves (25,600 bytes, a multiple of 512; the data shrinks with them,
+    0.1%)."""
     if name == "perf_misaligned_gm":
         v = VARIANTS[name]
         fixed = Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
