@@ -6,9 +6,11 @@ a LocalTensor of half or float and E one operation over elements j of LocalTenso
 (`A.GetValue(j) + B.GetValue(j)`, `-`, `*`) or over one such element and a literal that the type
 holds exactly (`+`, `*`), under casts to float or to the tensors' type. It becomes the count form
 `AscendC::Add(D, A, B, N)` (Sub, Mul, Adds, Muls). Each element of the result then depends on
-element j of the sources alone, rounded once to the type as the scalar code rounds it (a sum or
-product of two halves, computed in float, is exact before that rounding). Any other loop is
-refused (None): a loop it cannot prove equivalent is not proposed.
+element j of the sources alone, and is the one the scalar code stores: the vector unit rounds the
+exact result once to the type, and the scalar code's float (or double) result rounded to the type
+is that same value, as an intermediate of at least 2p + 2 bits (float's 24 for a half's p = 11)
+makes double rounding harmless for +, - and *. Any other loop is refused (None): a loop it cannot
+prove equivalent is not proposed.
 """
 
 from __future__ import annotations
