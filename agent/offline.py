@@ -25,6 +25,8 @@ TRANSFORM_TAGS = {
     "fewer-tile-splits": {"tiling"},
     "cube-base-block": {"cube", "base-block"},
     "l1-double-buffering": {"cube", "double-buffering"},
+    "block-then-whole-reduce": {"reduction", "reduce"},
+    "vector-instead-of-scalar-loop": {"vectorise", "scalar"},
 }
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import tree_sitter as ts
 
 from sage_npu.agent.episode import Candidate
+from sage_npu.agent.reductions import block_then_whole_reduce
+from sage_npu.agent.vectorise import vector_instead_of_scalar_loop
 from sage_npu.npu_eval.analysis.model import Call, Decl, KernelModel, queue_position, type_kind
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.report import AdviceFinding
@@ -331,6 +333,8 @@ CATALOG = {
     "fewer-tile-splits": fewer_tile_splits,
     "cube-base-block": cube_base_block,
     "l1-double-buffering": l1_double_buffering,
+    "block-then-whole-reduce": block_then_whole_reduce,
+    "vector-instead-of-scalar-loop": vector_instead_of_scalar_loop,
 }
 
 
@@ -368,12 +372,18 @@ def _stepped(src: Sources, chip: ChipProfile, name: str, old: int, new: int) -> 
 
 def for_finding(finding: AdviceFinding, src: Sources, chip: ChipProfile) -> Candidate | None:
     """The catalog's candidate that makes the change an advisor finding proposes, or None when no
-    transform makes it (a scalar loop, an unaligned copy)."""
+    transform makes it; a slow reduction by agent/reductions.py, an element loop by agent/vectorise.py."""
     tags = ("advisor", finding.code)
     if finding.code == "perf-single-buffer":
         return next(iter(double_buffering(src, chip)), None)
     if finding.code == "perf-strong-barrier":
         return _edited_candidate(finding, src)
+    if finding.code == "perf-slow-reduction":
+        at_kernel = Path(finding.file).name == src.kernel_name
+        return next(iter(block_then_whole_reduce(src, chip, finding.line)), None) if at_kernel else None
+    if finding.code == "perf-scalar-loop":
+        at_kernel = Path(finding.file).name == src.kernel_name
+        return next(iter(vector_instead_of_scalar_loop(src, chip, finding.line)), None) if at_kernel else None
     m = _CHANGE.match(finding.change)
     if m is None:
         return None

@@ -54,6 +54,7 @@ DiagnosticCode = Literal[
     "perf-bank-conflict",
     "perf-strong-barrier",
     "perf-redundant-copy",
+    "perf-slow-reduction",
 ]
 
 # Where a code is found: by the compiler, by the emulator while the kernel runs, by the cost
@@ -163,6 +164,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("perf-redundant-copy", ("cost-model",),
              "advisor: a copy in of GM bytes the UB still holds from an earlier copy (neither buffer nor GM written "
              "since); the saving of reading that tensor instead, at the redundant copy"),
+    CodeInfo("perf-slow-reduction", ("cost-model",),
+             "advisor: a sum reduced by two WholeReduceSum passes where BlockReduceSum then WholeReduceSum does "
+             "it faster; the saving of the fast form, at the first WholeReduceSum"),
 )}
 
 assert set(CODES) == set(get_args(DiagnosticCode)), "every code has one CodeInfo"

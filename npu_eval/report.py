@@ -101,7 +101,7 @@ class Timing(_Model):
 # of the registry's (npu_eval/codes.py), which the diagnostics that show them carry.
 AdviceCode = Literal["perf-single-buffer", "perf-few-cores", "perf-small-tiles", "perf-scalar-loop",
                      "perf-unaligned-gm", "perf-fragmented-gm", "perf-bank-conflict", "perf-strong-barrier",
-                     "perf-redundant-copy"]
+                     "perf-redundant-copy", "perf-slow-reduction"]
 # A finding saving at least this share of the estimate shows as information, a smaller one as a hint.
 HINT_BELOW_SHARE = 0.10
 

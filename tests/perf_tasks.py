@@ -1,7 +1,9 @@
 """The planted faulty-performance tasks of tests/test_advisor.py: one kernel (a half-precision
 element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
-planted in each variant. `materialise` writes each variant to <dest>/<name>/ (kernel, host.py,
-reference.py); `hand_fix` is the fix of those the offline optimizer has no transform for yet."""
+planted in each variant, and variants with a kernel of their own (OWN_KERNELS): z = x * y + x with
+a redundant copy, and a row sum of floats with its sums done the slow way. `materialise` writes
+each variant to <dest>/<name>/ (kernel, host.py, reference.py); `hand_fix` is the fix of those
+the offline optimizer has no transform for."""
 
 from __future__ import annotations
 
@@ -228,19 +230,10 @@ def redundant_copy_files(name: str, fixed: bool = False) -> dict[str, str]:
             "reference.py": REFERENCE.format(n=48 * REDUNDANT_TILES * REDUNDANT_TILE, expr="x * y + x")}
 
 
-# The planted tasks with a kernel of their own (not KERNEL's), by name: their files.
-OWN_KERNELS = {"perf_redundant_copy": redundant_copy_files}
-
-
 def hand_fix(name: str) -> dict[str, str]:
     """The files of the fix for the variants the offline optimizer has no transform for: the
-    scalar loop as one vector Add per tile; the misaligned tiles as 12,800 halves (25,600 bytes, a
-    multiple of 512; the data shrinks with them, 0.1%)."""
-    if name == "perf_scalar_loop":
-        v = VARIANTS[name]
-        return {f"{name}.cpp": kernel(name, "The fix of perf_scalar_loop: one vector Add per tile.",
-                                      "z = x + y in half precision over fixed-length tiles", "gone", v.buffers, v.tile,
-                                      VECTOR_ADD)}
+    misaligned tiles as 12,800 halves (25,600 bytes, a multiple of 512; the data shrinks with them,
+    0.1%)."""
     if name == "perf_misaligned_gm":
         v = VARIANTS[name]
         fixed = Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
@@ -254,6 +247,141 @@ def hand_fix(name: str) -> dict[str, str]:
     if name == "perf_redundant_copy":
         return redundant_copy_files(name, fixed=True)
     raise KeyError(f"{name} has a transform in agent/transforms.py")
+
+
+
+# ---- the planted slow reduction (perf-slow-reduction): row sums of 256 floats, as in asc-devkit's
+# reduction best practice, each row summed by two WholeReduceSum passes ----
+
+ROW_SUM_KERNEL = """\
+// Planted performance fault: each row of 256 floats summed by two WholeReduceSum passes.
+// y[r] = sum(x[r, :]) in float over tiles of ROWS_PER_TILE rows; the planted cause is the first
+// WholeReduceSum (BlockReduceSum then one WholeReduceSum is faster for 256 floats).
+#include "kernel_operator.h"
+
+constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t ROW_LENGTH = 256;
+constexpr int32_t ROWS_PER_TILE = 32;
+
+struct PerfTiling {{
+    uint32_t rows;
+}};
+
+class KernelRowSum {{
+public:
+    __aicore__ inline KernelRowSum() {{}}
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t rows)
+    {{
+        blockRows = rows / AscendC::GetBlockNum();
+        loopCount = blockRows / ROWS_PER_TILE;
+        xGm.SetGlobalBuffer((__gm__ float *)x + blockRows * ROW_LENGTH * AscendC::GetBlockIdx(),
+                            blockRows * ROW_LENGTH);
+        yGm.SetGlobalBuffer((__gm__ float *)y + blockRows * AscendC::GetBlockIdx(), blockRows);
+        pipe.InitBuffer(inQueueX, BUFFER_NUM, ROWS_PER_TILE * ROW_LENGTH * sizeof(float));
+        pipe.InitBuffer(outQueueY, BUFFER_NUM, ROWS_PER_TILE * sizeof(float));
+        pipe.InitBuffer(calcBuf, ROW_LENGTH * sizeof(float));
+    }}
+    __aicore__ inline void Process()
+    {{
+        for (uint32_t i = 0; i < loopCount; i++) {{
+            CopyIn(i);
+            Compute();
+            CopyOut(i);
+        }}
+    }}
+
+private:
+    __aicore__ inline void CopyIn(uint32_t progress)
+    {{
+        AscendC::LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
+        AscendC::DataCopy(xLocal, xGm[progress * ROWS_PER_TILE * ROW_LENGTH], ROWS_PER_TILE * ROW_LENGTH);
+        inQueueX.EnQue(xLocal);
+    }}
+    __aicore__ inline void Compute()
+    {{
+        AscendC::LocalTensor<float> xLocal = inQueueX.DeQue<float>();
+        AscendC::LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
+        AscendC::LocalTensor<float> tmp = calcBuf.Get<float>();
+        for (int32_t r = 0; r < ROWS_PER_TILE; r++) {{
+{reduce}
+        }}
+        outQueueY.EnQue<float>(yLocal);
+        inQueueX.FreeTensor(xLocal);
+    }}
+    __aicore__ inline void CopyOut(uint32_t progress)
+    {{
+        AscendC::LocalTensor<float> yLocal = outQueueY.DeQue<float>();
+        AscendC::DataCopy(yGm[progress * ROWS_PER_TILE], yLocal, ROWS_PER_TILE);
+        outQueueY.FreeTensor(yLocal);
+    }}
+
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::QuePosition::VECIN, BUFFER_NUM> inQueueX;
+    AscendC::TQue<AscendC::QuePosition::VECOUT, BUFFER_NUM> outQueueY;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> calcBuf;
+    AscendC::GlobalTensor<float> xGm, yGm;
+    uint32_t blockRows;
+    uint32_t loopCount;
+}};
+
+extern "C" __global__ __aicore__ void {name}(GM_ADDR x, GM_ADDR y, PerfTiling tiling)
+{{
+    KernelRowSum op;
+    op.Init(x, y, tiling.rows);
+    op.Process();
+}}
+"""
+# 64 floats per repeat: four repeat sums, then their sum (mask 4, one repeat)
+TWO_WHOLE_REDUCES = """\
+            AscendC::WholeReduceSum<float>(tmp, xLocal[r * ROW_LENGTH], 64, ROW_LENGTH / 64, 1, 1, 8);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::WholeReduceSum<float>(yLocal[r], tmp, ROW_LENGTH / 64, 1, 1, 1, 8);
+            AscendC::PipeBarrier<PIPE_V>();"""
+
+ROW_SUM_HOST = """\
+import torch
+
+from sage_npu.npu_eval import Launch, Tiling
+
+
+def launch(x):
+    y = torch.empty(x.shape[0], dtype=x.dtype)
+    return Launch(
+        kernel="{name}",
+        block_dim=48,
+        args=[x, y, Tiling(rows=x.shape[0])],
+        outputs=[y],
+    )
+"""
+
+ROW_SUM_REFERENCE = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(dim=-1)
+
+
+def get_inputs():
+    # positive, so no row sums to near zero, where float rounding in another order is a large relative error
+    return [torch.rand({rows}, 256, dtype=torch.float32)]
+
+
+def get_init_inputs():
+    return []
+"""
+ROW_SUM_ROWS = 48 * 4 * 32  # 48 blocks of four 32-row tiles
+
+
+def slow_reduction_files(name: str) -> dict[str, str]:
+    """The planted slow reduction's task files."""
+    return {f"{name}.cpp": ROW_SUM_KERNEL.format(name=name, reduce=TWO_WHOLE_REDUCES),
+            "host.py": ROW_SUM_HOST.format(name=name), "reference.py": ROW_SUM_REFERENCE.format(rows=ROW_SUM_ROWS)}
+
+
+# The planted tasks with a kernel of their own (not KERNEL's), by name: their files.
+OWN_KERNELS = {"perf_redundant_copy": redundant_copy_files, "perf_slow_reduction": slow_reduction_files}
 
 
 def materialise(dest: Path) -> dict[str, Path]:

@@ -107,10 +107,10 @@ def test_finding_severity_is_a_hint_under_a_tenth():
 
 def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
     """The planted task with the finding's change made by the offline optimizer's transform (the
-    scalar loop and the misaligned tiles, for which it has none, by their hand-written fixes)."""
+    misaligned tiles, whose data must shrink with them, by their hand-written fix)."""
     shutil.copytree(task, out)
     kernel = next(out.glob("*.cpp"))
-    if finding.code in ("perf-scalar-loop", "perf-unaligned-gm", "perf-redundant-copy"):
+    if finding.code in ("perf-unaligned-gm", "perf-redundant-copy"):
         for name, text in hand_fix(task.name).items():
             (out / name).write_text(text)
         return out
@@ -151,6 +151,9 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
 ALSO = [("vadd_naive", "perf-small-tiles", "TILE_LENGTH = 256"),
         ("vadd_naive", "perf-single-buffer", "constexpr int32_t BUFFER_NUM = 1;"),
         ("add_custom", "perf-small-tiles", "tileNum=8")]
+# row sums of 256 floats by two WholeReduceSum passes (tests/perf_tasks.py's OWN_KERNELS)
+PLANTED["perf_slow_reduction"] = ("perf-slow-reduction", "perf_slow_reduction.cpp",
+                                  "AscendC::WholeReduceSum<float>(tmp, xLocal[r * ROW_LENGTH]")
 
 
 @pytest.fixture(scope="module")
@@ -348,3 +351,95 @@ def test_a_load_of_gm_bytes_the_ub_still_holds_is_redundant_and_nothing_else_is(
     assert redundant_loads([first, replace(sync, api="PipeBarrier"), again], ub)
     # a load into L1 (a cube kernel's) is not the UB's
     assert not redundant_loads([_load(ub, 1 << 20, 1), _load(ub + 4096, 1 << 20, 2)], ub)
+# ---- reductions done the slow way (perf-slow-reduction) ----
+
+def _reduce(api: str, elems: int, repeats: int, w: tuple[int, int], r0: tuple[int, int], loc: int) -> Rec:
+    return Rec("I", "V", api, "float32", elems, repeats * 256, loc, 0, 0, w, r0, (0, 0))
+
+
+def test_two_whole_reduces_become_block_then_whole_and_are_advised_at_the_first():
+    from sage_npu.npu_eval.advisor import AdviceInput, advise, block_then_whole
+    from sage_npu.npu_eval.costs import default_costs
+    from sage_npu.npu_eval.trace import Trace
+
+    # 256 floats (four repeats) to four repeat sums at 8192, then those to one value at 64
+    first = _reduce("WholeReduceSum", 256, 4, (8192, 16), (0, 1024), 5)
+    second = _reduce("WholeReduceSum", 4, 1, (64, 4), (8192, 16), 6)
+    out, per_loc = block_then_whole([first, second] * 50)
+    assert per_loc == {5: 50} and [r.api for r in out[:2]] == ["BlockReduceSum", "WholeReduceSum"]
+    # the block sums (8 per repeat) lie where the repeat sums were, and the second pass reads all 32
+    assert out[0].w == (8192, 128) and (out[1].elems, out[1].r0) == (32, (8192, 128))
+    # 4096 floats (64 repeats): too many block sums for one repeat; the two passes are the fast form
+    big = _reduce("WholeReduceSum", 4096, 64, (8192, 256), (0, 16384), 5)
+    assert block_then_whole([big, _reduce("WholeReduceSum", 64, 1, (64, 4), (8192, 256), 6)])[1] == {}
+    # a second pass that does not read the first's sums is another reduction
+    assert block_then_whole([first, replace(second, r0=(20000, 16))])[1] == {}
+    costs = default_costs(CHIP.family)
+    trace = Trace({0: [first, second] * 50}, {5: ("/k/kernel.cpp", 20), 6: ("/k/kernel.cpp", 21)})
+    [f] = [f for f in advise(AdviceInput(trace, 1, CHIP, costs, Path("/k/kernel.cpp")))
+           if f.code == "perf-slow-reduction"]
+    assert (f.file, f.line) == ("/k/kernel.cpp", 20)
+    # the saving is the cost model's own per-instruction difference: BlockReduceSum for WholeReduceSum
+    # over 256 floats, the second pass over 32 sums costing what it did over 4 (both span one repeat)
+    per_row = costs.vec_cost("WholeReduceSum", "float32").k * 256 - costs.vec_cost("BlockReduceSum", "float32").k * 256
+    per_row += costs.vec_cost("WholeReduceSum", "float32").b - costs.vec_cost("BlockReduceSum", "float32").b
+    assert f.saving_us == pytest.approx(50 * per_row / (CHIP.clock_ghz * 1000), rel=0.05)
+
+
+def test_the_slow_reduction_transform_swaps_in_block_reduce_with_the_documented_arguments():
+    from tests.perf_tasks import slow_reduction_files
+
+    name = "perf_slow_reduction"
+    kernel = slow_reduction_files(name)[f"{name}.cpp"]
+    line = next(i for i, t in enumerate(kernel.splitlines(), 1) if "WholeReduceSum<float>(tmp" in t)
+    f = AdviceFinding(code="perf-slow-reduction", message="m", file=f"/t/{name}.cpp", line=line, saving_us=1.0,
+                      before_us=2.0, after_us=1.0, change="BlockReduceSum then one WholeReduceSum")
+    src = Sources(f"{name}.cpp", kernel, "")
+    new = for_finding(f, src, CHIP).files[f"{name}.cpp"].splitlines()
+    # BlockReduceSum takes the repeat before the mask; its eight sums per repeat lie side by side
+    # (dstRepStride 1), and the second pass sums all 4 x 8 of them contiguously
+    assert new[line - 1].strip() == ("AscendC::BlockReduceSum<float>(tmp, xLocal[r * ROW_LENGTH], ROW_LENGTH / 64, "
+                                     "64, 1, 1, 8);")
+    assert new[line + 1].strip() == "AscendC::WholeReduceSum<float>(yLocal[r], tmp, 32, 1, 1, 1, 8);"
+    assert for_finding(f.model_copy(update={"line": line + 2}), src, CHIP) is None  # not the first pass
+    # refused: a second pass that reads another buffer, a partial mask, too many repeats for one
+    # second pass (4096 floats: two WholeReduceSum passes are the fast form)
+    for old, bad in (("(yLocal[r], tmp,", "(yLocal[r], xLocal,"), (", 64, ROW_LENGTH / 64,", ", 60, ROW_LENGTH / 64,"),
+                     ("ROW_LENGTH = 256;", "ROW_LENGTH = 4096;")):
+        assert old in kernel
+        assert for_finding(f, Sources(src.kernel_name, kernel.replace(old, bad), ""), CHIP) is None, bad
+
+
+# ---- the element loop as its vector instruction (perf-scalar-loop) ----
+
+SCALAR_LOOP = """\
+    __aicore__ inline void Compute(AscendC::LocalTensor<half> xLocal, AscendC::LocalTensor<half> yLocal,
+                                   AscendC::LocalTensor<half> zLocal)
+    {
+        HEAD
+            zLocal.SetValue(j, static_cast<half>(EXPR));
+        }
+    }
+"""
+
+
+def test_an_element_loop_becomes_its_vector_instruction_only_when_provably_the_same():
+    def rewrite(expr: str, head: str = "for (int32_t j = 0; j < TILE_LENGTH; j++) {") -> str | None:
+        text = SCALAR_LOOP.replace("EXPR", expr).replace("HEAD", head)
+        f = AdviceFinding(code="perf-scalar-loop", message="m", file="/t/k.cpp", line=5, saving_us=1.0,
+                          before_us=2.0, after_us=1.0, change="one vector instruction per tile")
+        c = for_finding(f, Sources("k.cpp", text, ""), CHIP)
+        return None if c is None else c.files["k.cpp"].splitlines()[3].strip()
+
+    x = "static_cast<float>(xLocal.GetValue(j))"
+    assert rewrite(f"{x} + static_cast<float>(yLocal.GetValue(j))") == \
+        "AscendC::Add(zLocal, xLocal, yLocal, TILE_LENGTH);"
+    assert rewrite(f"2.0f * {x}") == "AscendC::Muls(zLocal, xLocal, static_cast<half>(2.0), TILE_LENGTH);"
+    # refused: another element, a literal half cannot hold (0.1), a value computed in the loop, a
+    # loop from 1 or by 2, and an operation with no one-instruction form
+    assert rewrite(f"{x} + static_cast<float>(yLocal.GetValue(j + 1))") is None
+    assert rewrite(f"{x} + 0.1f") is None
+    assert rewrite(f"{x} + static_cast<float>(j)") is None
+    assert rewrite(f"{x} + 1.0f", "for (int32_t j = 1; j < TILE_LENGTH; j++) {") is None
+    assert rewrite(f"{x} + 1.0f", "for (int32_t j = 0; j < TILE_LENGTH; j += 2) {") is None
+    assert rewrite(f"{x} / static_cast<float>(yLocal.GetValue(j))") is None
