@@ -6,7 +6,8 @@ instruction runs on its pipe (S, V, MTE2, MTE3, ...), in order within the pipe, 
 pipes, held back by the synchronisation the program expresses: queue EnQue/DeQue and AllocTensor/
 FreeTensor pairs, SetFlag/WaitFlag, PipeBarrier. An instruction costs what Huawei's public per-API
 model for Atlas A2 says (costs.py): vector APIs k*N + b, GM transfers bytes / (a + b / active
-cores) + h by their public cases, each pipe's head on its first instruction, and the op head once.
+cores) + h by their public cases, each pipe's head on its first instruction, and the op head once;
+a read and a write at once share the core's part of the chip's GM bandwidth (CANN's profiling guide).
 Across blocks: blocks beyond the chip's vector cores run in waves on the same cores; the kernel
 takes as long as its slowest core, and never less than the roofline bound.
 """
@@ -102,7 +103,8 @@ class BlockSchedule:
     gm_bytes: int
     vec_cycles: float
     events: list[TimedEvent] = field(default_factory=list)
-    # Of each pipe's busy cycles: its head, UB bank conflicts, and the bandwidth other cores take.
+    # Of each pipe's busy cycles: its head, UB bank conflicts, and the GM bandwidth shared (with the
+    # other cores, and between a read and a write at once).
     heads: dict[str, float] = field(default_factory=dict)
     bank: dict[str, float] = field(default_factory=dict)
     share: dict[str, float] = field(default_factory=dict)
@@ -164,7 +166,8 @@ def instr_cycles(r: Rec, costs: CostTable, rates: Rates) -> float:
 
 
 def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
-    """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take)."""
+    """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take); the
+    sharing between a read and a write at once is added by the schedule (gm_share_extra)."""
     if r.pipe == "V":
         return vec_cost(r, costs, rates.vec_rows)
     if r.pipe == "MTE2":
