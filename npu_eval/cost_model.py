@@ -126,6 +126,12 @@ class Rates:
     store_alone: float
     # the core's share of the chip's GM bandwidth, which its reads and writes running at once share
     core_gm: float = float("inf")
+
+    @property
+    def rw_can_share(self) -> bool:
+        """Whether a read and a write at their fastest rates together pass the core's GM share (if
+        not, gm_share_extra is always 0 and the schedule skips it)."""
+        return max(self.load, self.load_small) + self.store > self.core_gm
     # (api, dtype) -> (k, b, element size, passes: whether k, b are a WholeReduce pass's): looked up once
     vec_rows: dict[tuple[str, str], tuple[float, float, int, bool]] = field(default_factory=dict, compare=False)
 
@@ -366,18 +372,19 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
         k = r.kind
         if k == "I":
             c, b_extra, s_extra = instr_cost(r, costs, rates)
-            rate = r.bytes / c if p in port and c > 0 else 0.0  # its mean rate while it moves data
             h0 = head[p]
             if h0:
                 c, heads[p], head[p] = c + h0, h0, 0.0
             start = max(issue, free[p])
-            if p in port:
+            if p in port and rates.rw_can_share:
                 # a read beside a write shares the chip's GM bandwidth (gm_share_extra); a pipe head
                 # moves no data, so the window that shares starts after it
+                rate = r.bytes / (c - h0) if c > h0 else 0.0  # its mean rate while it moves data
                 other = port[_MTE3 if p == _MTE2 else _MTE2]
-                extra = _shared_gm_extra(start + h0, c - h0, rate, other, rates.core_gm)
-                c += extra
-                s_extra += extra
+                if other:
+                    extra = _shared_gm_extra(start + h0, c - h0, rate, other, rates.core_gm)
+                    c += extra
+                    s_extra += extra
                 port[p].append((start + h0, start + c, rate))
             end = start + c
             free[p] = end
