@@ -6,7 +6,8 @@ instruction runs on its pipe (S, V, MTE2, MTE3, ...), in order within the pipe, 
 pipes, held back by the synchronisation the program expresses: queue EnQue/DeQue and AllocTensor/
 FreeTensor pairs, SetFlag/WaitFlag, PipeBarrier. An instruction costs what Huawei's public per-API
 model for Atlas A2 says (costs.py): vector APIs k*N + b, GM transfers bytes / (a + b / active
-cores) + h by their public cases, each pipe's head on its first instruction, and the op head once.
+cores) + h by their public cases, each pipe's head on its first instruction, and the op head once;
+a read and a write at once share the core's part of the chip's GM bandwidth (CANN's profiling guide).
 Across blocks: blocks beyond the chip's vector cores run in waves on the same cores; the kernel
 takes as long as its slowest core, and never less than the roofline bound.
 """
@@ -102,7 +103,8 @@ class BlockSchedule:
     gm_bytes: int
     vec_cycles: float
     events: list[TimedEvent] = field(default_factory=list)
-    # Of each pipe's busy cycles: its head, UB bank conflicts, and the bandwidth other cores take.
+    # Of each pipe's busy cycles: its head, UB bank conflicts, and the GM bandwidth shared (with the
+    # other cores, and between a read and a write at once).
     heads: dict[str, float] = field(default_factory=dict)
     bank: dict[str, float] = field(default_factory=dict)
     share: dict[str, float] = field(default_factory=dict)
@@ -122,6 +124,14 @@ class Rates:
     load_alone: float
     load_small_alone: float
     store_alone: float
+    # the core's share of the chip's GM bandwidth, which its reads and writes running at once share
+    core_gm: float = float("inf")
+
+    @property
+    def rw_can_share(self) -> bool:
+        """Whether a read and a write at their fastest rates together pass the core's GM share (if
+        not, gm_share_extra is always 0 and the schedule skips it)."""
+        return max(self.load, self.load_small) + self.store > self.core_gm
     # (api, dtype) -> (k, b, element size, passes: whether k, b are a WholeReduce pass's): looked up once
     vec_rows: dict[tuple[str, str], tuple[float, float, int, bool]] = field(default_factory=dict, compare=False)
 
@@ -131,7 +141,29 @@ def transfer_rates(costs: CostTable, active: int, hbm_bytes_per_cycle: float) ->
         return min(t.a + t.b / n, hbm_bytes_per_cycle / n)
 
     return Rates(active, rate(costs.load, active), rate(costs.load_small, active), rate(costs.store, active),
-                 rate(costs.load, 1), rate(costs.load_small, 1), rate(costs.store, 1))
+                 rate(costs.load, 1), rate(costs.load_small, 1), rate(costs.store, 1),
+                 hbm_bytes_per_cycle / active if costs.read_write_sharing else float("inf"))
+
+
+def gm_share_extra(overlap: float, rate: float, other_rate: float, core_gm: float) -> float:
+    """Cycles a transfer streaming at `rate` bytes per cycle loses to one in the other direction at
+    `other_rate` that it overlaps for `overlap` cycles. Reads and writes running at once share the
+    chip's GM bandwidth: CANN's profiling guide (分析性能数据.md:10) times MTE2 and MTE3 moving data
+    together as (MTE2 bytes + MTE3 bytes) / GM bandwidth. A core's share of that bandwidth is
+    `core_gm`; within it both run at their own rates, past it the window takes the bytes over the
+    share, and the later transfer (this one) is lengthened by the difference."""
+    excess = (rate + other_rate) / core_gm - 1.0
+    return overlap * excess if excess > 0 else 0.0
+
+
+def _shared_gm_extra(start: float, cycles: float, rate: float, other: deque, core_gm: float) -> float:
+    """gm_share_extra over the other direction's recent transfers (start, end, rate) that overlap."""
+    extra = 0.0
+    for b0, e, other_rate in other:
+        overlap = min(e, start + cycles) - max(b0, start)
+        if overlap > 0:
+            extra += gm_share_extra(overlap, rate, other_rate, core_gm)
+    return extra
 
 
 def instr_cycles(r: Rec, costs: CostTable, rates: Rates) -> float:
@@ -140,7 +172,8 @@ def instr_cycles(r: Rec, costs: CostTable, rates: Rates) -> float:
 
 
 def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
-    """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take)."""
+    """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take); the
+    sharing between a read and a write at once is added by the schedule (gm_share_extra)."""
     if r.pipe == "V":
         return vec_cost(r, costs, rates.vec_rows)
     if r.pipe == "MTE2":
@@ -339,18 +372,20 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
         k = r.kind
         if k == "I":
             c, b_extra, s_extra = instr_cost(r, costs, rates)
-            if head[p]:
-                c, heads[p], head[p] = c + head[p], head[p], 0.0
+            h0 = head[p]
+            if h0:
+                c, heads[p], head[p] = c + h0, h0, 0.0
             start = max(issue, free[p])
-            if p in port:
-                # reads and writes of one core share its GM port: time streaming beside the other
-                # direction's transfers is slowed by the port share (cost_model docs)
+            if p in port and rates.rw_can_share:
+                # a read beside a write shares the chip's GM bandwidth (gm_share_extra); a pipe head
+                # moves no data, so the window that shares starts after it
+                rate = r.bytes / (c - h0) if c > h0 else 0.0  # its mean rate while it moves data
                 other = port[_MTE3 if p == _MTE2 else _MTE2]
-                ov = sum(min(e, start + c) - max(b0, start) for b0, e in other if e > start and b0 < start + c)
-                if ov > 0:
-                    c += costs.port_share * ov
-                    s_extra += costs.port_share * ov
-                port[p].append((start, start + c))
+                if other:
+                    extra = _shared_gm_extra(start + h0, c - h0, rate, other, rates.core_gm)
+                    c += extra
+                    s_extra += extra
+                port[p].append((start + h0, start + c, rate))
             end = start + c
             free[p] = end
             done[p] = max(done[p], end)

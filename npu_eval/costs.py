@@ -17,6 +17,7 @@ _ATT = "compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register/"
 PERF_PARAM = _ATT + "v1/perf_param_v1.cpp"      # the k, b, a, h constants
 PERF_UTILS = _ATT + "utils/api_perf_utils.cpp"  # the formulas
 PERF_CASES = _ATT + "v1/ascendc_api_perf_v1.cpp"  # which load/store formula applies when
+PERF_ANALYSIS = "asc-devkit@82b89a15f263 docs/zh/guide/算子实践参考/性能分析/分析性能数据.md"  # CANN's profiling guide
 BANK_SAMPLE = ("asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub/README.md "
                "(commit 82b89a15f263)")
 
@@ -208,8 +209,9 @@ class CostTable(BaseModel):
     store_middle_h: float = 1.3
     store_small_a: HeadLine = HeadLine(k=-0.101, b=-2.2)
     store_small_b: HeadLine = HeadLine(k=8.89, b=96.24)
-    port_share: float = Field(default=0.35, description="share of the time a transfer overlaps one in the other "
-                              "direction on the same core that it loses to it (one GM port per core)")
+    read_write_sharing: bool = Field(default=True, description="a read and a write running at once share the "
+                                     "chip's GM bandwidth: their combined rate past a core's share of it slows the "
+                                     "later one (cost_model.gm_share_extra)")
     unaligned_bandwidth: float = Field(default=0.7, description="share of the bandwidth a transfer whose GM "
                                        "address is not 512-byte aligned reaches")
     # fixed costs per kernel
@@ -267,10 +269,10 @@ _SOURCES = {
     "store_small_b": "StoreSmallBlk bk, bb " + _at(PERF_PARAM, "546-555"),
     "store_large_blk_penalty": "StoreLargeBlk hl=1 " + _at(PERF_PARAM, "526-535") + "; penalty "
                                + _at(PERF_UTILS, "313-316"),
-    "port_share": "derived, no public figure: a core's reads and writes share its GM port; the public model "
-                  "measures each direction alone (" + _at(PERF_PARAM, "486-515") + "); 0.35 is the middle of "
-                  "0.25-0.45, where 40 of the 42 kernel probes of tests/test_cost_fidelity.py stay within a "
-                  "quarter of the public objectives (docs/cost-model.md)",
+    "read_write_sharing": f"{PERF_ANALYSIS}:10 (the note under 理论参数): transfers running at once share the "
+                          "bandwidth; with MTE2 and MTE3 reading and writing GM together the pipeline takes "
+                          "(MTE2 bytes + MTE3 bytes) / GM bandwidth (the chip's, chips.py); a core's share is that "
+                          "over the active cores",
     "unaligned_bandwidth": "CANN data-movement best practice: GM addresses aligned to 32 bytes but not 512 reach "
                            "as little as 70% of the bandwidth",
     "mte2_head": "kMte2PipeHeadNormalK/B " + _at(PERF_PARAM, "21-22") + ", chosen at 25000 bytes "

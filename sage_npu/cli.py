@@ -542,7 +542,7 @@ CAUSE_LABELS = {
     "pipe_work": "{pipe} work",
     "pipe_heads": "{pipe} pipe head (fixed per kernel)",
     "bank_conflicts": "{pipe} UB bank conflicts",
-    "bandwidth_share": "{pipe} bandwidth taken by other cores",
+    "bandwidth_share": "{pipe} GM bandwidth shared (other cores; reads beside writes)",
     "waits": "waits on other pipes",
     "roofline": "roofline bound",
 }

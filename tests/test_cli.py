@@ -169,9 +169,11 @@ def test_advise_prints_the_ranked_findings_and_their_json(capsys):
 
     assert main(["advise", str(ADD), "--trials", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
-    # add_custom: tiles too short (tileNum on host.py line 11) first, then the blocks (block_dim, line 10)
+    # add_custom: tiles too short (tileNum on host.py line 11) first, then the copies off 512-byte
+    # boundaries (the kernel's copy), then the blocks (block_dim, line 10)
     assert out[0].startswith(f"{ADD / 'host.py'}:11:1: info: ") and out[0].endswith("[perf-small-tiles]")
-    assert out[1].startswith(f"{ADD / 'host.py'}:10:1: hint: ") and out[1].endswith("[perf-few-cores]")
+    assert out[1].startswith(f"{ADD / 'add_custom.cpp'}:") and out[1].endswith("[perf-unaligned-gm]")
+    assert out[2].startswith(f"{ADD / 'host.py'}:10:1: hint: ") and out[2].endswith("[perf-few-cores]")
     assert out[-1].startswith("add_custom.cpp: ") and "top: tileNum 8 -> 1" in out[-1] and "(CPU model)" in out[-1]
     assert main(["advise", str(ADD), "--trials", "1", "--json"]) == 0
     advice = Advice.model_validate_json(capsys.readouterr().out)

@@ -189,28 +189,108 @@ KERNELS = [(cores, tile, buffers, aligned) for cores in (1, 8, 48) for tile in (
            if 3 * buffers * tile <= UB - 8 * 1024]  # UB permitting (the top 8 KB reserved)
 
 
-# Single buffered, a queue lets the next tile's loads run beside this tile's store (as on the device),
-# so the model stays below the public serial sum; with 32 KB tiles on one core by more than a quarter.
-# Those cases are tested for what they are: between the public overlapped and serial objectives.
-OVERLAPPING = [k for k in KERNELS if k[:3] == (1, 32768, 1)]
-KERNELS = [k for k in KERNELS if k not in OVERLAPPING]
+DOUBLE = [k for k in KERNELS if k[2] == 2]
+SINGLE = [k for k in KERNELS if k[2] == 1]
 
 
-@pytest.mark.parametrize(("cores", "tile", "buffers", "aligned"), OVERLAPPING)
-def test_single_buffered_big_tiles_overlap_the_store_with_the_next_load(cores, tile, buffers, aligned):
-    tiles = max(8, 65536 // tile)
-    est = estimate(add_kernel_trace(cores, tile, tiles, buffers, aligned), CHIP, COSTS, cores).cycles
-    serial = _public_add_kernel(cores, tile, tiles, buffers, aligned)
-    overlapped = _public_add_kernel(cores, tile, tiles, 2, aligned)
-    assert overlapped <= est < serial and est / serial >= 0.70, (est, overlapped, serial)
-
-
-@pytest.mark.parametrize(("cores", "tile", "buffers", "aligned"), KERNELS)
-def test_whole_kernel_within_a_quarter_of_the_public_objective(cores, tile, buffers, aligned):
+@pytest.mark.parametrize(("cores", "tile", "buffers", "aligned"), DOUBLE)
+def test_double_buffered_kernel_within_a_quarter_of_the_public_objective(cores, tile, buffers, aligned):
     tiles = max(8, 65536 // tile)
     est = estimate(add_kernel_trace(cores, tile, tiles, buffers, aligned), CHIP, COSTS, cores)
     want = _public_add_kernel(cores, tile, tiles, buffers, aligned)
     assert abs(est.cycles / want - 1) <= TOLERANCE, f"model {est.cycles:.0f} cycles, public {want:.0f}"
+
+
+def _public_queue_schedule(cores: int, tile: int, tiles: int, aligned: bool) -> float:
+    """The public per-call costs on the schedule one buffer per queue allows (asc-devkit
+    impl/basic_api/kernel_tquebind_impl.h:586-648: AllocTensor waits only for its own buffer's free
+    event). The loads of tile i wait for the Add of tile i-1 (it frees x and y), the Add for its loads
+    and for the store of tile i-1 (it frees z), the store for the Add: so the next tile's loads run
+    beside this tile's store."""
+    load = 2 * _load(tile, cores, aligned)
+    k, b = PUBLIC[("Add", "float32")]
+    store = _store(tile, cores, aligned)
+    h2, hv, h3 = _heads(tile, cores)
+    mte2 = vec = mte3 = 0.0
+    for i in range(tiles):
+        mte2 = max(mte2, vec) + load + (h2 if i == 0 else 0.0)
+        vec = max(mte2, mte3) + k * tile / 4 + b + (hv if i == 0 else 0.0)
+        mte3 = max(mte3, vec) + store + (h3 if i == 0 else 0.0)
+    return mte3 + OP_HEAD
+
+
+@pytest.mark.parametrize(("cores", "tile", "buffers", "aligned"), SINGLE)
+def test_single_buffered_kernel_follows_the_queues_and_stays_below_the_serial_sum(cores, tile, buffers, aligned):
+    # The public objective has no single-buffered form (hicann/ge att tiling_code_gen_impl.cpp:1760-1790,
+    # GenGetObj: the max over pipes plus the heads; the buffer count only sizes UB, buf_occupy_expr.cpp:97-102),
+    # and the device overlaps pipes even with one buffer: so the check is the queues' schedule of the
+    # public per-call costs, and the estimate sits below the serial sum.
+    tiles = max(8, 65536 // tile)
+    est = estimate(add_kernel_trace(cores, tile, tiles, buffers, aligned), CHIP, COSTS, cores).cycles
+    want = _public_queue_schedule(cores, tile, tiles, aligned)
+    serial = _public_add_kernel(cores, tile, tiles, buffers, aligned)
+    assert abs(est / want - 1) <= TOLERANCE, f"model {est:.0f} cycles, public per-call costs queued {want:.0f}"
+    assert est < serial, f"model {est:.0f} cycles, public serial sum {serial:.0f}"
+
+
+def _flag_add_trace(tiles: int, n: int) -> Trace:
+    """asc-devkit add_high_performance case 1 (ProcessSingle): one core, one x, y, z each in UB, half,
+    ordered by flags: loads wait V_MTE2 (the previous Add), the Add waits MTE2_V and MTE3_V (the previous
+    store), the store waits V_MTE3. Event indices: HardEvent order (MTE2_V 4, V_MTE2 5, MTE3_V 6, V_MTE3 7)."""
+    nbytes = n * 2
+    x, y, z = (0, nbytes), (nbytes + 256, nbytes), (2 * nbytes + 512, nbytes)
+    recs = []
+    for i in range(tiles):
+        first, last = i == 0, i == tiles - 1
+        recs += [] if first else [_rec("waitflag", "MTE2", "WaitFlag", a=5)]
+        recs += [_rec("I", "MTE2", "DataCopy", "float16", n, nbytes, 2, b=1, w=buf) for buf in (x, y)]
+        recs += [_rec("setflag", "MTE2", "SetFlag", a=4), _rec("waitflag", "V", "WaitFlag", a=4)]
+        recs += [] if first else [_rec("waitflag", "V", "WaitFlag", a=6)]
+        recs += [_rec("I", "V", "Add", "float16", n, nbytes, 3, w=z, r0=x, r1=y)]
+        recs += [] if last else [_rec("setflag", "V", "SetFlag", a=5)]
+        recs += [_rec("setflag", "V", "SetFlag", a=7), _rec("waitflag", "MTE3", "WaitFlag", a=7),
+                 _rec("I", "MTE3", "DataCopy", "float16", n, nbytes, 4, b=1, r0=z)]
+        recs += [] if last else [_rec("setflag", "MTE3", "SetFlag", a=6)]
+    return Trace({0: recs}, {i: ("k.cpp", i) for i in range(1, 5)})
+
+
+def test_one_core_single_buffer_overlaps_as_measured():
+    # asc-devkit examples/01_simd_cpp_api/05_best_practices/00_vector_compute/add_high_performance/README.md
+    # (commit 82b89a15f263) case 1, one core, single buffer, 8 KB copies: Task Duration 6909.6 us against
+    # its pipes summed (vec 761.65 + mte2 6208.762 + mte3 2613.205 = 9583.6 us), 0.72 of the serial sum.
+    measured = 6909.6 / (761.65 + 6208.762 + 2613.205)
+    tiles, n = 64, 4096
+    k, b = PUBLIC[("Add", "float16")]
+    h2, hv, h3 = _heads(2 * n, 1)
+    serial = tiles * (2 * _load(2 * n, 1, True) + k * n + b + _store(2 * n, 1, True)) + h2 + hv + h3 + OP_HEAD
+    est = estimate(_flag_add_trace(tiles, n), CHIP, COSTS, 1).cycles
+    assert est < serial
+    assert abs(est / serial / measured - 1) <= TOLERANCE, (est / serial, measured)
+
+
+# 910B2: 1.6 TB/s of HBM at 1.8 GHz (Ascend 910B public specs), in bytes per cycle.
+HBM_BYTES_PER_CYCLE = 1600 / 1.8
+
+
+@pytest.mark.parametrize("cores", [1, 8, 48])
+def test_a_read_beside_a_write_shares_the_chips_gm_bandwidth(cores):
+    # CANN's profiling guide (asc-devkit docs/zh/guide/算子实践参考/性能分析/分析性能数据.md:10): MTE2 and MTE3
+    # moving data at once take (MTE2 bytes + MTE3 bytes) / GM bandwidth. A 64 KB store and a 64 KB load with
+    # nothing ordering them run together; each core's share of the chip's bandwidth is HBM / cores, so
+    # the load slows only when both rates together pass that share (48 cores, not 1 or 8).
+    nbytes = 65536
+    recs = [_rec("I", "MTE3", "DataCopy", "float32", nbytes // 4, nbytes, 1, b=1, r0=(0, nbytes)),
+            _rec("I", "MTE2", "DataCopy", "float32", nbytes // 4, nbytes, 2, b=1, w=(nbytes, nbytes))]
+    trace = Trace({blk: list(recs) for blk in range(cores)}, {1: ("k.cpp", 1), 2: ("k.cpp", 2)})
+    alone = COSTS.model_copy(update={"read_write_sharing": False})
+    got = (estimate(trace, CHIP, COSTS, cores).cycles - estimate(trace, CHIP, alone, cores).cycles)
+    load_rate, store_rate = LOAD[0] + LOAD[1] / cores, STORE[0] + STORE[1] / cores
+    excess = (load_rate + store_rate) / (HBM_BYTES_PER_CYCLE / cores) - 1
+    # Both start at once; a pipe head moves no data, so they share from the end of the MTE2 head (the
+    # longer) to the end of the store (the load outlasts it).
+    overlap = MTE3_HEAD + _store(nbytes, cores, True) - (MTE2_HEAD[0] * cores + MTE2_HEAD[1])
+    want = max(0.0, excess) * overlap
+    assert got == pytest.approx(want, rel=0.05, abs=1.0), (got, want)
 
 
 def test_double_buffering_pays_on_48_cores_when_the_public_model_says_so():
