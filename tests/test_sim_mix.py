@@ -1,9 +1,10 @@
 """Mixed AIC/AIV kernels (sage_sim/mix.h, docs/cube.md "Mixed kernels"): the bundled
 examples/tasks/matmul_relu_mix (a cube matmul handed to the vector cores through a GM workspace
-and cross-core flags) is checked by tests/test_examples.py; here its timelines in the estimate,
-the same report on every run, a flag no core sets (flag-deadlock at the wait), and one kernel that
-records what each core of a 1:2 launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType)
-and hands values over in modes 0 and 1 and through SyncAll<false>. The flag misuses are
+and cross-core flags) and attention_fwd_mix are checked by tests/test_examples.py; here the
+first one's timelines in the estimate, the same report on every one of 20 runs for both, a flag
+no core sets (flag-deadlock at the wait), and one kernel that records what each core of a 1:2
+launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType) and hands values over in
+modes 0 and 1 and through SyncAll<false>. The flag misuses are
 tests/test_sim_mix_faults.py's (one driver); here only the one that needs a declared AIV_ONLY type."""
 
 from __future__ import annotations
@@ -58,10 +59,17 @@ def test_mixed_example_runs_aic_and_aiv_timelines_joined_by_the_flags(ev):
     assert {est.block_core[b] for b in aiv} == {0, 1, 2, 3}
 
 
-def test_mixed_example_gives_the_same_report_every_run(ev):
-    first = ev.evaluate(EXAMPLE).report.model_dump_json()
+# The bundled mixed examples: a matmul handed to ReLU on the AIVs, and attention (QK^T on the cube,
+# softmax on the AIVs, PV on the cube) pipelined over two workspace slots with flags both ways.
+MIXED_EXAMPLES = [EXAMPLE, EXAMPLE.parent / "attention_fwd_mix"]
+
+
+@pytest.mark.parametrize("task", MIXED_EXAMPLES, ids=lambda p: p.name)
+def test_mixed_example_gives_the_same_report_every_run(ev, task):
+    first = ev.evaluate(task).report
+    assert first.status == "correct", first.diagnostics
     for _ in range(19):  # the build is cached: 19 more runs of the same binary
-        assert ev.evaluate(EXAMPLE).report.model_dump_json() == first
+        assert ev.evaluate(task).report.model_dump_json() == first.model_dump_json()
 
 
 def test_a_flag_never_set_is_a_deadlock_at_the_wait(ev, tmp_path):
