@@ -180,8 +180,8 @@ public:
         sGm.SetGlobalBuffer((__gm__ float *)sWs + core * SLOTS * slotS, SLOTS * slotS);
         pGm.SetGlobalBuffer((__gm__ half *)pWs + core * SLOTS * slotS, SLOTS * slotS);
         uint32_t tile = t.baseM / 2 * t.seqKv;
-        pipe.InitBuffer(qin, 1, tile * sizeof(float));
-        pipe.InitBuffer(qout, 1, tile * sizeof(half));
+        pipe.InitBuffer(qin, 2, tile * sizeof(float));  // two: the next band's copy-in overlaps this one
+        pipe.InitBuffer(qout, 2, tile * sizeof(half));
         pipe.InitBuffer(probBuf, tile * sizeof(float));
         pipe.InitBuffer(tmpBuf, t.softmaxTmpBytes);
     }
@@ -225,8 +225,8 @@ private:
     }
 
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> qin;
-    TQue<TPosition::VECOUT, 1> qout;
+    TQue<TPosition::VECIN, 2> qin;
+    TQue<TPosition::VECOUT, 2> qout;
     TBuf<TPosition::VECCALC> probBuf, tmpBuf;
     GlobalTensor<float> sGm;
     GlobalTensor<half> pGm;
