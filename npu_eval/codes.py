@@ -105,7 +105,9 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("uninitialized-gm-read", ("emulator",),
              "a kernel reads device memory (aclrtMalloc) that neither the host nor any kernel wrote (warning)"),
     CodeInfo("gm-race", ("emulator",),
-             "two blocks write overlapping global memory (different values: error; the same: warning)"),
+             "two blocks write overlapping global memory (different values: error; the same: warning); in a mixed "
+             "launch, a core reading global memory another core stored with no cross-core flag ordering the store "
+             "before the read (error, at the read)"),
     CodeInfo("api-misuse", ("emulator",),
              "an API called against its doc page's constraints: a sync workspace below its documented size, a "
              "parameter out of range (SliceInfo, a block index), a wait before its init, a once-per-block call "

@@ -34,6 +34,10 @@ CASES: dict[str, str] = {
     "ub_out_of_bounds_tbuf": "fma_custom",
     "unaligned_ub_address": "diff_custom",
     "ub_out_of_bounds_tmp": "gelu_adv",
+    "attention_cube_buffer_overflow": "attention_fwd_mix",
+    "attention_flag_deadlock": "attention_fwd_mix",
+    "attention_gm_race": "attention_fwd_mix",
+    "attention_uninitialized_read": "attention_fwd_mix",
 }
 
 _FILE = re.compile(r"^\+\+\+ b/(?P<name>\S+)")

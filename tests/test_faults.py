@@ -96,6 +96,18 @@ FAULT_CASES = [
     Fault("gm_race", "runtime_error", 1,
           ["block 1 writes z[128..255]", "block 0 already wrote z[128]", "line 60", "SetGlobalBuffer",
            "SetAtomicAdd"]),
+    # The mixed attention kernel (examples/tasks/attention_fwd_mix), one cube or cross-core mistake each.
+    Fault("attention_flag_deadlock", "runtime_error", 0,
+          ["AIC 0 waits at CrossCoreWaitFlag(0)", "no core sets for it any more", "its AIVs in mode 2",
+           "waits here forever"]),
+    Fault("attention_uninitialized_read", "runtime_error", 0,
+          ["Mmad accumulates onto L0C", "cmatrixInitVal false", "no Mmad wrote", "cmatrixInitVal = true"]),
+    Fault("attention_cube_buffer_overflow", "runtime_error", 0,
+          ["InitBuffer of 2 x 65536 bytes", "131072 bytes of L0B Buffer", "65536 bytes (64 KB)", "910B2",
+           "fewer buffers"]),
+    Fault("attention_gm_race", "runtime_error", 0,
+          ["AIV 0 (AI Core 0, sub-block 0) reads sWs[0..2047] with DataCopy", "AIC 0 stored sWs[0] (at line 158)",
+           "no cross-core flag orders that store", "CrossCoreWaitFlag"]),
 ]
 
 

@@ -1,9 +1,11 @@
 """Mixed AIC/AIV kernels (sage_sim/mix.h, docs/cube.md "Mixed kernels"): the bundled
 examples/tasks/matmul_relu_mix (a cube matmul handed to the vector cores through a GM workspace
-and cross-core flags) is checked by tests/test_examples.py; here its timelines in the estimate,
-the same report on every run, a flag no core sets (flag-deadlock at the wait), and one kernel that
-records what each core of a 1:2 launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType)
-and hands values over in modes 0 and 1 and through SyncAll<false>. The flag misuses are
+and cross-core flags) and attention_fwd_mix are checked by tests/test_examples.py; here the
+first one's timelines in the estimate, the same report on every one of 20 runs for both, a flag
+no core sets (flag-deadlock at the wait), a flag set before the store it should publish (gm-race at
+the other core's read), and one kernel that records what each core of a 1:2
+launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType) and hands values over in
+modes 0 and 1 and through SyncAll<false>. The flag misuses are
 tests/test_sim_mix_faults.py's (one driver); here only the one that needs a declared AIV_ONLY type."""
 
 from __future__ import annotations
@@ -58,10 +60,18 @@ def test_mixed_example_runs_aic_and_aiv_timelines_joined_by_the_flags(ev):
     assert {est.block_core[b] for b in aiv} == {0, 1, 2, 3}
 
 
-def test_mixed_example_gives_the_same_report_every_run(ev):
-    first = ev.evaluate(EXAMPLE).report.model_dump_json()
+# The bundled mixed examples: a matmul handed to ReLU on the AIVs, and attention (QK^T on the cube,
+# softmax on the AIVs, PV on the cube) pipelined over two workspace slots with flags both ways.
+ATTENTION = EXAMPLE.parent / "attention_fwd_mix"
+MIXED_EXAMPLES = [EXAMPLE, ATTENTION]
+
+
+@pytest.mark.parametrize("task", MIXED_EXAMPLES, ids=lambda p: p.name)
+def test_mixed_example_gives_the_same_report_every_run(ev, task):
+    first = ev.evaluate(task).report
+    assert first.status == "correct", first.diagnostics
     for _ in range(19):  # the build is cached: 19 more runs of the same binary
-        assert ev.evaluate(EXAMPLE).report.model_dump_json() == first
+        assert ev.evaluate(task).report.model_dump_json() == first.model_dump_json()
 
 
 def test_a_flag_never_set_is_a_deadlock_at_the_wait(ev, tmp_path):
@@ -78,6 +88,28 @@ def test_a_flag_never_set_is_a_deadlock_at_the_wait(ev, tmp_path):
     assert ("flag-deadlock", wait_line) in found, report.diagnostics
     msg = next(d.message for d in report.diagnostics if d.line == wait_line)
     assert "AIV 0 (AI Core 0, sub-block 0) waits at CrossCoreWaitFlag(0)" in msg, msg
+
+
+def test_a_flag_set_before_the_store_it_publishes_leaves_the_read_a_gm_race(ev, tmp_path):
+    # The AIVs set P_READY before they store P: the AIC's wait passes, but nothing orders the
+    # AIVs' stores before the AIC's read of P (the run itself is sequential: the values are right).
+    task = tmp_path / "set_too_early"
+    shutil.copytree(ATTENTION, task)
+    src = task / "attention_fwd_mix.cpp"
+    text = src.read_text()
+    rows = "            Rows(BandOf(tiling, band).rows, done % SLOTS);\n"
+    setp = "            CrossCoreSetFlag<2, PIPE_MTE3>(P_READY);\n"
+    assert text.count(rows + setp) == 1
+    src.write_text(text.replace(rows + setp, setp + rows))
+    report = ev.evaluate(task).report
+    assert report.status == "runtime_error", report.diagnostics
+    races = [d for d in report.diagnostics if d.code == "gm-race"]
+    assert [(d.line, d.severity) for d in races] == [(line_of(src, "DataCopy(dst, src, Nd2NzParams"), "error")]
+    store = line_of(src, "DataCopy(pGm[at], p, mine * n);")
+    msg = races[0].message
+    assert msg.startswith("AIC 0 reads pWs[") and "with DataCopy, but AIV 0 (AI Core 0, sub-block 0) stored" in msg
+    assert f"(at line {store})" in msg and "CrossCoreWaitFlag" in msg, msg
+    assert report.correctness.passed == report.correctness.trials  # the symptom the device may show, not here
 
 
 IDS_KERNEL = r"""

@@ -61,6 +61,15 @@ static void only_one_aiv_sets() {
         if (!aiv()) CrossCoreWaitFlag(2);
     });
 }
+static void one_aiv_sets_twice() {
+    // each AIV must set once per increment: AIV 0 setting twice, AIV 1 never, releases nothing
+    mixed(KERNEL_TYPE_MIX_AIC_1_2, 1, [] {
+        if (aiv() && GetSubBlockIdx() == 0) CrossCoreSetFlag<2, PIPE_MTE3>(6);
+        if (aiv() && GetSubBlockIdx() == 0) CrossCoreSetFlag<2, PIPE_MTE3>(6);
+        expect("flag-deadlock", __LINE__ + 1);
+        if (!aiv()) CrossCoreWaitFlag(6);
+    });
+}
 static void flag_id_low_bits() {
     // flag 17 is flag 1 (the low 4 bits): the wait on 1 is satisfied, no fault
     int s = mixed(KERNEL_TYPE_MIX_AIC_1_1, 1, [] {
@@ -82,7 +91,8 @@ static void cube_on_aiv() {
     });
 }
 """ + main_calling("pipe_s();", "mode_4();", "mode_1_on_aic();", "mode_2_not_mixed();", "counter_overflow();",
-                   "never_set();", "only_one_aiv_sets();", "flag_id_low_bits();", "cube_on_aiv();")
+                   "never_set();", "only_one_aiv_sets();", "one_aiv_sets_twice();", "flag_id_low_bits();",
+                   "cube_on_aiv();")
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +115,7 @@ def test_every_fault_is_reported_at_its_line(run):
     assert any("would reach 16, but it counts 0-15" in m for m in msgs), msgs
     assert any(m.startswith("AIV 1 (AI Core 0, sub-block 1) waits at CrossCoreWaitFlag(7)") for m in msgs), msgs
     assert any(m.startswith("AIC 0 waits at CrossCoreWaitFlag(2)") for m in msgs), msgs
+    assert any(m.startswith("AIC 0 waits at CrossCoreWaitFlag(6)") for m in msgs), msgs
     assert any("LoadData on AIV 0 (AI Core 0, sub-block 0)" in m for m in msgs), msgs
 
 

@@ -44,7 +44,8 @@ inline void gm_to_ub(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint
                      uint32_t ub_off, const char* api, SrcLoc loc) {
     if (!bytes) return;
     const uint8_t* g = reinterpret_cast<const uint8_t*>(src.addr_) + gm_off;
-    sage::sim::gm_check(g, bytes, loc, false, api, sizeof(T), src.gm_);
+    const auto* b = sage::sim::gm_check(g, bytes, loc, false, api, sizeof(T), src.gm_);
+    sage::sim::gm_order_read(b, g, bytes, loc, api, sizeof(T));  // another core's store needs a flag before
     UbRange w{dst.addr_ + ub_off, uint32_t(bytes)};
     memcpy(sage::sim::blk().ub + w.addr, g, bytes);
     sage::sim::ub_mark(w);
@@ -607,7 +608,11 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     const uint64_t src_elems = uint64_t(p.ndNum - 1) * p.srcNdMatrixStride + uint64_t(p.nValue - 1) * p.srcDValue +
                                p.dValue;
     dst.check("DataCopy", (dst_bytes + sizeof(T) - 1) / sizeof(T), loc);
-    gm_check(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    const GmBuffer* b = gm_check(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    for (uint32_t i = 0; gm_order().active && i < uint32_t(p.ndNum) * p.nValue; ++i) {  // each row read
+        uint64_t at = uint64_t(i / p.nValue) * p.srcNdMatrixStride + uint64_t(i % p.nValue) * p.srcDValue;
+        gm_order_read(b, src.addr_ + at, uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
+    }
     Nd2Nz shape{uint32_t(sizeof(T)), p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
                 p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride};
     cube_nd2nz(blk().ub, blk().ub_init, dst.addr_, reinterpret_cast<const uint8_t*>(src.addr_), shape);

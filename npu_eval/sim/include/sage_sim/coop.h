@@ -130,10 +130,13 @@ inline void fiber_poll(SrcLoc loc, const std::string& why, int budget) {
 
 // How a finding names the running core: "block 3" in a vector (or cube) launch; in a mixed
 // launch "AIV 3 (AI Core 1, sub-block 1)" or "AIC 1", since AIC 1 and AIV 1 are different cores.
+inline std::string mixed_core_name(int32_t core, int idx, int group, int sub_idx) {
+    if (core == 1) return format("AIC %d", idx);
+    return format("AIV %d (AI Core %d, sub-block %d)", idx, group, sub_idx);
+}
 inline std::string core_name(const BlockState& b) {
     if (!coop().active || !coop().mixed) return format("block %d", b.idx);
-    if (b.core == 1) return format("AIC %d", b.idx);
-    return format("AIV %d (AI Core %d, sub-block %d)", b.idx, b.group, b.sub_idx);
+    return mixed_core_name(b.core, b.idx, b.group, b.sub_idx);
 }
 
 // Reports every parked block once the blocks can no longer move: pollers at their poll, waiters

@@ -66,14 +66,22 @@ inline std::vector<CoreSlot> launch_cores(int type, int block_dim) {
     return v;
 }
 
+// The sets of one (mode, setting core type, AI Core or all, flag) towards the waiters' increments.
+// Every setting core must set once per increment (the key-features page: "M AIVs each set once"),
+// so a core's n-th set counts towards the n-th increment, however far it runs ahead of the others.
+struct CrossArrivals {
+    std::map<size_t, int> sets;  // per setting fiber: its sets so far
+    std::vector<int> ids;        // per increment: the id of its synchronisation
+    int fired = 0;               // increments made
+};
+
 // Cross-core flag state of one launch. Each core has a counter per flag id; it is the queue of
 // increments not yet consumed, each carrying the id of the synchronisation that made it (the
 // trace's `xset`/`xwait` records share it, so the cost model knows which set a wait waited for).
 struct CrossCore {
     std::vector<CoreSlot> cores;  // per fiber
     std::vector<std::array<std::deque<int>, kCrossFlagIds>> pending;
-    // (mode, core type, AI Core or -1 for all, flag) -> sets so far towards the next increment, its id
-    std::map<std::tuple<int, int, int, int>, std::pair<int, int>> arrivals;
+    std::map<std::tuple<int, int, int, int>, CrossArrivals> arrivals;  // (mode, core type, AI Core or -1, flag)
     int next_id = 1;
 };
 inline CrossCore& cross() {
@@ -104,7 +112,12 @@ inline int mix_run(int type, int block_dim, uint8_t ub_fill, Body body, Done don
     x = CrossCore{};
     x.cores = launch_cores(type, block_dim);
     x.pending.resize(x.cores.size());
-    return coop_run(x.cores, kernel_is_mixed(type), ub_fill, body, done);
+    std::vector<std::string> names;
+    for (const CoreSlot& c : x.cores) names.push_back(mixed_core_name(c.core, c.idx, c.group, c.sub_idx));
+    gm_order_start(std::move(names), kernel_is_mixed(type));
+    int status = coop_run(x.cores, kernel_is_mixed(type), ub_fill, body, done);
+    gm_order_stop();
+    return status;
 }
 
 namespace detail {
@@ -193,14 +206,19 @@ inline void cross_signal(int mode, Pipe pipe, uint16_t flag_id, SrcLoc loc) {
     int need = 1;
     std::tuple<int, int, int, int> key;
     std::vector<size_t> targets = detail::cross_targets(mode, me, &need, &key, flag);
-    auto& arr = x.arrivals[key];
-    if (arr.first == 0) arr.second = x.next_id++;
-    int id = arr.second;
+    CrossArrivals& arr = x.arrivals[key];
+    size_t nth = size_t(arr.sets[size_t(blk().fiber)]++);
+    if (nth == arr.ids.size()) arr.ids.push_back(x.next_id++);
+    int id = arr.ids[nth];
     trace_event(TraceKind::XSet, pipe, "CrossCoreSetFlag", loc, flag, id);
     ++rt().xflag_epoch;
-    if (++arr.first < need) return;
-    arr.first = 0;
-    for (size_t t : targets) detail::cross_bump(t, flag, id, loc);
+    gm_order_release(id);  // the increment carries what this core stored so far
+    int ready = 0;  // setting cores that have set for the next increment
+    for (const auto& s : arr.sets) ready += s.second > arr.fired;
+    if (ready < need) return;
+    int made = arr.ids[size_t(arr.fired++)];
+    for (size_t t : targets) detail::cross_bump(t, flag, made, loc);
+    gm_order_publish(made, int(targets.size()));
 }
 
 // CrossCoreSetFlag<mode, pipe>(flagId) from the running core, once its pipe's earlier work is done.
@@ -222,7 +240,8 @@ inline void cross_wait(uint16_t flag_id, SrcLoc loc) {
         if (!q.empty()) {
             int id = q.front();
             q.pop_front();
-            gm_acquire();  // ordered after what the setters wrote before setting
+            gm_retag_writers();    // its stores no longer race with the setters' earlier ones
+            gm_order_acquire(id);  // its reads are ordered after what the setters stored before setting
             trace_event(TraceKind::XWait, Pipe::ALL, "CrossCoreWaitFlag", loc, flag, id);
             return;
         }

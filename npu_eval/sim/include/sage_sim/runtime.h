@@ -498,6 +498,138 @@ SAGE_SIM_OUTLINE GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, b
     gm_out_of_bounds(b, q, bytes, loc, write, api, elem);
 }
 
+// ---- GM between the cores of a mixed launch ----
+// On the device the cores of a mixed launch run at the same time: a core that reads (by DMA) GM
+// bytes another core wrote is ordered after that write only by cross-core flags, a set after the
+// write taken by a wait before the read, directly or through a chain of flags. Vector clocks: each
+// core counts its sets; a set carries what its core has seen so far, a wait adds what the sets it
+// took carried; a store stamps each byte with its core and that core's count; a read is ordered when
+// the reader has seen the writer's count at the store. Unordered is a gm-race at the reader's line.
+constexpr uint32_t kOrderCoreBits = 12;  // a stamp: (count << kOrderCoreBits) | (fiber + 1)
+constexpr uint32_t kOrderMaxCount = (1u << (32 - kOrderCoreBits)) - 1;
+struct GmOrder {
+    bool active = false;
+    std::vector<std::string> names;            // per fiber, as messages name the core
+    std::vector<std::vector<uint32_t>> clock;  // per fiber: the count of each fiber it has seen
+    // synchronisation id (mix.h) -> the clock its sets carried, and the waits yet to take it
+    std::unordered_map<int, std::pair<std::vector<uint32_t>, int>> released;
+    std::vector<std::vector<uint32_t>> stamp;  // per GM buffer (index in rt().gm), per byte; empty: not stored
+};
+inline GmOrder& gm_order() {
+    static GmOrder o;
+    return o;
+}
+
+// A launch starts, its cores named in fiber order: checked when it is mixed (and the stamp holds
+// its fibers). gm_order_stop ends it.
+SAGE_SIM_OUTLINE void gm_order_start(std::vector<std::string> names, bool mixed) {
+    GmOrder& o = gm_order();
+    o = GmOrder{};
+    size_t n = names.size();
+    o.active = mixed && n < (size_t(1) << kOrderCoreBits);
+    if (!o.active) return;
+    o.names = std::move(names);
+    o.clock.assign(n, std::vector<uint32_t>(n, 0));
+    for (size_t f = 0; f < n; ++f) o.clock[f][f] = 1;
+    o.stamp.resize(rt().gm.size());
+}
+inline void gm_order_stop() { gm_order() = GmOrder{}; }
+
+// A core's count moves on; past the stamp's room old stores would pass for new, so the check
+// stops for the rest of the launch (a million sets).
+inline void gm_order_tick(uint32_t& count) {
+    if (++count >= kOrderMaxCount) gm_order().active = false;
+}
+inline void gm_order_join(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
+    for (size_t i = 0; i < into.size() && i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+// The running core sets a flag, part of synchronisation `id`: the increment carries what it has seen.
+SAGE_SIM_OUTLINE void gm_order_release(int id) {
+    GmOrder& o = gm_order();
+    if (!o.active) return;
+    auto& mine = o.clock[size_t(blk().fiber)];
+    auto& carried = o.released[id].first;
+    if (carried.empty()) carried.assign(mine.size(), 0);
+    gm_order_join(carried, mine);
+    gm_order_tick(mine[size_t(blk().fiber)]);
+}
+// Synchronisation `id` is complete: its increment reached `waits` counters.
+inline void gm_order_publish(int id, int waits) {
+    if (gm_order().active) gm_order().released[id].second += waits;
+}
+// The running core's wait took an increment of synchronisation `id`.
+SAGE_SIM_OUTLINE void gm_order_acquire(int id) {
+    GmOrder& o = gm_order();
+    if (!o.active) return;
+    auto it = o.released.find(id);
+    if (it == o.released.end()) return;
+    gm_order_join(o.clock[size_t(blk().fiber)], it->second.first);
+    if (--it->second.second <= 0) o.released.erase(it);
+}
+// The running core is ordered after every store so far (a cross-block wait that is not a flag:
+// IBWait, GroupBarrier, a handoff read), as gm_acquire treats the writers.
+SAGE_SIM_OUTLINE void gm_order_acquire_all() {
+    GmOrder& o = gm_order();
+    if (!o.active) return;
+    size_t me = size_t(blk().fiber);
+    for (size_t f = 0; f < o.clock.size(); ++f) {
+        if (f == me) continue;
+        o.clock[me][f] = std::max(o.clock[me][f], o.clock[f][f]);
+        gm_order_tick(o.clock[f][f]);
+    }
+}
+
+inline std::vector<uint32_t>* gm_order_stamps(const GmBuffer* b) {
+    GmOrder& o = gm_order();
+    size_t i = size_t(b - rt().gm.data());
+    return o.active && b && i < o.stamp.size() ? &o.stamp[i] : nullptr;
+}
+// The running core stored [p, p + bytes) of `b`.
+inline void gm_order_wrote(const GmBuffer* b, const void* p, uint64_t bytes) {
+    std::vector<uint32_t>* s = gm_order_stamps(b);
+    if (!s || !bytes) return;
+    if (s->empty()) s->assign(b->bytes, 0);
+    const uint32_t f = uint32_t(blk().fiber);
+    const uint32_t v = (gm_order().clock[f][f] << kOrderCoreBits) | (f + 1);
+    size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
+    std::fill(s->begin() + long(off), s->begin() + long(off + bytes), v);
+}
+
+SAGE_SIM_OUTLINE void gm_order_race(const GmBuffer* b, size_t byte, uint32_t writer, size_t first, uint64_t bytes,
+                                    SrcLoc loc, const char* api, uint32_t elem) {
+    if (already_reported("gm-race", loc)) return;
+    SrcLoc where{"", 0};  // the store's line: the writer array keeps it (gm_acquire changes only the block)
+    uint32_t id = b->writer ? b->writer[byte] >> protocol::kWriterBlockBits : 0;
+    if (id && id <= rt().locs.size()) where = SrcLoc{rt().locs[id - 1].first.c_str(), rt().locs[id - 1].second};
+    if (elem == 0) elem = 1;
+    const GmOrder& o = gm_order();
+    const char* name = b->name.c_str();
+    report("gm-race", Severity::Error, loc,
+           "%s reads %s[%zu..%zu] with %s, but %s stored %s[%zu] (at %s) and no cross-core flag orders that store "
+           "before this read: on the device the cores run at the same time, so the read may get the bytes from "
+           "before the store. Set a flag after the store (CrossCoreSetFlag on the writing core) and wait for it "
+           "(CrossCoreWaitFlag) before reading",
+           o.names[size_t(blk().fiber)].c_str(), name, first / elem, (first + bytes) / elem - 1, api ? api : "a load",
+           o.names[writer].c_str(), name, byte / elem, line_ref(where, loc).c_str());
+}
+
+// The running core reads [p, p + bytes) of `b` by DMA: every byte another core stored must be
+// ordered before it.
+SAGE_SIM_OUTLINE void gm_order_read(const GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api,
+                                    uint32_t elem) {
+    std::vector<uint32_t>* s = gm_order_stamps(b);
+    if (!s || s->empty() || !bytes) return;
+    const size_t me = size_t(blk().fiber);
+    const std::vector<uint32_t>& seen = gm_order().clock[me];
+    size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
+    for (uint64_t i = 0; i < bytes; ++i) {
+        uint32_t v = (*s)[off + i], f = v & ((1u << kOrderCoreBits) - 1);
+        if (f == 0 || f - 1 == me || seen[f - 1] >= v >> kOrderCoreBits) continue;
+        return gm_order_race(b, off + i, f - 1, off, bytes, loc, api, elem);
+    }
+}
+
 SAGE_SIM_OUTLINE void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first, uint64_t bytes, SrcLoc loc,
                     const char* api, uint32_t elem, bool identical = false) {
     if (already_reported("gm-race", loc)) return;
@@ -534,6 +666,7 @@ SAGE_SIM_OUTLINE void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, siz
 SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
                      uint32_t elem = 1, bool identical = false) {
     gm_mark_written(b, p, bytes);
+    gm_order_wrote(b, p, bytes);
     if (!b->writer || !bytes) return;
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
@@ -553,12 +686,12 @@ SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLo
     if (hit != bytes) gm_race(b, off + hit, hit_prev, off, bytes, loc, api, elem, identical);
 }
 
-// A block that passed a cross-block wait (IBWait, WaitPreBlock, GroupBarrier) is ordered after
-// what the blocks it waited for wrote before releasing it: its later stores to those bytes are
-// not races. The writer array keeps no time, so every byte another block wrote so far is
+// A block that passed a cross-block wait (IBWait, WaitPreBlock, GroupBarrier, a cross-core flag) is
+// ordered after what the blocks it waited for wrote before releasing it: its later stores to those
+// bytes are not races. The writer array keeps no time, so every byte another block wrote so far is
 // re-tagged as this block's (same line): a coarse happens-before that also excuses blocks the
 // waiter did not wait for.
-SAGE_SIM_OUTLINE void gm_acquire() {
+SAGE_SIM_OUTLINE void gm_retag_writers() {
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     for (auto& b : rt().gm) {
         if (!b.writer) continue;
@@ -567,6 +700,11 @@ SAGE_SIM_OUTLINE void gm_acquire() {
             if (w && (w & 0xFFF) != mine) b.writer[i] = (w & ~uint32_t(0xFFF)) | mine;
         }
     }
+}
+// A wait that is not a cross-core flag: coarse for the mixed launch's reads too (gm_order_acquire_all).
+SAGE_SIM_OUTLINE void gm_acquire() {
+    gm_retag_writers();
+    gm_order_acquire_all();
 }
 
 // A read meant for cross-core handoff (ReadGmByPassDCache) that returns bytes another block
