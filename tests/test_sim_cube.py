@@ -412,6 +412,49 @@ static void quant_faults() {
     }
 }
 
+// Fill / InitConstValue: L1 in 32-byte blocks with a gap, L0A and L0B in 512-byte blocks, a
+// second Fill over part of the first; then each misuse at its line.
+static void fills() {
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    auto a1 = l1.Alloc<TPosition::A1, half>(256);
+    auto a2 = l0a.Alloc<TPosition::A2, float>(512);
+    auto b2 = l0b.Alloc<TPosition::B2, int16_t>(1024);
+    Fill(a1, InitConstValueParams<half>{1, 16, 0, half(0.0f)});
+    Fill(a1, InitConstValueParams<half>{3, 2, 3, half(1.5f)});  // blocks 0-1, 5-6, 10-11
+    Fill(a2, {1, 4, 0, -2.25f});
+    InitConstValue(b2, InitConstValueParams<int16_t>{2, 1, 2, int16_t(-7)});  // fractals 0 and 3
+    dump("fill_l1", a1, 256);
+    dump("fill_l0a", a2, 512);
+    std::vector<int16_t> l0b_head(b2.data(), b2.data() + 256);
+    std::vector<int16_t> l0b_fourth(b2.data() + 768, b2.data() + 1024);
+    l0b_head.insert(l0b_head.end(), l0b_fourth.begin(), l0b_fourth.end());
+    write_raw("fill_l0b", l0b_head.data(), l0b_head.size() * 2);
+    auto c1 = l0c.Alloc<TPosition::CO1, float>(256);
+    try {
+        expect("api-misuse", __LINE__ + 1);  // L0C is not a Fill destination
+        Fill(c1, {1, 1, 0, 0.0f});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // an L0A destination must be 512-byte aligned
+        Fill(a2[8], {1, 1, 0, 0.0f});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);  // 5 fractals into a tensor of 4
+        Fill(a2, {1, 5, 0, 0.0f});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // Ascend 950 only
+        LoadData(a2, l1.Alloc<TPosition::A1, float>(512), LoadData2DParamsV2{0, 0, 1, 1, 1, 1, false, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 // LoadData's img2col form as matmuls use it (1 x 1 kernel): A (M x K) to L0A from its NZ copy in
 // L1, untransposed; B (K x N) to L0B (always transposed); and, for float, A given as A^T (K x M)
 // in GM, to L0A with enTranspose. C goes out as ND floats.
@@ -559,6 +602,7 @@ static void load3d_faults() {
     "img2col();",
     "load3d_faults();",
     "quant_faults();",
+    "fills();",
     'per_column<half, float, int8_t>("vq_ws", QuantMode_t::VQF322B8_PRE, false, 1);',
     'per_column<half, float, uint8_t>("vq_fb_relu", QuantMode_t::VQF322B8_PRE, true, 2);',
     'per_column<half, float, int8_t>("vq_nz", QuantMode_t::VQF322B8_PRE, false, 3);',
@@ -882,3 +926,13 @@ def test_a_scalar_quantisation_word_with_offset_and_sign(run):
     word = run("req_scalar_w", np.uint64)[:1]
     want = _quant_ref(c, np.repeat(word, 48), "b8", False)
     np.testing.assert_array_equal(run("req_scalar_out", np.uint8).reshape(32, 48), want)
+
+
+def test_fill_writes_blocks_with_gaps_in_l1_l0a_and_l0b(run):
+    l1 = run("fill_l1", np.float16).reshape(16, 16)  # 16 blocks of 32 bytes
+    ones = np.zeros(16, bool)
+    ones[[0, 1, 5, 6, 10, 11]] = True
+    np.testing.assert_array_equal(l1[ones], np.float16(1.5))
+    np.testing.assert_array_equal(l1[~ones], np.float16(0))
+    np.testing.assert_array_equal(run("fill_l0a", np.float32), np.float32(-2.25))
+    np.testing.assert_array_equal(run("fill_l0b", np.int16), np.int16(-7))
