@@ -274,8 +274,30 @@ def _cmake_run(calls: list[tuple[str, list[str]]], cmake_cmds: list[str],
                 values[args[0]] = args[1]
             elif name == "option" and args and args[0] not in given:  # option(NAME "help" [default OFF])
                 values[args[0]] = args[2] if len(args) >= 3 else "OFF"
+            elif name == "string" and args[:1] == ["REGEX"]:
+                values.update(_cmake_string_regex(args[1:]))
             out.append((name, args))
     return out
+
+
+def _cmake_string_regex(args: list[str]) -> dict[str, str]:
+    """The variables `string(REGEX MATCH|MATCHALL|REPLACE ...)` sets (asc-devkit's fixpipe_l0c2l1
+    derives ASC_ARCHITECTURES=2201 from dav-2201 with MATCH). The inputs are concatenated, as in
+    CMake; MATCH also sets CMAKE_MATCH_<n>, MATCHALL joins the matches with `;` (a CMake list),
+    REPLACE's `\\1` is the first group. CMake's regex syntax is a subset of Python's for these."""
+    mode, rest = (args[0], args[1:]) if args else ("", [])
+    if mode in ("MATCH", "MATCHALL") and len(rest) >= 2:
+        regex, out, text = rest[0], rest[1], "".join(rest[2:])
+        if mode == "MATCHALL":
+            return {out: ";".join(m.group(0) for m in re.finditer(regex, text))}
+        m = re.search(regex, text)
+        groups = {f"CMAKE_MATCH_{i}": (m.group(i) or "") for i in range(len(m.groups()) + 1)} if m else {}
+        return {out: m.group(0) if m else "", **groups}
+    if mode == "REPLACE" and len(rest) >= 3:
+        regex, repl, out, text = rest[0], rest[1], rest[2], "".join(rest[3:])
+        py_repl = re.sub(r"\\+(\d)", r"\\g<\1>", repl)  # `"\\1"` in the file, one or two backslashes here
+        return {out: re.sub(regex, py_repl, text)}
+    return {}
 
 
 _TARGET_WORDS = ("WIN32", "MACOSX_BUNDLE", "EXCLUDE_FROM_ALL", "STATIC", "SHARED", "MODULE", "OBJECT")

@@ -26,6 +26,7 @@ class ChipProfile(BaseModel):
     l0b_bytes: int
     l0c_bytes: int
     bt_bytes: int  # the BiasTable buffer (TPosition C2) Mmad's bias is read from; 0: the chip has none
+    fb_bytes: int  # the Fixpipe buffer (TPosition C2PIPE2GM): per-column quantisation words; 0: the chip has none
     l2_bytes: int
     hbm_bytes: int
     lib_api_workspace_bytes: int  # GetLibApiWorkSpaceSize: the system workspace the advanced API reserves
@@ -50,6 +51,7 @@ class ChipProfile(BaseModel):
             "SAGE_CHIP_L0B_BYTES": str(self.l0b_bytes),
             "SAGE_CHIP_L0C_BYTES": str(self.l0c_bytes),
             "SAGE_CHIP_BT_BYTES": str(self.bt_bytes),
+            "SAGE_CHIP_FB_BYTES": str(self.fb_bytes),
             "SAGE_CHIP_L2_BYTES": str(self.l2_bytes),
             "SAGE_CHIP_HBM_BYTES": str(self.hbm_bytes),
             "SAGE_CHIP_HBM_BYTES_PER_CYCLE": str(self.hbm_bytes_per_cycle()),
@@ -71,7 +73,8 @@ _NPU_ARCH_SOURCE = ("asc-devkit docs/zh/guide/编程指南/语言扩展层/SIMD-
                     "training/inference series (910B) 2201, Atlas inference series (310P) 2002")
 
 _A2_MEMORY = ("asc-devkit docs/zh/guide/编程指南/高级编程/硬件实现/架构规格/NPU架构版本2201.md: L1 512 KB, L0A 64 KB, "
-              "L0B 64 KB, L0C 128 KB, BiasTable 1 KB (ASC_BT_SIZE); L2 and HBM sizes from the 910B public specs")
+              "L0B 64 KB, L0C 128 KB, BiasTable 1 KB (ASC_BT_SIZE), Fixpipe Buffer 2 KB; L2 and HBM sizes from the "
+              "910B public specs")
 _WORKSPACE = ("16 MB on Atlas A2: the system workspace asc-devkit's advanced-API samples reserve "
               "(WORKSPACE_SIZE = 16 * 1024 * 1024) and GetLibApiWorkSpaceSize reports")
 
@@ -86,7 +89,7 @@ def _a2(name: str, vector_cores: int, clock_ghz: float, hbm_gbps: float,
     return ChipProfile(name=name, family=910, vector_cores=vector_cores, cube_cores=vector_cores // 2,
                        clock_ghz=clock_ghz, hbm_gbps=hbm_gbps, ub_bytes=192 * 1024, ub_reserved_bytes=8 * 1024,
                        npu_arch=2201, soc_version="ASCEND910B", l1_bytes=512 * 1024, l0a_bytes=64 * 1024,
-                       l0b_bytes=64 * 1024, l0c_bytes=128 * 1024, bt_bytes=1024, l2_bytes=192 * 1024**2,
+                       l0b_bytes=64 * 1024, l0c_bytes=128 * 1024, bt_bytes=1024, fb_bytes=2048, l2_bytes=192 * 1024**2,
                        hbm_bytes=64 * 1024**3,
                        lib_api_workspace_bytes=16 * 1024 * 1024, sources=sources or _A2_SOURCES)
 
@@ -114,14 +117,15 @@ CHIPS: dict[str, ChipProfile] = {
         ChipProfile(name="310P3", family=310, vector_cores=8, cube_cores=8, clock_ghz=1.06,
                     hbm_gbps=200, ub_bytes=248 * 1024, npu_arch=2002, soc_version="ASCEND310P",
                     standalone_vector_cores=7, l1_bytes=1024 * 1024, l0a_bytes=64 * 1024, l0b_bytes=64 * 1024,
-                    l0c_bytes=256 * 1024, bt_bytes=0, l2_bytes=96 * 1024**2, hbm_bytes=96 * 1024**3,
+                    l0c_bytes=256 * 1024, bt_bytes=0, fb_bytes=0, l2_bytes=96 * 1024**2, hbm_bytes=96 * 1024**3,
                     lib_api_workspace_bytes=2 * 1024 * 1024,
                     sources={"cores/clock": "Atlas 300I Duo (310P3) public specs",
                              "ub": "256 KB per AI core, 248 KB usable (Ascend C documentation)",
                              "hbm": "LPDDR4X ~204.8 GB/s, public specs", "npu_arch": _NPU_ARCH_SOURCE,
                              "memory": "Atlas 300I Duo (310P3) public specs: 8 AI Cores and 7 Vector Cores, "
                                        "L1 1 MB, L0C 256 KB, 96 MB L2, 96 GB LPDDR4X per card; no BiasTable (C2 "
-                                       "maps to L0C on __NPU_ARCH__ 2002, asc-devkit kernel_utils_mode_cpu.h)",
+                                       "maps to L0C on __NPU_ARCH__ 2002, asc-devkit kernel_utils_mode_cpu.h); "
+                                       "no Fixpipe Buffer (Fixpipe is not supported there, its doc page)",
                              "lib_api_workspace": "2 MB on the 310P (CANN's platform library)"}),
     ]
 }

@@ -31,8 +31,8 @@ def parse_one(tmp_path: Path, message: str, source: str = "int main() {}\n") -> 
 
 @pytest.mark.parametrize("message, code, words", [
     ("\u2018MmadWithSparse\u2019 is not a member of \u2018AscendC\u2019", "not-emulated", ["MmadWithSparse", "cube"]),
-    ("'LoadData2DParamsV2' in namespace 'AscendC' does not name a type", "not-emulated",
-     ["LoadData2DParamsV2", "cube"]),
+    ("'LoadDataWithSparse' in namespace 'AscendC' does not name a type", "not-emulated",
+     ["LoadDataWithSparse", "cube"]),
     ("'RegTensor' is not a member of 'AscendC'", "not-emulated", ["RegTensor", "Ascend 950"]),
     ("'HcclHandle' was not declared in this scope", "not-emulated", ["HcclHandle", "HCCL"]),
     ("'DataCpy' is not a member of 'AscendC'", "compile-error", ["did you mean DataCopy"]),
@@ -71,21 +71,21 @@ def test_a_failed_build_that_uses_the_cube_unit_is_one_refusal_at_the_first_cube
 
 def test_the_refusal_names_the_cube_api_the_compiler_could_not_find_not_the_users_own_names(tmp_path):
     # asc-devkit's data_copy_l0c2gm defines its own C0_SIZE (a name CANN's Matmul headers also have)
-    # and fails on a cube API sage-npu lacks (here InitConstValueParams), further down.
+    # and fails on a cube API sage-npu lacks (here MmadWithSparse), further down.
     source = ("#include \"kernel_operator.h\"\n"
               "constexpr uint32_t C0_SIZE = 32;\n"
               "uint32_t CeilAlign(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }\n"
               "__aicore__ void k() {\n"
-              "    AscendC::InitConstValueParams<half> p;\n"
+              "    AscendC::MmadWithSparse(c, a, b, p);\n"
               "}\n")
     src = tmp_path / "dc.asc"
     src.write_text(source)
-    out = gcc(str(src), 5, "\u2018InitConstValueParams\u2019 is not a member of \u2018AscendC\u2019")
+    out = gcc(str(src), 5, "\u2018MmadWithSparse\u2019 is not a member of \u2018AscendC\u2019")
     diags = compile_errors.parse(out, {str(src.resolve())}, (str(src), 1))
     assert [(d.line, d.code) for d in diags] == [(5, "not-emulated")], diags
-    assert "InitConstValueParams" in diags[0].message
+    assert "MmadWithSparse" in diags[0].message
     # the source scan (the fallback when no message names a cube API) skips the user's own names too
-    assert refusals.cube_use({"dc.asc": source.replace("AscendC::InitConstValueParams<half> p;", "")}) is None
+    assert refusals.cube_use({"dc.asc": source.replace("AscendC::MmadWithSparse(c, a, b, p);", "")}) is None
 
 
 def test_a_cube_api_in_a_branch_the_build_does_not_select_is_not_refused(tmp_path):
@@ -147,15 +147,15 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("MmadWithSparse", "LoadDataWithSparse", "SetQuantScalar", "SetQuantVector", "Conv3D",
-                 "LoadData2DParamsV2"):
+    for name in ("MmadWithSparse", "LoadDataWithSparse", "SetQuantScalar", "SetQuantVector", "Conv3D"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
     assert hit is not None and hit.kind == "cube" and hit.where == "include/adv_api/matmul/matmul_intf.h"
     for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "LoadData3DParamsV2", "SetFmatrix",
                  "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling", "MatmulType", "IterateAll", "IterateBatch",
-                 "IterateNBatch", "MatmulShapeParams", "MatmulApiStaticTiling", "GetMatmulApiTiling"):
+                 "IterateNBatch", "MatmulShapeParams", "MatmulApiStaticTiling", "GetMatmulApiTiling",
+                 "InitConstValueParams", "LoadData2DParamsV2"):
         assert api_classes.lookup(name) is None, name  # emulated
 
 

@@ -153,6 +153,26 @@ def test_a_quoted_definition_value_stays_a_string_literal(tmp_path):
     assert build is not None and build.defines == {"ARCH": '"dav-2201"'}
 
 
+def test_string_regex_sets_the_variables_a_definition_reads(tmp_path):
+    # asc-devkit's fixpipe_l0c2l1: ASC_ARCHITECTURES=2201 comes from dav-2201 by string(REGEX MATCH);
+    # MATCHALL and REPLACE are the other REGEX forms samples use.
+    write(tmp_path / "main.asc", "")
+    write(tmp_path / "CMakeLists.txt",
+          'set(CMAKE_ASC_ARCHITECTURES "dav-2201" CACHE STRING "NPU arch")\n'
+          'string(REGEX MATCH "([0-9]+)" ARCH_NUM "${CMAKE_ASC_ARCHITECTURES}")\n'
+          'add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM} -DGROUP=${CMAKE_MATCH_1})\n'
+          'string(REGEX MATCHALL "[a-z]+" WORDS "ab-12-cd")\n'
+          'string(REGEX REPLACE "^dav-([0-9])(.*)$" "\\\\2v\\\\1" SWAPPED ${CMAKE_ASC_ARCHITECTURES})\n'
+          'string(REGEX MATCH "[x]+" NONE "dav")\n'
+          'if(WORDS STREQUAL "ab;cd")\n  add_definitions(-DLIST_OK)\nendif()\n'
+          "add_executable(demo main.asc)\n"
+          "target_compile_definitions(demo PRIVATE SW=${SWAPPED} NONE=${NONE})\n")
+    build = sweep.understand_build(tmp_path, "demo", ["cmake .. -DCMAKE_ASC_ARCHITECTURES=dav-3510"])
+    assert build is not None
+    assert build.defines == {"ASC_ARCHITECTURES": "3510", "GROUP": "3510", "LIST_OK": "", "SW": "510v3",
+                             "NONE": ""}
+
+
 # ---- the selection rule ----
 
 VECTOR = "AscendC::Add(zLocal, xLocal, yLocal, 256);\n"

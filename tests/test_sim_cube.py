@@ -195,7 +195,7 @@ static void static_tensors() {
     float half_scale = 0.5f;
     uint32_t qbits;
     memcpy(&qbits, &half_scale, 4);
-    SetFixpipePreQuantFlag(qbits);
+    SetFixpipePreQuantFlag(qbits | (uint64_t(1) << 46));  // bit 46: an int8 result
     SetFixpipeNz2ndFlag(2, uint16_t(M / 16), M * 16);  // n-blocks 0 and 1 as two M x 16 matrices
     DataCopy(gdq, c1, DataCopyCO12DstParams{16, M, 16, M, QuantMode_t::QF322B8_PRE, 0, false, true});
     write_raw("dc_nz", dnz, sizeof(float) * M * N);
@@ -271,6 +271,188 @@ static void faults() {
     }
     expect("uninitialized-read", __LINE__ + 1);  // accumulate onto an L0C nothing wrote
     Mmad(l0c_alloc.Alloc<TPosition::CO1, float>(256), a2, b2, MmadParams{16, 16, 16, 0, false, false});
+}
+
+// Per-column quantisation: C = A (M x K) x B (K x N) into L0C (B given as B^T, N x K, whose NZ
+// copy in L1 is already L0B's layout), then one word a column (scale, offset, shift, sign; dumped)
+// and C converted with quantPre q: mode 0 the scalar word (column 0's) through Fixpipe, 1 the words
+// in L1 as cbufWorkspace (ND to GM), 2 the words in the Fixpipe Buffer through SetFixPipeConfig and
+// an L0C DataCopy (ND to GM), 3 cbufWorkspace with NZ output to L1 (dumped), 4 the same output
+// over the words.
+template <typename U, typename L, typename Tout>
+static void per_column(const std::string& name, QuantMode_t q, bool relu, int mode) {
+    constexpr uint32_t M = 32, K = 64, N = 48, c0 = 32 / sizeof(U);
+    U* a = gm_alloc<U>("qa", M * K);
+    U* bt = gm_alloc<U>("qbt", N * K);
+    uint64_t* words = gm_alloc<uint64_t>("qw", 64);
+    Tout* out = gm_alloc<Tout>("qout", M * N);
+    const float frac = std::is_same_v<U, half> ? 0.37f : 1.0f;
+    for (uint32_t i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * frac);
+    for (uint32_t i = 0; i < N * K; ++i) bt[i] = U(float(int((i * 5 + 1) % 13) - 6) * frac);
+    for (uint32_t j = 0; j < N; ++j) {
+        const float unit = std::is_same_v<L, int32_t> && !std::is_same_v<Tout, half> ? 0.0173f : 0.37f;
+        float scale = float(j % 7 + 1) * unit * (j % 11 == 3 ? -1.0f : 1.0f);
+        uint32_t bits;
+        memcpy(&bits, &scale, 4);
+        const uint64_t offset = uint64_t(int(j % 5) - 2) & 0x1FF, shift = j % 3;
+        words[j] = bits | (uint64_t(j % 4 == 1) << 36) | (shift << 32) | (offset << 37) |
+                   (uint64_t(!std::is_same_v<Tout, uint8_t>) << 46);
+    }
+    write_raw(name + "_a", a, sizeof(U) * M * K);
+    write_raw(name + "_bt", bt, sizeof(U) * N * K);
+    write_raw(name + "_w", words, 8 * N);
+    GlobalTensor<U> ga, gbt;
+    GlobalTensor<uint64_t> gw;
+    GlobalTensor<Tout> gout;
+    ga.SetGlobalBuffer(a, M * K);
+    gbt.SetGlobalBuffer(bt, N * K);
+    gw.SetGlobalBuffer(words, 64);
+    gout.SetGlobalBuffer(out, M * N);
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    LocalMemAllocator<Hardware::FIXBUF> fbuf;
+    auto a1 = l1.Alloc<TPosition::A1, U>(M * K);
+    auto b1 = l1.Alloc<TPosition::B1, U>(N * K);
+    auto ws = l1.Alloc<TPosition::C1, uint64_t>(64);
+    auto nz = l1.Alloc<TPosition::C1, Tout>(M * 64);
+    auto a2 = l0a.Alloc<TPosition::A2, U>(M * K);
+    auto b2 = l0b.Alloc<TPosition::B2, U>(N * K);
+    auto c1 = l0c.Alloc<TPosition::CO1, L>(M * N);
+    auto fb = fbuf.Alloc<TPosition::C2PIPE2GM, uint64_t>(64);
+    // mode 4 writes C over the words themselves, as fixpipe_l0c2l1 does (both at L1 byte 0)
+    LocalTensor<Tout> over(TPosition::C1, detail::mem_offset(ws), M * 64);
+    DataCopy(a1, ga, Nd2NzParams{1, M, K, 0, K, M, 1, 0});
+    DataCopy(b1, gbt, Nd2NzParams{1, N, K, 0, K, N, 1, 0});
+    DataCopy(ws, gw, DataCopyParams{1, 16, 0, 0});
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    for (uint32_t i = 0; i < M / 16; ++i)
+        LoadData(a2[i * K * 16], a1[i * 16 * c0],
+                 LoadData2DParams{0, uint8_t(K / c0), uint16_t(M / 16), 0, 0, false, 0});
+    LoadData(b2, b1, LoadData2DParams{0, uint8_t(K / c0 * N / 16), 1, 0, 0, false, 0});
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    Mmad(c1, a2, b2, MmadParams{M, N, K, 0, false, true});
+    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+    FixpipeParamsV220 fp{N, M, M, N, relu};
+    fp.quantPre = q;
+    if (mode == 0) {
+        fp.deqScalar = words[0];
+        Fixpipe(gout, c1, fp);
+    } else if (mode == 1) {
+        Fixpipe(gout, c1, ws, fp);
+    } else if (mode == 2) {
+        DataCopy(fb, ws, DataCopyParams{1, N * 8 / 128, 0, 0});
+        SetFixPipeConfig(fb);
+        SetFixpipeNz2ndFlag(1, 0, 0);
+        DataCopy(gout, c1, DataCopyCO12DstParams{N, M, N, M, q, uint8_t(relu), false, true});
+    } else {
+        fp.dstStride = M * 32 / 32;  // NZ int8: 32-column blocks of M rows of 32 bytes, 32-byte units
+        LocalTensor<Tout> dst = mode == 3 ? nz : over;
+        Fixpipe<Tout, L, CFG_NZ>(dst, c1, ws, fp);
+        dump(name + "_out", dst, M * 64);
+        return;
+    }
+    write_raw(name + "_out", out, sizeof(Tout) * M * N);
+}
+
+// Per-column quantisation misuse, each at its line (before any SetFixPipeConfig of this block).
+static void quant_faults() {
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    LocalMemAllocator<Hardware::FIXBUF> fbuf;
+    auto ws = l1.Alloc<TPosition::C1, uint64_t>(512);
+    auto c1 = l0c.Alloc<TPosition::CO1, float>(16 * 512);
+    auto fb = fbuf.Alloc<TPosition::C2PIPE2GM, uint64_t>(256);
+    std::vector<int8_t> out(16 * 512);
+    sage::sim::rt().gm.push_back(sage::sim::GmBuffer{reinterpret_cast<uint8_t*>(out.data()), out.size(), 0, "qf",
+                                                     nullptr});
+    GlobalTensor<int8_t> g;
+    g.SetGlobalBuffer(out.data(), out.size());
+    FixpipeParamsV220 fp{16, 16, 16, 16, false};
+    fp.quantPre = QuantMode_t::VQF322B8_PRE;
+    try {
+        expect("api-misuse", __LINE__ + 1);  // a per-column mode with no words anywhere
+        Fixpipe(g, c1, fp);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        FixpipeParamsV220 scalar = fp;
+        scalar.quantPre = QuantMode_t::QF322B8_PRE;
+        expect("api-misuse", __LINE__ + 1);  // cbufWorkspace with a scalar mode
+        Fixpipe(g, c1, ws, scalar);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // the words must be in the Fixpipe Buffer
+        SetFixPipeConfig(ws);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // Fixpipe Buffer destination not 128-byte aligned
+        DataCopy(fb[8], ws, DataCopyParams{1, 1, 0, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    FixpipeParamsV220 unsigned_word = fp;
+    unsigned_word.quantPre = QuantMode_t::QF322B8_PRE;
+    unsigned_word.deqScalar = 0x3F800000;  // 1.0 with sign bit 46 clear: uint8 saturation into int8
+    expect("api-misuse", __LINE__ + 2);  // a warning; the L0C is unwritten too
+    expect("uninitialized-read", __LINE__ + 1);
+    Fixpipe(g, c1, unsigned_word);
+    SetFixPipeConfig(fb);
+    try {
+        FixpipeParamsV220 wide = fp;
+        wide.nSize = 300;
+        expect("ub-out-of-bounds", __LINE__ + 1);  // 300 words: the 2 KB Fixpipe Buffer holds 256
+        Fixpipe(g, c1, wide);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
+// Fill / InitConstValue: L1 in 32-byte blocks with a gap, L0A and L0B in 512-byte blocks, a
+// second Fill over part of the first; then each misuse at its line.
+static void fills() {
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    auto a1 = l1.Alloc<TPosition::A1, half>(256);
+    auto a2 = l0a.Alloc<TPosition::A2, float>(512);
+    auto b2 = l0b.Alloc<TPosition::B2, int16_t>(1024);
+    Fill(a1, InitConstValueParams<half>{1, 16, 0, half(0.0f)});
+    Fill(a1, InitConstValueParams<half>{3, 2, 3, half(1.5f)});  // blocks 0-1, 5-6, 10-11
+    Fill(a2, {1, 4, 0, -2.25f});
+    InitConstValue(b2, InitConstValueParams<int16_t>{2, 1, 2, int16_t(-7)});  // fractals 0 and 3
+    dump("fill_l1", a1, 256);
+    dump("fill_l0a", a2, 512);
+    std::vector<int16_t> l0b_head(b2.data(), b2.data() + 256);
+    std::vector<int16_t> l0b_fourth(b2.data() + 768, b2.data() + 1024);
+    l0b_head.insert(l0b_head.end(), l0b_fourth.begin(), l0b_fourth.end());
+    write_raw("fill_l0b", l0b_head.data(), l0b_head.size() * 2);
+    auto c1 = l0c.Alloc<TPosition::CO1, float>(256);
+    try {
+        expect("api-misuse", __LINE__ + 1);  // L0C is not a Fill destination
+        Fill(c1, {1, 1, 0, 0.0f});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // an L0A destination must be 512-byte aligned
+        Fill(a2[8], {1, 1, 0, 0.0f});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);  // 5 fractals into a tensor of 4
+        Fill(a2, {1, 5, 0, 0.0f});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // Ascend 950 only
+        LoadData(a2, l1.Alloc<TPosition::A1, float>(512), LoadData2DParamsV2{0, 0, 1, 1, 1, 1, false, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
 }
 
 // LoadData's img2col form as matmuls use it (1 x 1 kernel): A (M x K) to L0A from its NZ copy in
@@ -419,6 +601,17 @@ static void load3d_faults() {
     'load3d_matmul<half>("l3ht", 30, 40, 70, true);',
     "img2col();",
     "load3d_faults();",
+    "quant_faults();",
+    "fills();",
+    'per_column<half, float, int8_t>("vq_ws", QuantMode_t::VQF322B8_PRE, false, 1);',
+    'per_column<half, float, uint8_t>("vq_fb_relu", QuantMode_t::VQF322B8_PRE, true, 2);',
+    'per_column<half, float, int8_t>("vq_nz", QuantMode_t::VQF322B8_PRE, false, 3);',
+    'per_column<half, float, int8_t>("vq_nz_over", QuantMode_t::VQF322B8_PRE, false, 4);',
+    'per_column<int8_t, int32_t, int8_t>("vreq_ws", QuantMode_t::VREQ8, false, 1);',
+    'per_column<int8_t, int32_t, int8_t>("vreq_fb_relu", QuantMode_t::VREQ8, true, 2);',
+    'per_column<int8_t, int32_t, half>("vdeq_ws", QuantMode_t::VDEQF16, false, 1);',
+    'per_column<int8_t, int32_t, half>("vdeq_fb_relu", QuantMode_t::VDEQF16, true, 2);',
+    'per_column<int8_t, int32_t, int8_t>("req_scalar", QuantMode_t::REQ8, false, 0);',
 )
 
 
@@ -666,3 +859,80 @@ def test_img2col_with_padding_stride_and_a_window(run):
     np.testing.assert_array_equal(run("i2c_out", np.float16), want)
     np.testing.assert_array_equal(run("i2c_pro", np.float16), want)
     assert (want == np.float16(1.5)).any()
+
+
+# ---- per-column quantisation (the V modes) and the quantisation word ----
+
+def _quant_ref(c: np.ndarray, words: np.ndarray, mode: str, relu: bool) -> np.ndarray:
+    """The 随路量化 page's conversion of L0C values `c` (M x N) with one word a column: M1 = bits
+    31..13, for int32 input the mode control bit 36 shifts right by N = bits 35..32 + 1 and
+    saturates to int16; negatives scale by 0 under ReLU; DEQF16 saturates to half; the B8 modes
+    saturate to [-256, 255], round to even, add the signed 9-bit offset (bits 45..37) and saturate
+    to int8 or uint8 by the sign bit 46. B8 results come back as raw bytes."""
+    w = words.astype(np.uint64)[None, :]
+    m1 = (w & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)
+    if c.dtype == np.int32:
+        x = c.astype(np.int64)
+        shifted = np.clip(x >> ((w >> np.uint64(32)) & np.uint64(0xF)).astype(np.int64) + 1, -32768, 32767)
+        x = np.where(((w >> np.uint64(36)) & np.uint64(1)) == 1, shifted, x).astype(np.float32)
+    else:
+        x = c.astype(np.float32)
+    y = (x * np.where((x >= 0) | (not relu), m1, np.float32(0))).astype(np.float32)
+    if mode == "deq":
+        return np.clip(y, -65504, 65504).astype(np.float16)
+    off = ((w >> np.uint64(37)) & np.uint64(0x1FF)).astype(np.int64)
+    off = np.where(off >= 256, off - 512, off)
+    r = np.rint(np.clip(y, -256, 255)).astype(np.int64) + off
+    signed = ((w >> np.uint64(46)) & np.uint64(1)) == 1
+    r = np.where(signed, np.clip(r, -128, 127), np.clip(r, 0, 255))
+    return (r & 0xFF).astype(np.uint8)
+
+
+def _per_column_c(run: Run, name: str, dt) -> np.ndarray:
+    a = run(f"{name}_a", dt).reshape(32, 64)
+    bt = run(f"{name}_bt", dt).reshape(48, 64)
+    if dt == np.int8:
+        return a.astype(np.int64) @ bt.astype(np.int64).T
+    return _fp32_matmul(a.astype(np.float32), bt.astype(np.float32).T)
+
+
+@pytest.mark.parametrize(("name", "dt", "mode", "relu"), [
+    ("vq_ws", np.float16, "b8", False), ("vq_fb_relu", np.float16, "b8", True),
+    ("vreq_ws", np.int8, "b8", False), ("vreq_fb_relu", np.int8, "b8", True),
+    ("vdeq_ws", np.int8, "deq", False), ("vdeq_fb_relu", np.int8, "deq", True)])
+def test_per_column_quantisation_from_l1_and_the_fixpipe_buffer(run, name, dt, mode, relu):
+    c = _per_column_c(run, name, dt)
+    c = c.astype(np.int32) if dt == np.int8 else c
+    words = run(f"{name}_w", np.uint64)
+    want = _quant_ref(c, words, mode, relu)
+    got = run(f"{name}_out", np.float16 if mode == "deq" else np.uint8).reshape(32, 48)
+    np.testing.assert_array_equal(got, want)
+    # the words vary what matters: saturation, offsets, the shift and ReLU all show in the result
+    assert len(np.unique(want)) > 20
+
+
+@pytest.mark.parametrize("name", ["vq_nz", "vq_nz_over"])
+def test_per_column_quantisation_to_l1_in_nz(run, name):
+    # vq_nz_over's output overwrites its own words: they were read before, as the device copies
+    # them to the Fixpipe Buffer first
+    c = _per_column_c(run, name, np.float16)
+    want = _quant_ref(c, run(f"{name}_w", np.uint64), "b8", False)
+    nz = run(f"{name}_out", np.uint8).reshape(2, 32, 32)  # 32-column int8 blocks of 32 rows
+    np.testing.assert_array_equal(np.concatenate([nz[0], nz[1][:, :16]], axis=1), want)
+
+
+def test_a_scalar_quantisation_word_with_offset_and_sign(run):
+    c = _per_column_c(run, "req_scalar", np.int8).astype(np.int32)
+    word = run("req_scalar_w", np.uint64)[:1]
+    want = _quant_ref(c, np.repeat(word, 48), "b8", False)
+    np.testing.assert_array_equal(run("req_scalar_out", np.uint8).reshape(32, 48), want)
+
+
+def test_fill_writes_blocks_with_gaps_in_l1_l0a_and_l0b(run):
+    l1 = run("fill_l1", np.float16).reshape(16, 16)  # 16 blocks of 32 bytes
+    ones = np.zeros(16, bool)
+    ones[[0, 1, 5, 6, 10, 11]] = True
+    np.testing.assert_array_equal(l1[ones], np.float16(1.5))
+    np.testing.assert_array_equal(l1[~ones], np.float16(0))
+    np.testing.assert_array_equal(run("fill_l0a", np.float32), np.float32(-2.25))
+    np.testing.assert_array_equal(run("fill_l0b", np.int16), np.int16(-7))

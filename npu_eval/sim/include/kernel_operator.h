@@ -18,6 +18,7 @@
 #include "basic_api/kernel_tpipe.h"
 #include "basic_api/kernel_operator_data_copy_intf.h"
 #include "basic_api/kernel_operator_mm_intf.h"
+#include "basic_api/kernel_operator_mm_init_intf.h"
 #include "basic_api/kernel_operator_fixpipe_intf.h"
 #include "basic_api/kernel_operator_set_atomic_intf.h"
 #include "basic_api/kernel_operator_block_sync_intf.h"

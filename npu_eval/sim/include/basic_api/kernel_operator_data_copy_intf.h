@@ -108,11 +108,45 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     sage::sim::trace_gm_shape(dst.addr_, 1, uint32_t(bytes));
 }
 
-// UB -> UB, `count` elements.
+namespace detail {
+// L1 (C1) -> Fixpipe Buffer (C2PIPE2GM) on the FIX pipe, the per-column quantisation words (the
+// DataCopy L1ToFixpipe-Buffer page): blockLen counts 128-byte blocks; with more than one block,
+// srcGap (32-byte units) and dstGap (128-byte units) are head-to-head distances, so 0 repeats
+// the first block. dst 128-byte aligned, src 32-byte aligned, both uint64_t.
+template <typename T>
+inline void l1_to_fixpipe_buffer(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint16_t blocks,
+                                 uint64_t burst, uint64_t src_step, uint64_t dst_step, SrcLoc loc) {
+    using namespace sage::sim;
+    const uint32_t at_src = src.addr_ - mem_base(Mem::L1), at_dst = dst.addr_ - mem_base(Mem::FB);
+    if (!std::is_same_v<T, uint64_t> || at_dst % 128 || at_src % 32) {
+        fail("api-misuse", loc,
+             "DataCopy L1 -> Fixpipe Buffer of %s from L1 byte %u to Fixpipe Buffer byte %u, in block %d: it moves "
+             "uint64_t quantisation words, the source 32-byte and the destination 128-byte aligned",
+             dtype_name<T>(), at_src, at_dst, blk().idx);
+    }
+    for (uint16_t i = 0; i < blocks; ++i) {
+        LocalTensor<T> d = dst, s = src;
+        d.addr_ += uint32_t(i * dst_step);
+        s.addr_ += uint32_t(i * src_step);
+        d.check("DataCopy", burst / sizeof(T), loc, false);
+        s.check("DataCopy", burst / sizeof(T), loc);
+        // no unwritten-read check here: a kernel copies whole 128-byte blocks past its n words; the
+        // bytes keep their written state and the Fixpipe checks the words it reads
+        memmove(d.data(), s.data(), burst);
+        memmove(blk().ub_init + d.addr_, blk().ub_init + s.addr_, burst);
+    }
+    trace_instr(Pipe::FIX, "DataCopy", dtype_name<T>(), uint32_t(burst * blocks / sizeof(T)), burst * blocks, loc,
+                {dst.addr_, uint32_t(burst * blocks)}, {src.addr_, uint32_t(burst * blocks)});
+}
+}  // namespace detail
+
+// UB -> UB, `count` elements (L1 -> Fixpipe Buffer above).
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
                                 SAGE_LOC) {
     sage::sim::touch(loc);
+    if (sage::sim::mem_at(dst.addr_) == sage::sim::Mem::FB && sage::sim::mem_at(src.addr_) == sage::sim::Mem::L1)
+        return detail::l1_to_fixpipe_buffer(dst, src, 1, uint64_t(count) * sizeof(T) / 32 * 32, 0, 0, loc);
     uint64_t bytes = detail::whole_blocks<T>(count, "UB->UB", loc);
     dst.check("DataCopy", bytes / sizeof(T), loc);
     src.check("DataCopy", bytes / sizeof(T), loc);
@@ -189,6 +223,10 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
     sage::sim::touch(loc);
     if (sage::sim::mem_at(dst.addr_) == sage::sim::Mem::BT && sage::sim::mem_at(src.addr_) == sage::sim::Mem::L1)
         return detail::l1_to_bias_table(dst, src, p, loc);
+    if (sage::sim::mem_at(dst.addr_) == sage::sim::Mem::FB && sage::sim::mem_at(src.addr_) == sage::sim::Mem::L1)
+        return detail::l1_to_fixpipe_buffer(dst, src, p.blockCount, p.blockLen * 128ull,
+                                            p.blockCount > 1 ? p.srcStride * 32ull : 0,
+                                            p.blockCount > 1 ? p.dstStride * 128ull : 0, loc);
     uint64_t burst = uint64_t(p.blockLen) * 32;
     for (uint16_t i = 0; i < p.blockCount; ++i) {
         LocalTensor<T> d = dst, s = src;

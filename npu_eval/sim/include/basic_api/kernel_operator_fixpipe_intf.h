@@ -1,8 +1,10 @@
 // Fixpipe on the 910B: L0C (NZ) -> GM or L1 through the FIX pipe, with the NZ -> ND conversion
-// (CFG_ROW_MAJOR, the default) or NZ kept (CFG_NZ), ReLU and the scalar quantisation modes
-// (QuantMode_t), as FixpipeParamsV220 describes them (asc-devkit kernel_struct_fixpipe.h and the
+// (CFG_ROW_MAJOR, the default) or NZ kept (CFG_NZ), ReLU and the quantisation modes (QuantMode_t,
+// scalar and per-column), as FixpipeParamsV220 describes them (asc-devkit kernel_struct_fixpipe.h and the
 // Fixpipe doc pages). The conversion runs in sage_sim/cube.h (optimised, prebuilt).
 #pragma once
+
+#include <vector>
 
 #include "../sage_sim/cube.h"
 #include "kernel_operator_mm_intf.h"
@@ -14,11 +16,11 @@ enum QuantMode_t {
     F322F16,       // float -> half, round to nearest even
     F322BF16,      // float -> bfloat16_t, round to nearest even
     DEQF16,        // int32_t -> half, times a scalar scale
-    VDEQF16,       // int32_t -> half, per-column scales (not emulated)
+    VDEQF16,       // int32_t -> half, per-column scales
     QF322B8_PRE,   // float -> int8_t/uint8_t, times a scalar scale
-    VQF322B8_PRE,  // float -> int8_t/uint8_t, per-column scales (not emulated)
+    VQF322B8_PRE,  // float -> int8_t/uint8_t, per-column scales
     REQ8,          // int32_t -> int8_t/uint8_t, times a scalar scale
-    VREQ8,         // int32_t -> int8_t/uint8_t, per-column scales (not emulated)
+    VREQ8,         // int32_t -> int8_t/uint8_t, per-column scales
 };
 
 namespace AscendC {
@@ -75,38 +77,107 @@ using FixpipeParamsM310 = FixpipeParamsV220;
 
 namespace detail {
 
-// The conversion a QuantMode_t names for L0C type U into T; fails for a pair the doc page does
-// not list.
+// A per-column (V) mode reads one quantisation word a column; its scalar counterpart one word.
+constexpr bool per_column(QuantMode_t q) { return q == VDEQF16 || q == VQF322B8_PRE || q == VREQ8; }
+constexpr QuantMode_t scalar_mode(QuantMode_t q) {
+    return q == VDEQF16 ? DEQF16 : q == VQF322B8_PRE ? QF322B8_PRE : q == VREQ8 ? REQ8 : q;
+}
+
+// The conversion a QuantMode_t names for L0C type U into T (a V mode as its scalar form); fails
+// for a pair the doc page does not list.
 template <typename T, typename U>
 inline sage::sim::FixQuant fix_quant(const FixpipeParamsV220& p, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     constexpr bool f = std::is_same_v<U, float>, i = std::is_same_v<U, int32_t>;
     constexpr bool b8 = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
-    const QuantMode_t q = p.quantPre;
+    const QuantMode_t q = scalar_mode(p.quantPre);
     if (q == NoQuant && std::is_same_v<T, U> && (f || i)) return FixQuant::None;
     if (q == F322F16 && f && std::is_same_v<T, half>) return FixQuant::F322F16;
     if (q == F322BF16 && f && std::is_same_v<T, bfloat16_t>) return FixQuant::F322BF16;
     if (q == DEQF16 && i && std::is_same_v<T, half>) return FixQuant::DEQF16;
     if (q == QF322B8_PRE && f && b8) return FixQuant::QF322B8;
     if (q == REQ8 && i && b8) return FixQuant::REQ8;
-    if (q == VDEQF16 || q == VQF322B8_PRE || q == VREQ8) {
-        fail("api-misuse", loc,
-             "Fixpipe with a per-column (tensor) quantisation mode (quantPre %d) is not emulated yet, in block %d: "
-             "use a scalar mode (DEQF16, QF322B8_PRE, REQ8) to test the kernel here",
-             int(q), blk().idx);
-    }
     fail("api-misuse", loc,
          "Fixpipe from %s in L0C to %s with quantPre %d, in block %d: the mode must match the types (float -> "
          "float or int32_t -> int32_t: NoQuant; float -> half: F322F16; float -> bfloat16_t: F322BF16; int32_t -> "
-         "half: DEQF16; float -> int8_t/uint8_t: QF322B8_PRE; int32_t -> int8_t/uint8_t: REQ8); the hardware does "
-         "not pick it from the types",
-         dtype_name<U>(), dtype_name<T>(), int(q), blk().idx);
+         "half: (V)DEQF16; float -> int8_t/uint8_t: (V)QF322B8_PRE; int32_t -> int8_t/uint8_t: (V)REQ8); the "
+         "hardware does not pick it from the types",
+         dtype_name<U>(), dtype_name<T>(), int(p.quantPre), blk().idx);
 }
 
-// The checks every Fixpipe makes on its L0C source; returns the conversion's shape.
+// The per-column words a V mode reads: `vec` (cbufWorkspace's L1 address) or, without it, the
+// Fixpipe Buffer address SetFixPipeConfig set. Each of the nSize words must be there and written;
+// a B8 word whose sign bit (46) disagrees with T makes the device saturate to the other range.
+template <typename T>
+inline int64_t fix_quant_words(const FixpipeParamsV220& p, int64_t vec, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (!per_column(p.quantPre)) return -1;
+    if (vec < 0) vec = blk().fix_quant_vec;
+    if (vec < 0) {
+        fail("api-misuse", loc,
+             "Fixpipe with the per-column quantPre %d and no quantisation words, in block %d: pass them as "
+             "cbufWorkspace (a uint64_t C1 tensor) or load them into the Fixpipe Buffer and call SetFixPipeConfig",
+             int(p.quantPre), blk().idx);
+    }
+    const Mem mem = mem_at(uint32_t(vec));
+    const uint64_t end = uint64_t(vec) + uint64_t(p.nSize) * 8;
+    if (end > mem_base(mem) + mem_bytes(mem)) {
+        fail("ub-out-of-bounds", loc,
+             "Fixpipe reads %u quantisation words (one per column) from %s byte %llu, past its %u bytes, in block "
+             "%d: the %s holds %u words; split N across Fixpipes",
+             unsigned(p.nSize), mem_name(mem), (unsigned long long)(vec - mem_base(mem)), mem_bytes(mem), blk().idx,
+             mem_name(mem), mem_bytes(mem) / 8);
+    }
+    if (!ub_is_init({uint32_t(vec), uint32_t(p.nSize) * 8}) && !already_reported("uninitialized-read", loc)) {
+        report("uninitialized-read", Severity::Error, loc,
+               "Fixpipe reads %u per-column quantisation words from the %s, some of which nothing wrote, in block "
+               "%d: copy all nSize words there first", unsigned(p.nSize), mem_name(mem), blk().idx);
+    }
+    return vec;
+}
+template <typename T>
+inline void fix_check_sign(const sage::sim::FixpipeShape& s, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (s.quant != FixQuant::QF322B8 && s.quant != FixQuant::REQ8) return;
+    constexpr bool want = std::is_same_v<T, int8_t>;
+    for (uint32_t j = 0; j < (s.vec >= 0 ? s.nSize : 1u); ++j) {
+        uint64_t word = s.word;
+        if (s.vec >= 0) memcpy(&word, blk().ub + s.vec + uint64_t(j) * 8, 8);
+        if (quant_signed(word) == want || already_reported("api-misuse", loc)) continue;
+        report("api-misuse", Severity::Warning, loc,
+               "Fixpipe to %s with a quantisation word whose sign bit (46) is %d%s, in block %d: the device "
+               "saturates to %s, not to %s's range. Set bit 46 to %d (the 随路量化 page's table)",
+               dtype_name<T>(), int(!want), s.vec >= 0 ? format(" (column %u)", j).c_str() : "", blk().idx,
+               want ? "[0, 255]" : "[-128, 127]", dtype_name<T>(), int(want));
+        return;
+    }
+}
+
+// Each n-block's first mSize rows must hold an Mmad's result.
+template <typename U>
+inline void fix_check_written(const LocalTensor<U>& src, const FixpipeParamsV220& p, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
+        for (uint32_t jb = 0; jb < (p.nSize + 15) / 16u; ++jb) {
+            uint64_t off = (uint64_t(nd) * p.srcNdStride * 256 + uint64_t(jb) * p.srcStride * 16) * 4;
+            cube_span(src, off + uint64_t(p.mSize) * 64, "Fixpipe", loc);
+            UbRange r{uint32_t(src.addr_ + off), uint32_t(p.mSize) * 64};
+            if (!ub_is_init(r) && !already_reported("uninitialized-read", loc)) {
+                report("uninitialized-read", Severity::Error, loc,
+                       "Fixpipe reads L0C rows 0..%u of n-block %u that no Mmad wrote, in block %d: the output "
+                       "would be stale data. Run the Mmad that fills them first (and wait for it: SetFlag/WaitFlag "
+                       "on HardEvent::M_FIX), or check nSize, mSize and srcStride",
+                       unsigned(p.mSize) - 1, jb, blk().idx);
+            }
+        }
+    }
+}
+
+// The checks every Fixpipe makes on its L0C source; returns the conversion's shape. `vec` is the
+// L1 address of cbufWorkspace's per-column words, -1 without one.
 template <typename T, typename U>
 inline sage::sim::FixpipeShape fixpipe_source(const LocalTensor<U>& src, const FixpipeParamsV220& p, bool nz,
-                                              sage::sim::SrcLoc loc) {
+                                              sage::sim::SrcLoc loc, int64_t vec = -1) {
     using namespace sage::sim;
     cube_operand(src, Mem::L0C, 64, "Fixpipe", "src", "CO1", loc);
     // The page asks for nSize in whole 16-column fractals, yet the official samples write a tail
@@ -125,25 +196,11 @@ inline sage::sim::FixpipeShape fixpipe_source(const LocalTensor<U>& src, const F
     // splits them to 8 (the F32 Channel Split page)
     const uint32_t w = sizeof(T) == 1 ? 32 : std::is_same_v<T, float> && p.isChannelSplit ? 8 : 16;
     FixpipeShape s{p.nSize, p.mSize, p.srcStride, p.dstStride, p.ndNum, p.srcNdStride, p.dstNdStride, nz, w,
-                   p.reluEn, fix_quant<T, U>(p, loc), 0.0f, cube_type<U>(), cube_type<T>()};
-    uint32_t bits = uint32_t(p.deqScalar) & 0xFFFFE000u;  // QUANT_PRE[31:13]
-    memcpy(&s.scale, &bits, 4);
+                   p.reluEn, fix_quant<T, U>(p, loc), p.deqScalar, -1, nullptr, cube_type<U>(), cube_type<T>()};
     if (p.nSize == 0 || p.mSize == 0 || p.ndNum == 0) return s;
-    // Each n-block's first mSize rows must hold an Mmad's result.
-    for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
-        for (uint32_t jb = 0; jb < (p.nSize + 15) / 16u; ++jb) {
-            uint64_t off = (uint64_t(nd) * p.srcNdStride * 256 + uint64_t(jb) * p.srcStride * 16) * 4;
-            cube_span(src, off + uint64_t(p.mSize) * 64, "Fixpipe", loc);
-            UbRange r{uint32_t(src.addr_ + off), uint32_t(p.mSize) * 64};
-            if (!ub_is_init(r) && !already_reported("uninitialized-read", loc)) {
-                report("uninitialized-read", Severity::Error, loc,
-                       "Fixpipe reads L0C rows 0..%u of n-block %u that no Mmad wrote, in block %d: the output "
-                       "would be stale data. Run the Mmad that fills them first (and wait for it: SetFlag/WaitFlag "
-                       "on HardEvent::M_FIX), or check nSize, mSize and srcStride",
-                       unsigned(p.mSize) - 1, jb, blk().idx);
-            }
-        }
-    }
+    s.vec = fix_quant_words<T>(p, vec, loc);
+    fix_check_sign<T>(s, loc);
+    fix_check_written(src, p, loc);
     return s;
 }
 
@@ -159,20 +216,25 @@ inline uint64_t fix_out_bytes(const sage::sim::FixpipeShape& s) {
     return (uint64_t(s.ndNum - 1) * s.dstNdStride + uint64_t(s.mSize - 1) * s.dstStride + s.nSize) * osz;
 }
 
-}  // namespace detail
+// The per-column words as they are before the conversion writes anything (none for a scalar mode).
+inline std::vector<uint8_t> fix_words(const sage::sim::FixpipeShape& s) {
+    if (s.vec < 0) return {};
+    const uint8_t* at = sage::sim::blk().ub + s.vec;
+    return std::vector<uint8_t>(at, at + uint64_t(s.nSize) * 8);
+}
 
-// L0C -> GM.
-template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-__aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
-                               const FixpipeParamsV220& intriParams, SAGE_LOC) {
+// L0C -> GM; `vec` as fixpipe_source takes it.
+template <typename T, typename U>
+inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                          bool nz, int64_t vec, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
-    touch(loc);
-    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is Ascend 950 only");
-    FixpipeShape s = detail::fixpipe_source<T>(src, intriParams, config.format == CO2Layout::NZ, loc);
+    FixpipeShape s = fixpipe_source<T>(src, p, nz, loc, vec);
     if (s.nSize == 0 || s.mSize == 0 || s.ndNum == 0) return;
-    const uint64_t bytes = detail::fix_out_bytes(s);
+    const std::vector<uint8_t> words = fix_words(s);
+    const uint64_t bytes = fix_out_bytes(s);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_);
     GmBuffer* b = gm_check(g, bytes, loc, true, "Fixpipe", sizeof(T), dst.gm_);
+    s.words = words.empty() ? nullptr : words.data();
     cube_fixpipe(blk().ub, src.addr_, g, s);
     // The writer bookkeeping (races between blocks, a mismatch's line) per written row.
     const uint32_t osz = sizeof(T);
@@ -185,46 +247,114 @@ __aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>&
         gm_wrote(b, g + uint64_t(jb) * s.dstStride * 32, uint64_t(s.mSize) * w * osz, loc, "Fixpipe", osz);
     const uint64_t moved = uint64_t(s.ndNum) * s.mSize * s.nSize * osz;
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize, moved, loc, {},
-                {src.addr_, detail::fix_src_bytes(s)});
+                {src.addr_, fix_src_bytes(s)});
     trace_gm_shape(dst.addr_, s.nz ? (s.nSize + w - 1) / w : s.ndNum * s.mSize);
 }
 
 // L0C -> L1 (NZ kept, or ND rows), for a result the cube reads again.
-template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-__aicore__ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src,
-                               const FixpipeParamsV220& intriParams, SAGE_LOC) {
+template <typename T, typename U>
+inline void fixpipe_to_l1(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                          bool nz, int64_t vec, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
-    touch(loc);
-    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is Ascend 950 only");
-    detail::cube_operand(dst, Mem::L1, 32, "Fixpipe", "dst", "A1/B1/C1", loc);
-    FixpipeShape s = detail::fixpipe_source<T>(src, intriParams, config.format == CO2Layout::NZ, loc);
+    cube_operand(dst, Mem::L1, 32, "Fixpipe", "dst", "A1/B1/C1", loc);
+    FixpipeShape s = fixpipe_source<T>(src, p, nz, loc, vec);
     if (s.nSize == 0 || s.mSize == 0 || s.ndNum == 0) return;
-    const uint64_t bytes = detail::fix_out_bytes(s);
-    detail::cube_span(dst, bytes, "Fixpipe", loc);
+    const std::vector<uint8_t> words = fix_words(s);
+    const uint64_t bytes = fix_out_bytes(s);
+    cube_span(dst, bytes, "Fixpipe", loc);
+    s.words = words.empty() ? nullptr : words.data();
     cube_fixpipe(blk().ub, src.addr_, blk().ub + dst.addr_, s);
     UbRange w{dst.addr_, uint32_t(bytes)};
     ub_mark(w);
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize,
-                uint64_t(s.ndNum) * s.mSize * s.nSize * sizeof(T), loc, w,
-                {src.addr_, detail::fix_src_bytes(s)});
+                uint64_t(s.ndNum) * s.mSize * s.nSize * sizeof(T), loc, w, {src.addr_, fix_src_bytes(s)});
 }
 
-// SetFixPipeConfig(preData, isUnitFlag): with a uint64_t tensor it loads per-column quantisation
-// (or ReLU) parameters into the Fixpipe buffer, which is not emulated yet; with the L0C tensor and
-// isUnitFlag it clears L0C's unit flags (unitFlag 2/3 of Mmad and Fixpipe), which the emulator,
-// running each Mmad to its end before the next call, does not need: nothing to do.
+// cbufWorkspace: uint64_t words in L1, 32-byte aligned, for a per-column mode only (the page's
+// parameter table); nSize of them from its start must lie in the tensor.
+template <typename S>
+inline int64_t fix_workspace(const LocalTensor<S>& ws, const FixpipeParamsV220& p, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    static_assert(std::is_same_v<S, uint64_t>, "Fixpipe: cbufWorkspace must be a LocalTensor<uint64_t>");
+    cube_operand(ws, Mem::L1, 32, "Fixpipe", "cbufWorkspace", "C1", loc);
+    if (!per_column(p.quantPre)) {
+        fail("api-misuse", loc,
+             "Fixpipe with cbufWorkspace and quantPre %d, in block %d: the quantisation tensor is for the per-column "
+             "modes VDEQF16, VQF322B8_PRE and VREQ8; use the overload without it for the others",
+             int(p.quantPre), blk().idx);
+    }
+    cube_span(ws, uint64_t(p.nSize) * 8, "Fixpipe", loc);
+    return int64_t(ws.addr_);
+}
+
+}  // namespace detail
+
+// L0C -> GM.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+__aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
+                               const FixpipeParamsV220& intriParams, SAGE_LOC) {
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is Ascend 950 only");
+    sage::sim::touch(loc);
+    detail::fixpipe_to_gm(dst, src, intriParams, config.format == CO2Layout::NZ, -1, loc);
+}
+
+// L0C -> GM with per-column quantisation words in L1 (cbufWorkspace): the device copies them to
+// the Fixpipe Buffer 256 at a time and converts N in such parts; the values are the same.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, typename S = uint64_t>
+__aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<S>& cbufWorkspace,
+                               const FixpipeParamsV220& intriParams, SAGE_LOC) {
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is Ascend 950 only");
+    sage::sim::touch(loc);
+    const int64_t vec = detail::fix_workspace(cbufWorkspace, intriParams, loc);
+    detail::fixpipe_to_gm(dst, src, intriParams, config.format == CO2Layout::NZ, vec, loc);
+}
+
+// L0C -> L1.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+__aicore__ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src,
+                               const FixpipeParamsV220& intriParams, SAGE_LOC) {
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is Ascend 950 only");
+    sage::sim::touch(loc);
+    detail::fixpipe_to_l1(dst, src, intriParams, config.format == CO2Layout::NZ, -1, loc);
+}
+
+// L0C -> L1 with per-column quantisation words in L1 (cbufWorkspace).
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, typename S = uint64_t>
+__aicore__ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<S>& cbufWorkspace,
+                               const FixpipeParamsV220& intriParams, SAGE_LOC) {
+    static_assert(config.format != CO2Layout::COLUMN_MAJOR, "Fixpipe: CFG_COLUMN_MAJOR (NZ2DN) is Ascend 950 only");
+    sage::sim::touch(loc);
+    const int64_t vec = detail::fix_workspace(cbufWorkspace, intriParams, loc);
+    detail::fixpipe_to_l1(dst, src, intriParams, config.format == CO2Layout::NZ, vec, loc);
+}
+
+// SetFixPipeConfig(preData, isUnitFlag): a uint64_t tensor in the Fixpipe Buffer (C2PIPE2GM) is
+// where the per-column quantisation words of the next L0C DataCopy or Fixpipe with a V mode are
+// read (the register keeps it until set again; setRelu, a ReLU tensor, is reserved on the page);
+// with the L0C tensor and isUnitFlag it clears L0C's unit flags (unitFlag 2/3 of Mmad and
+// Fixpipe), which the emulator, running each Mmad to its end before the next call, does not need.
 template <typename T, bool setRelu = false>
 __aicore__ inline void SetFixPipeConfig(const LocalTensor<T>& preData, bool isUnitFlag = false, SAGE_LOC) {
     using namespace sage::sim;
     touch(loc);
     (void)isUnitFlag;
+    static_assert(!setRelu, "SetFixPipeConfig: setRelu must be false (the page reserves the ReLU tensor)");
     if constexpr (std::is_same_v<T, uint64_t>) {
-        fail("api-misuse", loc,
-             "SetFixPipeConfig with per-column quantisation or ReLU parameters is not emulated yet, in block %d: "
-             "use a scalar quantisation mode to test the kernel here",
-             blk().idx);
+        detail::cube_operand(preData, Mem::FB, 128, "SetFixPipeConfig", "preData", "C2PIPE2GM", loc);
+        blk().fix_quant_vec = preData.addr_;
+        trace_instr(Pipe::S, "SetFixPipeConfig", "", 1, 0, loc);
+        return;
     }
     preData.check("SetFixPipeConfig", 0, loc, false);
+}
+
+// SetFixPipeConfig(reluPre, quantPre, isUnitFlag): reluPre is reserved (an empty tensor), quantPre
+// the Fixpipe Buffer words.
+template <typename T>
+__aicore__ inline void SetFixPipeConfig(const LocalTensor<T>& reluPre, const LocalTensor<T>& quantPre,
+                                        bool isUnitFlag = false, SAGE_LOC) {
+    (void)reluPre;
+    SetFixPipeConfig<T, false>(quantPre, isUnitFlag, loc);
 }
 
 // ---- L0C -> GM/L1 as DataCopy (DataCopyCO12DstParams) and the Fixpipe registers it reads ----

@@ -18,8 +18,8 @@ namespace AscendC {
 
 namespace detail {
 // The memory a position lives in on the 910B (CANN's positionHardMap for __NPU_ARCH__ 2201): L1
-// for A1/B1/C1/TSCM, L0A for A2, L0B for B2, L0C for CO1, the BiasTable for C2; the vector
-// positions are the Unified Buffer.
+// for A1/B1/C1/TSCM, L0A for A2, L0B for B2, L0C for CO1, the BiasTable for C2, the Fixpipe
+// Buffer for C2PIPE2GM; the vector positions are the Unified Buffer.
 constexpr sage::sim::Mem pos_mem(TPosition pos) {
     using sage::sim::Mem;
     return pos == TPosition::A1 || pos == TPosition::B1 || pos == TPosition::C1 || pos == TPosition::TSCM ? Mem::L1
@@ -27,12 +27,14 @@ constexpr sage::sim::Mem pos_mem(TPosition pos) {
            : pos == TPosition::B2                                                                        ? Mem::L0B
            : pos == TPosition::CO1                                                                       ? Mem::L0C
            : pos == TPosition::C2                                                                        ? Mem::BT
+           : pos == TPosition::C2PIPE2GM                                                                 ? Mem::FB
                                                                                                          : Mem::UB;
 }
 constexpr sage::sim::Mem hard_mem(Hardware hard) {
     using sage::sim::Mem;
     return hard == Hardware::L1 ? Mem::L1 : hard == Hardware::L0A ? Mem::L0A : hard == Hardware::L0B ? Mem::L0B
-           : hard == Hardware::L0C ? Mem::L0C : hard == Hardware::BIAS ? Mem::BT : Mem::UB;
+           : hard == Hardware::L0C ? Mem::L0C : hard == Hardware::BIAS ? Mem::BT
+           : hard == Hardware::FIXBUF ? Mem::FB : Mem::UB;
 }
 }  // namespace detail
 
@@ -361,7 +363,7 @@ inline sage::sim::Slot* static_slot(uint32_t addr, uint32_t bytes, const char* k
 }  // namespace detail
 
 // CANN 9's static tensor allocation: a bump pointer over one memory (the Unified Buffer by
-// default; L1, L0A, L0B, L0C or the BiasTable for cube kernels), no queues. Each Alloc takes the
+// default; L1, L0A, L0B, L0C, the BiasTable or the Fixpipe Buffer for cube kernels), no queues. Each Alloc takes the
 // next tileSize elements; like the device it does not round up to 32 bytes, so a tile of an odd
 // size leaves the next tensor unaligned (reported when an op uses it). Only one allocator may
 // own a memory at a time, and a UB allocator must not be mixed with TPipe (both carve the same
@@ -370,9 +372,6 @@ template <Hardware hard = Hardware::UB>
 class LocalMemAllocator {
 public:
     static_assert(hard != Hardware::GM && hard != Hardware::MAX, "illegal hardware position GM or MAX");
-    static_assert(hard != Hardware::FIXBUF,
-                  "LocalMemAllocator: the Fixpipe buffer (FIXBUF) is not emulated; the UB, L1, L0A/L0B/L0C and "
-                  "BIAS are");
 
     __aicore__ inline LocalMemAllocator(SAGE_LOC) {
         using namespace sage::sim;
@@ -392,14 +391,14 @@ public:
     __aicore__ inline LocalTensor<DataType> Alloc(SAGE_LOC) {
         static_assert(detail::pos_mem(pos) == detail::hard_mem(hard),
                       "logic pos and hardware pos not matched: UB takes VECIN/VECOUT/VECCALC, L1 A1/B1/C1, L0A A2, "
-                      "L0B B2, L0C CO1, BIAS C2");
+                      "L0B B2, L0C CO1, BIAS C2, FIXBUF C2PIPE2GM");
         return take<DataType>(tileSize, loc);
     }
     template <TPosition pos, class DataType>
     __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize, SAGE_LOC) {
         static_assert(detail::pos_mem(pos) == detail::hard_mem(hard),
                       "logic pos and hardware pos not matched: UB takes VECIN/VECOUT/VECCALC, L1 A1/B1/C1, L0A A2, "
-                      "L0B B2, L0C CO1, BIAS C2");
+                      "L0B B2, L0C CO1, BIAS C2, FIXBUF C2PIPE2GM");
         return take<DataType>(tileSize, loc);
     }
     template <class DataType, uint32_t tileSize>

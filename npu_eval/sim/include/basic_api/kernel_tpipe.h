@@ -23,6 +23,7 @@ inline sage::sim::Pipe producer_pipe(TPosition pos) {
         case sage::sim::Mem::L1: return Pipe::MTE2;
         case sage::sim::Mem::L0A: case sage::sim::Mem::L0B: case sage::sim::Mem::BT: return Pipe::MTE1;
         case sage::sim::Mem::L0C: return Pipe::M;
+        case sage::sim::Mem::FB: return Pipe::FIX;  // L1 -> Fixpipe Buffer is the FIX pipe's copy
         default: return pos == TPosition::VECIN ? Pipe::MTE2 : Pipe::V;
     }
 }
@@ -31,7 +32,7 @@ inline sage::sim::Pipe consumer_pipe(TPosition pos) {
     switch (pos_mem(pos)) {
         case sage::sim::Mem::L1: return Pipe::MTE1;
         case sage::sim::Mem::L0A: case sage::sim::Mem::L0B: case sage::sim::Mem::BT: return Pipe::M;
-        case sage::sim::Mem::L0C: return Pipe::FIX;
+        case sage::sim::Mem::L0C: case sage::sim::Mem::FB: return Pipe::FIX;
         default: return pos == TPosition::VECOUT ? Pipe::MTE3 : Pipe::V;
     }
 }
@@ -48,6 +49,7 @@ inline const char* queue_kind(TPosition pos) {
         case TPosition::B2: return "B2 (L0B) queue";
         case TPosition::CO1: return "CO1 (L0C) queue";
         case TPosition::C2: return "C2 (BiasTable) queue";
+        case TPosition::C2PIPE2GM: return "C2PIPE2GM (Fixpipe Buffer) queue";
         default: return "queue";
     }
 }

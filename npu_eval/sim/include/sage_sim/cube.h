@@ -1,5 +1,5 @@
 // The cube unit's memories and arithmetic. A block's local memory is one byte array: the Unified
-// Buffer first, then L1, L0A, L0B, L0C and the BiasTable, each a window at its own base (sizes
+// Buffer first, then L1, L0A, L0B, L0C, the BiasTable and the Fixpipe Buffer, each a window at its own base (sizes
 // from the chip profile's SAGE_CHIP_* defines). A LocalTensor's address is its byte offset in
 // that array, so the race checks, the written-bytes bookkeeping and the trace treat every memory
 // alike, and two memories never overlap.
@@ -32,6 +32,9 @@
 #ifndef SAGE_CHIP_BT_BYTES
 #define SAGE_CHIP_BT_BYTES 1024
 #endif
+#ifndef SAGE_CHIP_FB_BYTES
+#define SAGE_CHIP_FB_BYTES 2048
+#endif
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define SAGE_SIM_HOT __attribute__((optimize("O2")))
@@ -42,11 +45,11 @@
 namespace sage {
 namespace sim {
 
-enum class Mem : uint8_t { UB, L1, L0A, L0B, L0C, BT, Count };
+enum class Mem : uint8_t { UB, L1, L0A, L0B, L0C, BT, FB, Count };
 
 inline const char* mem_name(Mem m) {
     static const char* names[] = {"Unified Buffer", "L1 Buffer", "L0A Buffer", "L0B Buffer", "L0C Buffer",
-                                  "BiasTable Buffer", "?"};
+                                  "BiasTable Buffer", "Fixpipe Buffer", "?"};
     return names[int(m)];
 }
 inline uint32_t mem_bytes(Mem m) {
@@ -57,6 +60,7 @@ inline uint32_t mem_bytes(Mem m) {
         case Mem::L0B: return SAGE_CHIP_L0B_BYTES;
         case Mem::L0C: return SAGE_CHIP_L0C_BYTES;
         case Mem::BT: return SAGE_CHIP_BT_BYTES;
+        case Mem::FB: return SAGE_CHIP_FB_BYTES;
         default: return 0;
     }
 }
@@ -326,9 +330,17 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_mmad(uint8_t* local, uint8_t* init, uint
     for (uint32_t f = 0; f < m16 * n16; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);
 }
 
-// Fixpipe's conversions (QuantMode_t on the 910B, the scalar forms): the value from L0C (float
-// or int32), ReLU first when asked, then the mode's cast with round-to-nearest-even. A scalar
-// quantisation parameter keeps bits 31..13 of the float scale (QUANT_PRE[31:13]).
+// Fixpipe's conversions (QuantMode_t on the 910B): the value from L0C (float or int32), then the
+// mode's cast (F322F16/F322BF16: ReLU first when asked, round to nearest even) or quantisation.
+// A quantisation word (QUANT_PRE, the 随路量化 page's table for NPU arch 2201) is one uint64: the
+// scale M1 in bits 31..13 (a float cut to 1 sign, 8 exponent and 10 mantissa bits), a shift N in
+// bits 35..32 (b'0000 is 1, b'1111 is 16), the mode control bit 36 (int32 input shifted right by
+// N and saturated to int16 first; REQ8/DEQF16 only), a signed 9-bit offset in bits 45..37 (the
+// B8 modes) and the sign bit 46 (int8 when 1, uint8 when 0). The scalar modes read one word, the
+// per-column (V) modes word j for column j. Non-negative values are scaled by M1, negative ones
+// by M2: M1 again, or 0 with ReLU (the 随路量化与随路ReLU场景组合 page). The B8 result is
+// saturated to [-256, 255], rounded to nearest even, offset, and saturated to int8 or uint8 (its
+// gen_data_*.py algorithms); DEQF16 saturates to half's range, then rounds.
 enum class FixQuant : uint8_t { None, F322F16, F322BF16, DEQF16, QF322B8, REQ8 };
 struct FixpipeShape {
     uint32_t nSize, mSize, srcStride, dstStride, ndNum, srcNdStride, dstNdStride;
@@ -336,32 +348,64 @@ struct FixpipeShape {
     uint32_t w;           // NZ output column block: 16, 32 for int8, 8 for float with channel split
     bool relu;
     FixQuant quant;
-    float scale;
+    uint64_t word;        // the scalar quantisation word (deqScalar / SetFixpipePreQuantFlag)
+    int64_t vec;          // per-column words: their local-array address, or -1 for the scalar word
+    const uint8_t* words; // those words as read before the conversion (the device copies them to the
+                          // Fixpipe Buffer first, so an output over them in L1 does not change them)
     CubeType src, dst;
 };
 inline uint32_t cube_size(CubeType t) {
     return t == CubeType::F16 || t == CubeType::BF16 ? 2 : (t == CubeType::S8 || t == CubeType::U8) ? 1 : 4;
 }
-SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fix_value(float v, int32_t iv, const FixpipeShape& s, uint8_t* out) {
-    bool integer = s.src == CubeType::S32;
+// The float a quantisation word scales by: its bits 31..13.
+inline float quant_scale(uint64_t word) {
+    const uint32_t bits = uint32_t(word) & 0xFFFFE000u;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+inline bool quant_signed(uint64_t word) { return (word >> 46) & 1; }
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fix_quant(float v, int32_t iv, const FixpipeShape& s, uint64_t word,
+                                                  uint8_t* out) {
+    float x = v;
+    if (s.src == CubeType::S32) {
+        int64_t i = iv;
+        if ((word >> 36) & 1) {  // mode control bit: shift right by N, saturate to int16
+            i >>= ((word >> 32) & 0xF) + 1;
+            i = i < -32768 ? -32768 : i > 32767 ? 32767 : i;
+        }
+        x = float(i);
+    }
+    const float m1 = quant_scale(word);
+    x *= x >= 0.0f || !s.relu ? m1 : 0.0f;
+    if (s.quant == FixQuant::DEQF16) {
+        x = x < -65504.0f ? -65504.0f : x > 65504.0f ? 65504.0f : x;
+        const uint16_t h = float_to_half_bits(x);
+        memcpy(out, &h, 2);
+        return;
+    }
+    x = x < -256.0f ? -256.0f : x > 255.0f ? 255.0f : x;
+    const int32_t offset = int32_t(uint32_t(word >> 37) << 23) >> 23;  // 9-bit two's complement
+    int32_t r = int32_t(__builtin_rintf(x)) + offset;
+    const bool sgn = quant_signed(word);
+    const int32_t lo = sgn ? -128 : 0, hi = sgn ? 127 : 255;
+    r = r < lo ? lo : r > hi ? hi : r;
+    *out = uint8_t(r);
+}
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fix_value(float v, int32_t iv, const FixpipeShape& s, uint64_t word,
+                                                  uint8_t* out) {
+    if (s.quant == FixQuant::DEQF16 || s.quant == FixQuant::QF322B8 || s.quant == FixQuant::REQ8)
+        return cube_fix_quant(v, iv, s, word, out);
     if (s.relu) {
         v = v < 0.0f ? 0.0f : v;
         iv = iv < 0 ? 0 : iv;
     }
-    float x = integer ? float(iv) : v;
-    if (s.quant == FixQuant::DEQF16 || s.quant == FixQuant::QF322B8 || s.quant == FixQuant::REQ8) x *= s.scale;
     switch (s.dst) {
-        case CubeType::F16: { uint16_t h = float_to_half_bits(x); memcpy(out, &h, 2); return; }
-        case CubeType::BF16: { uint16_t h = float_to_bf16_bits(x); memcpy(out, &h, 2); return; }
+        case CubeType::F16: { uint16_t h = float_to_half_bits(v); memcpy(out, &h, 2); return; }
+        case CubeType::BF16: { uint16_t h = float_to_bf16_bits(v); memcpy(out, &h, 2); return; }
         case CubeType::F32: memcpy(out, &v, 4); return;
         case CubeType::S32: memcpy(out, &iv, 4); return;
-        case CubeType::S8: case CubeType::U8: {
-            float r = __builtin_rintf(x);
-            float lo = s.dst == CubeType::S8 ? -128.0f : 0.0f, hi = s.dst == CubeType::S8 ? 127.0f : 255.0f;
-            r = r < lo ? lo : r > hi ? hi : r;
-            *out = s.dst == CubeType::S8 ? uint8_t(int8_t(r)) : uint8_t(r);
-            return;
-        }
+        default: return;  // the B8 outputs are quantisation modes, handled above
     }
 }
 // L0C (NZ) -> out: element (i, j) of matrix nd from src + nd*srcNdStride fractals +
@@ -383,7 +427,9 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_fixpipe(const uint8_t* local, uint32_t s
                 const uint32_t w = s.w;
                 uint64_t o = s.nz ? uint64_t(j / w) * s.dstStride * 32 + (uint64_t(i) * w + j % w) * osz
                                   : (uint64_t(nd) * s.dstNdStride + uint64_t(i) * s.dstStride + j) * osz;
-                cube_fix_value(v, iv, s, out + o);
+                uint64_t word = s.word;
+                if (s.words) memcpy(&word, s.words + uint64_t(j) * 8, 8);
+                cube_fix_value(v, iv, s, word, out + o);
             }
         }
     }

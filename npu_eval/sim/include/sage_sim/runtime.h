@@ -189,10 +189,13 @@ struct BlockState {
     bool load3d_pad_set = false;
     uint32_t load3d_boundary = 0;
     // The Fixpipe registers an L0C DataCopy (DataCopyCO12DstParams) reads: SetFixpipeNz2ndFlag's
-    // ND matrices and strides, SetFixpipePreQuantFlag's scalar quantisation word.
+    // ND matrices and strides, SetFixpipePreQuantFlag's scalar quantisation word, and
+    // SetFixPipeConfig's per-column quantisation words (a local-array address in the Fixpipe
+    // Buffer; -1 until set).
     uint16_t fix_nd_num = 1, fix_src_nd_stride = 0;
     uint32_t fix_dst_nd_stride = 0;
     uint64_t fix_pre_quant = 0;
+    int64_t fix_quant_vec = -1;
     // The core's data cache: scalar GM loads go through it, DMA does not (sage_sim/dcache.h).
     std::unordered_map<uintptr_t, DcacheLine> dcache;
     // The last scalar GM load, to tell a spin loop (the same value read again and again).
