@@ -607,7 +607,13 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     const uint64_t src_elems = uint64_t(p.ndNum - 1) * p.srcNdMatrixStride + uint64_t(p.nValue - 1) * p.srcDValue +
                                p.dValue;
     dst.check("DataCopy", (dst_bytes + sizeof(T) - 1) / sizeof(T), loc);
-    gm_check(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    // The span's bounds, then whether each row read was written: not the whole span, whose gaps
+    // between rows the copy skips (a K slice of a wide matrix reads a small part of its span).
+    GmBuffer* b = gm_bounds(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    for (uint32_t nd = 0; b->written && nd < p.ndNum; ++nd)
+        for (uint32_t r = 0; r < p.nValue; ++r)
+            gm_check_written(b, src.addr_ + uint64_t(nd) * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue,
+                             uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
     Nd2Nz shape{uint32_t(sizeof(T)), p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
                 p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride};
     cube_nd2nz(blk().ub, blk().ub_init, dst.addr_, reinterpret_cast<const uint8_t*>(src.addr_), shape);

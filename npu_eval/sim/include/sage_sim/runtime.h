@@ -486,19 +486,26 @@ inline void gm_check_written(const GmBuffer* b, const void* p, uint64_t bytes, S
            api ? api : "a load", b->name.c_str(), first / elem, b->name.c_str(), blk().idx);
 }
 
-SAGE_SIM_OUTLINE GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
-                          uint32_t elem = 1, int home = -1) {
+// The bounds half of gm_check: [p, p+bytes) inside one buffer, or the out-of-bounds fault (which
+// does not return). A strided read checks its span here and the bytes it reads with
+// gm_check_written (DataCopy with Nd2NzParams).
+SAGE_SIM_OUTLINE GmBuffer* gm_bounds(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
+                                     uint32_t elem = 1, int home = -1) {
     auto* q = static_cast<const uint8_t*>(p);
     GmBuffer* b = home >= 0 ? &rt().gm[size_t(home)] : gm_find(p);
-    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) {
-        if (!write && b->written && bytes) gm_check_written(b, p, bytes, loc, api, elem);
-        return b;
-    }
+    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) return b;
     if (!b) {
         long long off = 0;
         b = gm_nearest(p, &off);
     }
     gm_out_of_bounds(b, q, bytes, loc, write, api, elem);
+}
+
+SAGE_SIM_OUTLINE GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
+                          uint32_t elem = 1, int home = -1) {
+    GmBuffer* b = gm_bounds(p, bytes, loc, write, api, elem, home);
+    if (!write && b->written && bytes) gm_check_written(b, p, bytes, loc, api, elem);
+    return b;
 }
 
 SAGE_SIM_OUTLINE void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, size_t first, uint64_t bytes, SrcLoc loc,
