@@ -11,9 +11,10 @@ with --cases, such as the one benchmarks/readme_cases.py builds from the READMEs
 this sweep (see `select`), and runs each case's own commands in a copy of its sample folder:
 its scripts generate and verify the data, and `sage-npu run` replaces the CMake build and the
 binary. A case passes when every command exits 0, no output says `test failed!` or `[ERROR]`,
-and `sage-npu run` reports the program ok. It prints PASS/FAIL per case with a one-line reason,
-the asc-devkit commit and a summary, and lists warnings (and any error diagnostic) of passing
-cases. asc-devkit's licence keeps its files out of this repository: the sweep takes a path.
+and `sage-npu run` reports the program ok. Each command has `--timeout` seconds (300 by default),
+which is also the program's run limit in `sage-npu run` (the build aside). It prints PASS/FAIL
+per case with a one-line reason, the asc-devkit commit and a summary, and lists warnings (and any
+error diagnostic) of passing cases. asc-devkit's licence keeps its files out of this repository: the sweep takes a path.
 """
 
 from __future__ import annotations
@@ -59,7 +60,11 @@ HEADER_SUFFIXES = (".h", ".hpp")
 # What `sage-npu run` builds: AI Core and host sources, and AI CPU kernels (.aicpu).
 BUILT_SUFFIXES = (".asc", ".cpp", ".cc", ".aicpu")
 SOURCE_SUFFIXES = (*BUILT_SUFFIXES, *HEADER_SUFFIXES)
-COMMAND_TIMEOUT_S = 300
+COMMAND_TIMEOUT_S = 300  # a command's limit, and the program's own run limit (`sage-npu run --timeout`)
+# What `sage-npu run` may take beyond its run limit: building the program (one compile a source,
+# each up to its own 120 s limit) and writing the report. The sweep waits that much longer, so a
+# slow program is stopped by its run limit and reported as a timeout, with where it was.
+BUILD_ALLOWANCE_S = 300
 REASON_MAX = 200
 
 
@@ -379,9 +384,11 @@ _RUN = re.compile(r"^(?:mssanitizer\s+)?\./(\S+)(.*)$")
 SAGE = [sys.executable, "-c", "import sys; from sage_npu.cli import main; sys.exit(main())"]
 
 
-def _sage_run(build: Build, folder: Path, copy: Path, args: list[str]) -> list[str]:
+def _sage_run(build: Build, folder: Path, copy: Path, args: list[str], limit_s: float = COMMAND_TIMEOUT_S) -> list[str]:
+    """The `sage-npu run` command of a case's program, with the sweep's limit as its own (its
+    default would stop a slow case long before the sweep's limit)."""
     srcs = [copy / s.relative_to(folder) for s in build.sources]
-    cmd = [*SAGE, "run", "--json", str(srcs[0])]
+    cmd = [*SAGE, "run", "--json", "--timeout", f"{limit_s:g}", str(srcs[0])]
     for extra in srcs[1:]:
         cmd += ["--with", str(extra)]
     for k, v in build.defines.items():
@@ -446,9 +453,9 @@ def cmake_commands(c: PlanCase, env: dict[str, str]) -> list[str]:
     return [string.Template(x).safe_substitute(env) for x in c.commands if x.startswith("cmake")]
 
 
-def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
+def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEOUT_S) -> Outcome:
     """Run one case's commands in a copy of its sample folder, in the environment its runner
-    script sets; the first failure ends it."""
+    script sets, each within `limit_s` (a program's run, its build aside); the first failure ends it."""
     t0 = time.monotonic()
     folder = root / "examples" / c.source_case
     copy = work / c.case.replace("/", "__")
@@ -468,12 +475,12 @@ def run_case(root: Path, c: PlanCase, work: Path) -> Outcome:
                 return _failed(outcome, t0, unbuildable(folder, m.group(1)))
             given = string.Template(m.group(2)).safe_substitute(env)  # `./demo $TESTCASE`
             args = [] if cmd.startswith("mssanitizer") else shlex.split(given)
-            why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args), bdir)
+            why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args, limit_s), bdir, limit_s)
             if why:
                 return _failed(outcome, t0, why)
             outcome.errors_on_pass = errs
             continue
-        why = run_script(cmd, bdir, env)
+        why = run_script(cmd, bdir, env, limit_s)
         if why:
             return _failed(outcome, t0, why)
     outcome.seconds = time.monotonic() - t0
@@ -485,25 +492,27 @@ def _failed(o: Outcome, t0: float, why: str) -> Outcome:
     return o
 
 
-def _run_program(cmd: list[str], cwd: Path) -> tuple[str | None, list[str], list[str]]:
+def _run_program(cmd: list[str], cwd: Path, limit_s: float) -> tuple[str | None, list[str], list[str]]:
+    wait_s = limit_s + BUILD_ALLOWANCE_S
     try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=wait_s)
     except subprocess.TimeoutExpired:
-        return f"sage-npu run took over {COMMAND_TIMEOUT_S} s", [], []
+        return f"sage-npu run took over {wait_s:g} s (its build and its {limit_s:g} s run)", [], []
     return program_verdict(p.stdout)
 
 
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
-def run_script(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> str | None:
+def run_script(cmd: str, cwd: Path, env: dict[str, str] | None = None,
+               limit_s: float = COMMAND_TIMEOUT_S) -> str | None:
     """A command of the sample's own (data generation, verification), with the runner's
     environment added; why it failed, or None."""
     try:
-        p = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
+        p = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True, timeout=limit_s,
                            env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired:
-        return f"`{cmd}` took over {COMMAND_TIMEOUT_S} s"
+        return f"`{cmd}` took over {limit_s:g} s"
     out = p.stdout + "\n" + p.stderr
     missing = _NO_MODULE.search(out)
     if p.returncode != 0 and missing:
@@ -577,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--case", action="append", default=[], help="only cases whose name contains this (repeatable)")
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     ap.add_argument("--json", type=Path, help="also write the outcomes here")
+    ap.add_argument("--timeout", type=float, default=COMMAND_TIMEOUT_S, metavar="S",
+                    help=f"each command's limit, a program's run included (default {COMMAND_TIMEOUT_S} s)")
     ap.add_argument("--keep", type=Path, help="run in this folder and keep it (default: a temporary one)")
     ap.add_argument("--include-cube", action="store_const", const="include", dest="cube", default="exclude",
                     help="also run the cube and mixed cases the selection leaves out (their refusals)")
@@ -600,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-            outcomes = list(pool.map(lambda c: run_case(root, c, work), chosen))
+            outcomes = list(pool.map(lambda c: run_case(root, c, work, a.timeout), chosen))
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)

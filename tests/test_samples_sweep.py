@@ -14,6 +14,7 @@ import pytest
 
 from sage_npu.npu_eval.program import LaunchReport, ProgramReport, ProgramStatus
 from sage_npu.npu_eval.report import Diagnostic
+from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 CASES_3D5CEE = BENCH / "asc_devkit_3d5cee08792f_cases.json"
@@ -512,9 +513,10 @@ print("test pass" if len(got) == len(want) and all(abs(a - b) < 1e-5 for a, b in
 """
 
 
-def test_one_sample_runs_end_to_end_and_passes_its_own_check(tmp_path, monkeypatch, capsys):
+def _vadd_sample(tmp_path, monkeypatch, source: str) -> tuple[Path, Path]:
+    """The vadd sample (with `source` as its kernel file) in a fake asc-devkit, and its case list."""
     sample = tmp_path / "kit" / "examples" / "00_intro" / "vadd"
-    write(sample / "vadd.asc", VADD)
+    write(sample / "vadd.asc", source)
     write(sample / "scripts" / "gen_data.py", GEN)
     write(sample / "scripts" / "verify_result.py", VERIFY)
     # VADD_BIAS reaches the build only through the CMake reading (a -D name must not be one the
@@ -525,8 +527,13 @@ def test_one_sample_runs_end_to_end_and_passes_its_own_check(tmp_path, monkeypat
         "cmake .. -DBIAS_VALUE=3", "make -j", "python3 ../scripts/gen_data.py", "./demo",
         "python3 ../scripts/verify_result.py output/output.bin output/golden.bin"])]))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the build stays out of the user's cache
+    return tmp_path / "kit", cases
+
+
+def test_one_sample_runs_end_to_end_and_passes_its_own_check(tmp_path, monkeypatch, capsys):
+    kit, cases = _vadd_sample(tmp_path, monkeypatch, VADD)
     out = tmp_path / "outcomes.json"
-    assert sweep.main([str(tmp_path / "kit"), "--cases", str(cases), "--jobs", "1", "--json", str(out)]) == 0
+    assert sweep.main([str(kit), "--cases", str(cases), "--jobs", "1", "--json", str(out)]) == 0
     [outcome] = json.loads(out.read_text())["outcomes"]
     assert outcome["passed"], outcome["reason"]
     assert outcome["errors_on_pass"] == []
@@ -534,3 +541,15 @@ def test_one_sample_runs_end_to_end_and_passes_its_own_check(tmp_path, monkeypat
     assert "1 cases selected" in printed and "PASS  00_intro/vadd" in printed and "summary: 1/1 pass" in printed
 
 
+def test_a_program_is_held_to_the_sweeps_limit_not_sage_npu_runs_default(tmp_path, monkeypatch):
+    # A host that sleeps 6 s: well inside `sage-npu run`'s default limit (DEFAULT_TIMEOUT_S), past
+    # the sweep's 2 s. The case fails as the program's own timeout, which `sage-npu run` reports.
+    slow = VADD.replace('#include <cstdio>', '#include <cstdio>\n#include <unistd.h>').replace(
+        "    aclFinalize();", "    sleep(6);\n    aclFinalize();")
+    assert DEFAULT_TIMEOUT_S > 6
+    kit, cases = _vadd_sample(tmp_path, monkeypatch, slow)
+    out = tmp_path / "outcomes.json"
+    assert sweep.main([str(kit), "--cases", str(cases), "--jobs", "1", "--json", str(out), "--timeout", "2"]) == 0
+    [outcome] = json.loads(out.read_text())["outcomes"]
+    assert not outcome["passed"]
+    assert outcome["reason"].startswith("timeout:") and "limit" in outcome["reason"], outcome["reason"]

@@ -587,6 +587,24 @@ static void load3d_faults() {
     } catch (const sage::sim::KernelAbort&) {
     }
 }
+
+// An ND -> NZ copy of a K slice (16 of each 64-element row) checks the bytes it reads, not its
+// span: the unwritten rest of each row is skipped, an unwritten byte in a row read is reported.
+static void nd2nz_reads_rows() {
+    constexpr uint32_t rows = 4, width = 64, slice = 16;
+    half* w = gm_alloc<half>("w", rows * width);
+    uint8_t* written = new uint8_t[rows * width * sizeof(half)]();
+    sage::sim::rt().gm.back().written = written;
+    for (uint32_t r = 0; r < rows; ++r) std::memset(written + r * width * sizeof(half), 1, slice * sizeof(half));
+    GlobalTensor<half> gw;
+    gw.SetGlobalBuffer(w, rows * width);
+    LocalMemAllocator<Hardware::L1> l1;
+    auto a1 = l1.Alloc<TPosition::A1, half>(16 * slice);
+    DataCopy(a1, gw, Nd2NzParams{1, uint16_t(rows), uint16_t(slice), 0, uint16_t(width), 16, 1, 0});
+    written[(2 * width + 5) * sizeof(half)] = 0;  // row 2, element 5: inside the slice read
+    expect("uninitialized-gm-read", __LINE__ + 1);
+    DataCopy(a1, gw, Nd2NzParams{1, uint16_t(rows), uint16_t(slice), 0, uint16_t(width), 16, 1, 0});
+}
 """ + main_calling(
     'matmul<half, float, half>("h_full", 32, 64, 48, QuantMode_t::F322F16, false, false, false);',
     'matmul<half, float, float>("h_tail", 30, 70, 40, QuantMode_t::NoQuant, false, false, false);',
@@ -612,6 +630,7 @@ static void load3d_faults() {
     'per_column<int8_t, int32_t, half>("vdeq_ws", QuantMode_t::VDEQF16, false, 1);',
     'per_column<int8_t, int32_t, half>("vdeq_fb_relu", QuantMode_t::VDEQF16, true, 2);',
     'per_column<int8_t, int32_t, int8_t>("req_scalar", QuantMode_t::REQ8, false, 0);',
+    "nd2nz_reads_rows();",
 )
 
 

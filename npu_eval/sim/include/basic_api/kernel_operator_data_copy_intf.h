@@ -646,11 +646,16 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     const uint64_t src_elems = uint64_t(p.ndNum - 1) * p.srcNdMatrixStride + uint64_t(p.nValue - 1) * p.srcDValue +
                                p.dValue;
     dst.check("DataCopy", (dst_bytes + sizeof(T) - 1) / sizeof(T), loc);
-    const GmBuffer* b = gm_check(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
-    for (uint32_t i = 0; gm_order().active && i < uint32_t(p.ndNum) * p.nValue; ++i) {  // each row read
-        uint64_t at = uint64_t(i / p.nValue) * p.srcNdMatrixStride + uint64_t(i % p.nValue) * p.srcDValue;
-        gm_order_read(b, src.addr_ + at, uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
-    }
+    // The span's bounds, then each row the copy reads: whether it was written (not the whole span,
+    // whose gaps between rows the copy skips: a K slice of a wide matrix reads a small part of it)
+    // and, in a mixed launch, whether another core's store to it is ordered before this read.
+    GmBuffer* b = gm_bounds(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    for (uint32_t nd = 0; (b->written || gm_order().active) && nd < p.ndNum; ++nd)
+        for (uint32_t r = 0; r < p.nValue; ++r) {
+            auto* row = src.addr_ + uint64_t(nd) * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue;
+            if (b->written) gm_check_written(b, row, uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
+            gm_order_read(b, row, uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
+        }
     Nd2Nz shape{uint32_t(sizeof(T)), p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
                 p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride};
     cube_nd2nz(blk().ub, blk().ub_init, dst.addr_, reinterpret_cast<const uint8_t*>(src.addr_), shape);

@@ -36,12 +36,6 @@
 #define SAGE_CHIP_FB_BYTES 2048
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SAGE_SIM_HOT __attribute__((optimize("O2")))
-#else
-#define SAGE_SIM_HOT
-#endif
-
 namespace sage {
 namespace sim {
 
@@ -256,78 +250,160 @@ struct MmadShape {
     uint32_t bias;        // address of the bias (float or int32, n elements) when init == 2
     uint32_t k1;          // k fractals per A row block / B block row (kDirectionAlign may round it up)
 };
-SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_mmad(uint8_t* local, uint8_t* init, uint32_t c, uint32_t a, uint32_t b,
-                                             const MmadShape& s) {
+
+// The inner product kernel cube_mmad runs. Auto takes the AVX2 one where the CPU has it; both
+// give the same bits (each element's products added in k order, a multiply then an add, never
+// fused), and tests force each in turn to check that (tests/test_cube_mmad_paths.py).
+enum class MmadKernel : uint8_t { Auto, Scalar, Avx2 };
+inline MmadKernel& cube_mmad_kernel() {
+    static MmadKernel k = MmadKernel::Auto;
+    return k;
+}
+
+// c (M x N, row-major, holding the initial values) += a (M x K) * b (K x N), one element at a
+// time in k order. M and N are whole fractals (multiples of 16).
+template <class T>
+SAGE_SIM_HOT void mmad_rows_scalar(T* c, const T* a, const T* b, uint32_t M, uint32_t N, uint32_t K) {
+    for (uint32_t i = 0; i < M; ++i) {
+        T* cr = c + size_t(i) * N;
+        for (uint32_t kk = 0; kk < K; ++kk) {
+            const T av = a[size_t(i) * K + kk];
+            const T* br = b + size_t(kk) * N;
+            for (uint32_t j = 0; j < N; ++j) cr[j] = T(cr[j] + av * br[j]);
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SAGE_SIM_MMAD_AVX2 1
+// The same sums on 8-lane vectors: a block of 4 rows x 16 columns of C stays in registers while
+// k runs, each lane doing exactly the scalar loop's multiply and add (no FMA: "no-fma" keeps the
+// compiler from contracting them, whatever the build's flags).
+template <class T>
+__attribute__((target("avx2,no-fma"))) SAGE_SIM_HOT void mmad_rows_avx2(T* c, const T* a, const T* b, uint32_t M,
+                                                                      uint32_t N, uint32_t K) {
+    typedef T v8 __attribute__((vector_size(32), aligned(4)));
+    typedef v8* at;  // 8 lanes at any float's address (aligned(4)); a cast, as a lambda would be -O0 here
+    typedef const v8* cat;
+    for (uint32_t i = 0; i < M; i += 4) {
+        T *c0 = c + size_t(i) * N, *c1 = c0 + N, *c2 = c1 + N, *c3 = c2 + N;
+        const T *a0 = a + size_t(i) * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K;
+        for (uint32_t j = 0; j < N; j += 16) {
+            v8 x0 = *at(c0 + j), y0 = *at(c0 + j + 8), x1 = *at(c1 + j), y1 = *at(c1 + j + 8);
+            v8 x2 = *at(c2 + j), y2 = *at(c2 + j + 8), x3 = *at(c3 + j), y3 = *at(c3 + j + 8);
+            for (uint32_t kk = 0; kk < K; ++kk) {
+                const T* br = b + size_t(kk) * N + j;
+                const v8 b0 = *cat(br), b1 = *cat(br + 8);
+                x0 = x0 + a0[kk] * b0, y0 = y0 + a0[kk] * b1;
+                x1 = x1 + a1[kk] * b0, y1 = y1 + a1[kk] * b1;
+                x2 = x2 + a2[kk] * b0, y2 = y2 + a2[kk] * b1;
+                x3 = x3 + a3[kk] * b0, y3 = y3 + a3[kk] * b1;
+            }
+            *at(c0 + j) = x0, *at(c0 + j + 8) = y0, *at(c1 + j) = x1, *at(c1 + j + 8) = y1;
+            *at(c2 + j) = x2, *at(c2 + j + 8) = y2, *at(c3 + j) = x3, *at(c3 + j + 8) = y3;
+        }
+    }
+}
+#endif
+
+template <class T>
+SAGE_SIM_HOT void mmad_rows(T* c, const T* a, const T* b, uint32_t M, uint32_t N, uint32_t K) {
+#ifdef SAGE_SIM_MMAD_AVX2
+    MmadKernel k = cube_mmad_kernel();
+    if (k == MmadKernel::Auto) k = __builtin_cpu_supports("avx2") ? MmadKernel::Avx2 : MmadKernel::Scalar;
+    if (k == MmadKernel::Avx2) return mmad_rows_avx2(c, a, b, M, N, K);
+#endif
+    mmad_rows_scalar(c, a, b, M, N, K);
+}
+
+// n elements of type t from p into float (int32 for the integer types), the cube's reading.
+SAGE_SIM_HOT inline void cube_unpack(float* dst, const uint8_t* p, uint32_t n, CubeType t) {
+    switch (t) {
+        case CubeType::F16:
+            for (uint32_t x = 0; x < n; ++x) {
+                _Float16 v;
+                memcpy(&v, p + 2 * x, 2);
+                dst[x] = float(v);
+            }
+            return;
+        case CubeType::BF16:
+            for (uint32_t x = 0; x < n; ++x) {
+                uint32_t u = uint32_t(uint16_t(p[2 * x] | p[2 * x + 1] << 8)) << 16;
+                memcpy(dst + x, &u, 4);
+            }
+            return;
+        default: memcpy(dst, p, size_t(n) * 4); return;  // F32
+    }
+}
+SAGE_SIM_HOT inline void cube_unpack(int32_t* dst, const uint8_t* p, uint32_t n, CubeType t) {
+    for (uint32_t x = 0; x < n; ++x) dst[x] = t == CubeType::U8 ? int32_t(p[x]) : int32_t(int8_t(p[x]));
+}
+
+// The buffers of one Mmad: A row-major M x K, B K x N, C M x N (float or int32).
+template <class T>
+struct MmadBuffers {
+    std::vector<T> a, b, c;
+    void reserve(size_t na, size_t nb, size_t nc) {
+        if (a.size() < na) a.resize(na);
+        if (b.size() < nb) b.resize(nb);
+        if (c.size() < nc) c.resize(nc);
+    }
+};
+
+// cube_mmad for one accumulator type: unpack A and B, start C, multiply, write C back as NZ.
+template <class T>
+SAGE_SIM_HOT void cube_mmad_as(uint8_t* local, uint32_t c, uint32_t a, uint32_t b, const MmadShape& s) {
     const uint32_t esize = s.in == CubeType::F32 ? 4 : (s.in == CubeType::S8 || s.in == CubeType::U8) ? 1 : 2;
     const uint32_t k0 = 32 / esize, m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, k1 = s.k1;
     const uint32_t M = m16 * 16, N = n16 * 16, K = s.k;
-    const bool integer = s.in == CubeType::S8 || s.in == CubeType::U8;
-    static std::vector<float> af, bf, cf;
-    static std::vector<int32_t> ai, bi, ci;
-    // Unpack A to row-major M x K and B to K x N.
-    // m = 1 is GEMV: the hardware reads A's one row from L0A as ND (the Mmad doc page); the other
-    // 15 rows of the fractal are not computed from anything and come out as 0 here.
-    static const uint8_t zero[4] = {};
-    auto a_at = [&](uint32_t i, uint32_t kk) -> const uint8_t* {
-        if (s.m == 1) return i ? zero : local + a + uint64_t(kk) * esize;
-        return local + a + ((uint64_t(i / 16) * k1 + kk / k0) * 16 * k0 + (i % 16) * k0 + kk % k0) * esize;
-    };
-    auto b_at = [&](uint32_t kk, uint32_t j) {
-        return local + b + ((uint64_t(kk / k0) * n16 + j / 16) * 16 * k0 + (j % 16) * k0 + kk % k0) * esize;
-    };
-    auto c_at = [&](uint32_t i, uint32_t j) {
-        return local + c + ((uint64_t(j / 16) * m16 + i / 16) * 256 + (i % 16) * 16 + j % 16) * 4;
-    };
-    if (integer) {
-        ai.assign(size_t(M) * K, 0), bi.assign(size_t(K) * N, 0), ci.assign(size_t(M) * N, 0);
-        bool u = s.in == CubeType::U8;
-        for (uint32_t i = 0; i < M; ++i)
-            for (uint32_t kk = 0; kk < K; ++kk) ai[size_t(i) * K + kk] = u ? *a_at(i, kk) : int8_t(*a_at(i, kk));
-        for (uint32_t kk = 0; kk < K; ++kk)
-            for (uint32_t j = 0; j < N; ++j) bi[size_t(kk) * N + j] = u ? *b_at(kk, j) : int8_t(*b_at(kk, j));
-    } else {
-        af.assign(size_t(M) * K, 0.0f), bf.assign(size_t(K) * N, 0.0f), cf.assign(size_t(M) * N, 0.0f);
-        for (uint32_t i = 0; i < M; ++i)
-            for (uint32_t kk = 0; kk < K; ++kk) af[size_t(i) * K + kk] = cube_load(a_at(i, kk), s.in);
-        for (uint32_t kk = 0; kk < K; ++kk)
-            for (uint32_t j = 0; j < N; ++j) bf[size_t(kk) * N + j] = cube_load(b_at(kk, j), s.in);
-    }
+    static MmadBuffers<T> buf;
+    buf.reserve(size_t(M) * K, size_t(K) * N, size_t(M) * N);
+    T *A = buf.a.data(), *B = buf.b.data(), *C = buf.c.data();
+    // A to row-major; m = 1 is GEMV: the hardware reads A's one row from L0A as ND (the Mmad doc
+    // page); the other 15 rows of the fractal are not computed from anything and come out as 0.
     for (uint32_t i = 0; i < M; ++i) {
-        for (uint32_t j = 0; j < N; ++j) {
-            const uint8_t* from = s.init == 1 ? c_at(i, j) : s.init == 2 ? local + s.bias + uint64_t(j) * 4 : nullptr;
-            if (integer) {
-                int32_t v = 0;
-                if (from) memcpy(&v, from, 4);
-                ci[size_t(i) * N + j] = v;
-            } else {
-                float v = 0.0f;
-                if (from) memcpy(&v, from, 4);
-                cf[size_t(i) * N + j] = v;
-            }
+        T* row = A + size_t(i) * K;
+        if (s.m == 1) {
+            if (i == 0) cube_unpack(row, local + a, K, s.in);
+            else memset(row, 0, size_t(K) * sizeof(T));
+            continue;
         }
-        // k outermost inside the row: each element's sum runs over k in order, and the loop over
-        // j vectorises without reordering any element's additions.
-        if (integer) {
-            int32_t* cr = &ci[size_t(i) * N];
-            for (uint32_t kk = 0; kk < K; ++kk) {
-                const int32_t av = ai[size_t(i) * K + kk];
-                const int32_t* br = &bi[size_t(kk) * N];
-                for (uint32_t j = 0; j < N; ++j) cr[j] += av * br[j];
-            }
-        } else {
-            float* cr = &cf[size_t(i) * N];
-            for (uint32_t kk = 0; kk < K; ++kk) {
-                const float av = af[size_t(i) * K + kk];
-                const float* br = &bf[size_t(kk) * N];
-                for (uint32_t j = 0; j < N; ++j) cr[j] += av * br[j];
-            }
+        for (uint32_t kb = 0; kb * k0 < K; ++kb) {
+            const uint64_t at = (uint64_t(i / 16) * k1 + kb) * 16 * k0 + (i % 16) * k0;
+            cube_unpack(row + kb * k0, local + a + at * esize, K - kb * k0 < k0 ? K - kb * k0 : k0, s.in);
         }
     }
+    // B (ZN: fractal (kk / k0, j / 16) holds 16 columns of k0 k each) to row-major K x N.
+    T col[32];  // one fractal row: up to k0 (32 for int8) values of k
+    for (uint32_t kb = 0; kb * k0 < K; ++kb) {
+        const uint32_t kn = K - kb * k0 < k0 ? K - kb * k0 : k0;
+        for (uint32_t j = 0; j < N; ++j) {
+            const uint64_t at = (uint64_t(kb) * n16 + j / 16) * 16 * k0 + (j % 16) * k0;
+            cube_unpack(col, local + b + at * esize, kn, s.in);
+            for (uint32_t x = 0; x < kn; ++x) B[size_t(kb * k0 + x) * N + j] = col[x];
+        }
+    }
+    // C's start: zero, the bias (one value per column, every row) or L0C's NZ fractals.
+    for (uint32_t i = 0; i < M; ++i) {
+        T* row = C + size_t(i) * N;
+        if (s.init == 0) memset(row, 0, size_t(N) * sizeof(T));
+        else if (s.init == 2) memcpy(row, local + s.bias, size_t(N) * 4);
+        else
+            for (uint32_t jb = 0; jb < n16; ++jb)
+                memcpy(row + jb * 16, local + c + ((uint64_t(jb) * m16 + i / 16) * 256 + (i % 16) * 16) * 4, 64);
+    }
+    mmad_rows(C, A, B, M, N, K);
     for (uint32_t i = 0; i < M; ++i)
-        for (uint32_t j = 0; j < N; ++j)
-            memcpy(c_at(i, j), integer ? static_cast<const void*>(&ci[size_t(i) * N + j])
-                                       : static_cast<const void*>(&cf[size_t(i) * N + j]), 4);
-    for (uint32_t f = 0; f < m16 * n16; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);
+        for (uint32_t jb = 0; jb < n16; ++jb)
+            memcpy(local + c + ((uint64_t(jb) * m16 + i / 16) * 256 + (i % 16) * 16) * 4, C + size_t(i) * N + jb * 16, 64);
+}
+
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_mmad(uint8_t* local, uint8_t* init, uint32_t c, uint32_t a, uint32_t b,
+                                             const MmadShape& s) {
+    if (s.in == CubeType::S8 || s.in == CubeType::U8) cube_mmad_as<int32_t>(local, c, a, b, s);
+    else cube_mmad_as<float>(local, c, a, b, s);
+    const uint32_t fractals = (s.m + 15) / 16 * ((s.n + 15) / 16);
+    for (uint32_t f = 0; f < fractals; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);
 }
 
 // Fixpipe's conversions (QuantMode_t on the 910B): the value from L0C (float or int32), then the

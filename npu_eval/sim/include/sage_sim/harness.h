@@ -210,7 +210,7 @@ inline void write_file(const std::string& path, const void* data, size_t bytes) 
 
 // Who wrote each output byte, as runs (first byte, length, writer): a DataCopy writes one run,
 // so this stays small where a word per byte would be four times the output.
-inline void write_writers(const std::string& path, const uint32_t* w, size_t bytes) {
+SAGE_SIM_HOT inline void write_writers(const std::string& path, const uint32_t* w, size_t bytes) {
     struct Run {
         uint64_t start, length;
         uint32_t writer, pad;

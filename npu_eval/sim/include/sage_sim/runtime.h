@@ -31,6 +31,17 @@
 #define SAGE_SIM_OUTLINE inline
 #endif
 
+// SAGE_SIM_HOT marks the loops over every byte or element of a copy or a matmul: compiled at -O2
+// whatever the kernel's own -O level (a kernel builds at -O0 for speed of building), with no
+// multiply-add contraction, so the arithmetic is the same at every level and on every CPU. A
+// helper such a function calls is -O0 in a -O0 build unless it is SAGE_SIM_HOT too, and a lambda
+// inside it is never: the hot loops call neither.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SAGE_SIM_HOT __attribute__((optimize("O2", "fp-contract=off")))
+#else
+#define SAGE_SIM_HOT
+#endif
+
 #ifndef SAGE_CHIP_NAME
 #define SAGE_CHIP_NAME "910B2"
 #endif
@@ -486,19 +497,26 @@ inline void gm_check_written(const GmBuffer* b, const void* p, uint64_t bytes, S
            api ? api : "a load", b->name.c_str(), first / elem, b->name.c_str(), blk().idx);
 }
 
-SAGE_SIM_OUTLINE GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
-                          uint32_t elem = 1, int home = -1) {
+// The bounds half of gm_check: [p, p+bytes) inside one buffer, or the out-of-bounds fault (which
+// does not return). A strided read checks its span here and the bytes it reads with
+// gm_check_written (DataCopy with Nd2NzParams).
+SAGE_SIM_OUTLINE GmBuffer* gm_bounds(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
+                                     uint32_t elem = 1, int home = -1) {
     auto* q = static_cast<const uint8_t*>(p);
     GmBuffer* b = home >= 0 ? &rt().gm[size_t(home)] : gm_find(p);
-    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) {
-        if (!write && b->written && bytes) gm_check_written(b, p, bytes, loc, api, elem);
-        return b;
-    }
+    if (b && q >= b->base && bytes <= b->bytes && uint64_t(q - b->base) <= b->bytes - bytes) return b;
     if (!b) {
         long long off = 0;
         b = gm_nearest(p, &off);
     }
     gm_out_of_bounds(b, q, bytes, loc, write, api, elem);
+}
+
+SAGE_SIM_OUTLINE GmBuffer* gm_check(const void* p, uint64_t bytes, SrcLoc loc, bool write, const char* api = nullptr,
+                          uint32_t elem = 1, int home = -1) {
+    GmBuffer* b = gm_bounds(p, bytes, loc, write, api, elem, home);
+    if (!write && b->written && bytes) gm_check_written(b, p, bytes, loc, api, elem);
+    return b;
 }
 
 // ---- GM between the cores of a mixed launch ----
@@ -666,8 +684,8 @@ SAGE_SIM_OUTLINE void gm_race(const GmBuffer* b, size_t byte, uint32_t prev, siz
 // over the writer array, memory-bound (four writer bytes per output byte): the race test is
 // a compare that a correct kernel never takes.
 // `identical`: the store left the bytes as they were (the caller compared before writing).
-SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc, const char* api = nullptr,
-                     uint32_t elem = 1, bool identical = false) {
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLoc loc,
+                                          const char* api = nullptr, uint32_t elem = 1, bool identical = false) {
     gm_mark_written(b, p, bytes);
     gm_order_wrote(b, p, bytes);
     if (!b->writer || !bytes) return;
@@ -676,7 +694,7 @@ SAGE_SIM_OUTLINE void gm_wrote(GmBuffer* b, const void* p, uint64_t bytes, SrcLo
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
     uint32_t* w = b->writer + off;
     if (blk().atomic_op) {
-        std::fill(w, w + bytes, me);
+        for (uint64_t i = 0; i < bytes; ++i) w[i] = me;  // not std::fill: -O0 in a -O0 build
         return;
     }
     uint64_t hit = bytes;
