@@ -55,7 +55,8 @@ class Stages:
     build_cached: bool = False
     run_s: float = 0.0
     estimate_s: float = 0.0
-    advise_s: float = 0.0  # the advisor's counterfactual schedules (docs/advisor.md)
+    advise_s: float = 0.0  # the advisor's counterfactual schedules (docs/advisor.md); on the device also the
+    # wait for the emulator's build and its trial 0
 
 
 @dataclass(frozen=True)
@@ -211,12 +212,12 @@ class Evaluator:
         if isinstance(ready, StageFailure):
             return failed(ready)
         plan, chip, entry = ready.planned.plan, ready.chip, ready.entry
+        twin = model_twin(task, s, scratch, ready)  # on the device: the emulator's build, meanwhile
         binary = backend.build(task, entry, plan, chip)
         if isinstance(binary, BuildFailed):
             stages.build_s = binary.seconds
             return failed(StageFailure(binary.status, binary.diagnostics))
         stages.build_s, stages.build_cached = binary.seconds, binary.cached
-        twin = model_twin(task, s, scratch, ready)
         t0 = time.monotonic()
         try:
             res = run_trials(plan, TrialsRun(backend, binary, [p.name for p in entry.params], str(task.kernel),
@@ -244,8 +245,9 @@ class Evaluator:
 class ModelTwin:
     """A device evaluation's kernel built for the emulator, for the advisor: the device records no
     per-instruction trace, so the findings come from the emulator's trace of the same kernel, plan
-    and chip. The build (a second one, cached like every emulator build) runs in a thread while the
-    device runs the trials; only the emulator's trial 0 waits for the device's verdict."""
+    and chip. The build (a second one, cached like every emulator build) runs in a thread while
+    bisheng builds and the device runs the trials; the emulator's trial 0 waits for the device's
+    verdict (a device run that is not correct gets no findings)."""
 
     backend: Backend
     built: Future[Binary | BuildFailed]
