@@ -63,6 +63,7 @@ def test_device_findings_are_model_estimates_and_their_verification_is_measured(
         change.title
     record = calibration(task, top, before, after)
     assert record is not None and record.delivered_us == gain and record.estimated_us == top.saving_us
+    assert record.measured and record.verified_by == "editor"
 
 
 def test_no_model_build_when_device_advice_is_off(settings, tmp_path):

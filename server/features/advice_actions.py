@@ -85,7 +85,8 @@ def calibration(task: Task, finding: AdviceFinding, before: Report, after: Repor
     if saved is None:
         return None
     return Calibration(code=finding.code, change=finding.change, operator=task.root.name,
-                       estimated_us=finding.saving_us, delivered_us=round(saved, 4), verified_by="editor")
+                       estimated_us=finding.saving_us, delivered_us=round(saved, 4), verified_by="editor",
+                       measured=after is not None and after.timing is not None and not after.timing.estimated)
 
 
 def verified(task: Task, finding: AdviceFinding, c: Candidate, before: Report, after: Report | None
