@@ -177,7 +177,7 @@ def advice_calibration(operator: str, kernel_name: str, base: dict[str, str], be
         if c is not None and c.files and {**base, **c.files} == files:
             out.append(Calibration(code=f.code, change=f.change, operator=operator, estimated_us=f.saving_us,
                                    delivered_us=round(before.timing.estimated_us - after.timing.estimated_us, 4),
-                                   verified_by="optimizer"))
+                                   verified_by="optimizer", measured=not after.timing.estimated))
     return out
 
 

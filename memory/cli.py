@@ -110,7 +110,8 @@ def calibration_lines(kinds) -> list[str]:
     if not kinds:
         return ["advisor    no verified findings yet"]
     return ["advisor    verified findings (delivered / estimated saving):"] + [
-        f"  {k.code:<22} n={k.n:<4} median ratio {k.median_ratio:.2f}, {k.within:.0%} within 25%" for k in kinds]
+        f"  {k.code + (' (device)' if k.measured else ''):<22} n={k.n:<4} median ratio {k.median_ratio:.2f}, "
+        f"{k.within:.0%} within 25%" for k in kinds]
 
 
 def _row(it) -> str:

@@ -50,6 +50,8 @@ class KindCalibration(BaseModel):
     """How well one kind of advisor finding's estimates held when verified (docs/advisor.md)."""
 
     code: str
+    measured: bool = Field(default=False, description="these deliveries were measured on a device (a kind's device "
+                           "and CPU-model verifications are counted apart)")
     n: int
     median_ratio: float = Field(description="median of delivered / estimated saving")
     within: float = Field(description="share of verifications whose estimate was within 25% of the delivered")
@@ -58,17 +60,18 @@ class KindCalibration(BaseModel):
 def calibration_by_kind(records: Iterable[Calibration]) -> list[KindCalibration]:
     """Per finding kind: how many were verified, their median delivered/estimated and the share
     within 25% (the advisor's bar, npu_eval/advisor.py WITHIN; 0.25 here: memory imports no npu_eval)."""
-    by: dict[str, list[Calibration]] = {}
+    by: dict[tuple[str, bool], list[Calibration]] = {}
     for r in records:
-        by.setdefault(r.code, []).append(r)
+        by.setdefault((r.code, r.measured), []).append(r)
     out = []
-    for code, rs in sorted(by.items()):
+    for (code, measured), rs in sorted(by.items()):
         ratios = sorted(r.ratio for r in rs)
         mid = len(ratios) // 2
         median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
         within = sum(r.delivered_us > 0 and abs(r.estimated_us - r.delivered_us) <= CALIBRATION_WITHIN * r.delivered_us
                      for r in rs) / len(rs)
-        out.append(KindCalibration(code=code, n=len(rs), median_ratio=round(median, 4), within=round(within, 4)))
+        out.append(KindCalibration(code=code, measured=measured, n=len(rs), median_ratio=round(median, 4),
+                                   within=round(within, 4)))
     return out
 
 

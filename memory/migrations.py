@@ -43,5 +43,11 @@ def add_missing_tables(store: Store) -> None:
             store._db.create_table(name, schema=schema)
 
 
+def add_calibration_measured(store: Store) -> None:
+    """Records written before `measured` existed were all the CPU model's deliveries."""
+    add_missing_columns(store, {"measured": "false"})
+
+
 # 1 -> 2: the calibration table (advisor findings' estimated against verified savings).
-MIGRATIONS: dict[int, Callable[[Store], None]] = {1: add_missing_tables}
+# 2 -> 3: calibration's `measured` (a delivery measured on the device).
+MIGRATIONS: dict[int, Callable[[Store], None]] = {1: add_missing_tables, 2: add_calibration_measured}

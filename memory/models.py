@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SCHEMA_VERSION = 2  # 2: the calibration table (advisor findings, estimated against verified)
+SCHEMA_VERSION = 3  # 2: the calibration table (advisor findings, estimated against verified); 3: its `measured`
 
 ItemKind = Literal["experience", "rule"]
 ItemStatus = Literal["cold", "resident", "retired"]
@@ -147,15 +147,18 @@ class Calibration(BaseModel):
     change: str = ""
     operator: str = ""
     estimated_us: float
-    delivered_us: float = Field(description="estimate before the change minus estimate after it")
+    delivered_us: float = Field(description="estimate before the change minus estimate after it (the measured "
+                                "times' difference when `measured`)")
     verified_by: VerifiedBy
+    measured: bool = Field(default=False, description="delivered_us was measured on a device, not estimated by the "
+                           "CPU model")
     created_at: datetime = Field(default_factory=now)
 
     def model_post_init(self, __context) -> None:
         # The same verification recorded twice (a re-save of an unchanged file) is one record.
         if not self.id:
             self.id = content_id("cal", self.code, self.operator, self.change, f"{self.estimated_us:.4f}",
-                                 f"{self.delivered_us:.4f}", self.verified_by)
+                                 f"{self.delivered_us:.4f}", self.verified_by, *(["device"] if self.measured else []))
 
     @property
     def ratio(self) -> float:

@@ -807,3 +807,12 @@ def advise(inp: AdviceInput) -> list[AdviceFinding]:
     base = Base(inp, _us(inp.trace, inp.trace.blocks, inp))
     found = [f for fn in FINDERS if (f := fn(base)) is not None]
     return sorted(found, key=lambda f: -f.saving_us)
+
+
+def beside_device(findings: list[AdviceFinding], measured_us: float) -> list[AdviceFinding]:
+    """Findings of the emulator's trace given with a device's verdict (the device records no
+    per-instruction trace): each message says its saving is the CPU model's, not the device's, and
+    what the device measured. Their figures stay model figures (`estimated` True)."""
+    note = (f"; on the device: {labelled(f'{measured_us:.2f} us', False)} (the saving is the CPU model's, from the "
+            "emulator's trace of this kernel)")
+    return [f.model_copy(update={"message": f.message + note}) for f in findings]

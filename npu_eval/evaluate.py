@@ -18,19 +18,20 @@ import hashlib
 import shutil
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sage_npu.npu_eval import debug
 from sage_npu.npu_eval import scratch as scratch_dirs
-from sage_npu.npu_eval.advisor import AdviceInput, advise
+from sage_npu.npu_eval.advisor import AdviceInput, advise, beside_device
 from sage_npu.npu_eval.analysis import Finding, analyze
-from sage_npu.npu_eval.backends import BuildFailed, concrete, open_backend, resolve, unavailable
+from sage_npu.npu_eval.backends import Backend, Binary, BuildFailed, concrete, open_backend, resolve, unavailable
 from sage_npu.npu_eval.chips import ChipProfile, UnknownChip
 from sage_npu.npu_eval.plan_client import PlanWorker
-from sage_npu.npu_eval.report import Diagnostic, Report, diagnostic, diagnostic_order
+from sage_npu.npu_eval.report import AdviceFinding, Diagnostic, Report, diagnostic, diagnostic_order
 from sage_npu.npu_eval.settings import EvalSettings
-from sage_npu.npu_eval.stages import Planned, StageFailure, TrialsRun, ready_to_build, run_trials
+from sage_npu.npu_eval.stages import Planned, Ready, StageFailure, TrialsRun, ready_to_build, run_trials
 from sage_npu.npu_eval.task import Task, TaskError, load_task
 from sage_npu.npu_eval.timing import costs_for
 from sage_npu.npu_eval.trace import Trace
@@ -54,7 +55,8 @@ class Stages:
     build_cached: bool = False
     run_s: float = 0.0
     estimate_s: float = 0.0
-    advise_s: float = 0.0  # the advisor's counterfactual schedules (docs/advisor.md)
+    advise_s: float = 0.0  # the advisor's counterfactual schedules (docs/advisor.md); on the device also the
+    # wait for the emulator's build and its trial 0
 
 
 @dataclass(frozen=True)
@@ -210,25 +212,74 @@ class Evaluator:
         if isinstance(ready, StageFailure):
             return failed(ready)
         plan, chip, entry = ready.planned.plan, ready.chip, ready.entry
+        twin = model_twin(task, s, scratch, ready)  # on the device: the emulator's build, meanwhile
         binary = backend.build(task, entry, plan, chip)
         if isinstance(binary, BuildFailed):
             stages.build_s = binary.seconds
             return failed(StageFailure(binary.status, binary.diagnostics))
         stages.build_s, stages.build_cached = binary.seconds, binary.cached
         t0 = time.monotonic()
-        res = run_trials(plan, TrialsRun(backend, binary, [p.name for p in entry.params], str(task.kernel),
-                                         entry.line, s.estimate, self._check_cancel, trace_out))
+        try:
+            res = run_trials(plan, TrialsRun(backend, binary, [p.name for p in entry.params], str(task.kernel),
+                                             entry.line, s.estimate, self._check_cancel, trace_out))
+        except Cancelled:
+            if twin is not None:  # a build already under way finishes alone (its folder goes with the scratch)
+                twin.built.cancel()
+            raise
         stages.run_s, stages.estimate_s = time.monotonic() - t0, res.estimate_s
         timing = res.measured.timing if res.measured else None
         trace = res.measured.trace if res.measured else None
         advice = []
+        t1 = time.monotonic()
         if trace is not None and timing is not None and timing.estimated and res.status == "correct":
-            t1 = time.monotonic()
             advice = advise(AdviceInput(trace, plan.first.block_dim, chip, costs_for(s, chip), task.kernel, task.host))
-            stages.advise_s = time.monotonic() - t1
+        elif twin is not None and timing is not None and res.status == "correct":
+            advice = beside_device(twin.advice(task, s), timing.estimated_us)
+        stages.advise_s = time.monotonic() - t1
         done = report(status=res.status, diagnostics=res.diagnostics, correctness=res.correctness, timing=timing,
                       advice=advice, stdout=res.stdout)
         return Evaluation(done, TraceSample(trace, plan.first.block_dim) if trace else None, stages)
+
+
+@dataclass(frozen=True)
+class ModelTwin:
+    """A device evaluation's kernel built for the emulator, for the advisor: the device records no
+    per-instruction trace, so the findings come from the emulator's trace of the same kernel, plan
+    and chip. The build (a second one, cached like every emulator build) runs in a thread while
+    bisheng builds and the device runs the trials; the emulator's trial 0 waits for the device's
+    verdict (a device run that is not correct gets no findings)."""
+
+    backend: Backend
+    built: Future[Binary | BuildFailed]
+    ready: Ready
+
+    def advice(self, task: Task, s: EvalSettings) -> list[AdviceFinding]:
+        """The findings of trial 0 run on the emulator; none when it does not build or run to its end."""
+        binary = self.built.result()
+        if isinstance(binary, BuildFailed):
+            return []
+        trial, chip = self.ready.planned.plan.first, self.ready.chip
+        run = self.backend.run(binary, trial, 0, [p.name for p in self.ready.entry.params], True)
+        if run.aborted or not run.finished:
+            return []
+        trace = self.backend.measure(run, trial, chip, {}, None).trace
+        if trace is None:
+            return []
+        return advise(AdviceInput(trace, trial.block_dim, chip, costs_for(s, chip), task.kernel, task.host))
+
+
+def model_twin(task: Task, s: EvalSettings, scratch: Path, ready: Ready) -> ModelTwin | None:
+    """On the device with `device_advice` (and the estimate asked for), the emulator's build of the
+    kernel, started in the background; else None."""
+    if s.backend == "sim" or not (s.device_advice and s.estimate):
+        return None
+    folder = scratch / "model"
+    folder.mkdir()
+    sim = open_backend(s.model_copy(update={"backend": "sim", "sanitize": False, "line_profile": False}), folder)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="sage-model-build")
+    built = pool.submit(sim.build, task, ready.entry, ready.planned.plan, ready.chip)
+    pool.shutdown(wait=False)
+    return ModelTwin(sim, built, ready)
 
 
 def evaluate(task: str | Path | Task, settings: EvalSettings | None = None, trace_out: Path | None = None) -> Report:

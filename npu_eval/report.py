@@ -119,7 +119,9 @@ class AdviceFinding(_Model):
     before_us: float
     after_us: float
     change: str
-    estimated: bool = True  # a CPU-model figure (True) or re-measured on a device (False)
+    # a CPU-model figure (True; on the device too: the findings come from the emulator's trace) or
+    # re-measured on a device (False: nothing sets it yet; the editor's verification measures instead)
+    estimated: bool = True
 
     @property
     def severity(self) -> Literal["info", "hint"]:

@@ -34,6 +34,9 @@ class EvalSettings(BaseModel):
                            "mssanitizer --tool=memcheck (its findings at their lines)")
     line_profile: bool = Field(default=False, description="ascend: also run msprof op simulator on a -g build "
                                "of trial 0 for per-line times (eval --profile sets it)")
+    device_advice: bool = Field(default=True, description="ascend: also build the kernel for the emulator (while "
+                                "the device runs the trials) and run trial 0 there when the device's verdict is "
+                                "correct, for the advisor's findings (model estimates)")
     cxx: str = Field(default="g++", description="the C++ compiler")
     opt_level: str = Field(default="-O0", description="optimisation flag for kernel builds (-O0 builds fastest; "
                            "the bundled examples run as fast as at -O1)")

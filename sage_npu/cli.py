@@ -343,7 +343,8 @@ def device_measurements(suite: Path, settings: Settings) -> list[Measurement]:
     if not tasks:
         raise CalibrationError(f"{suite}: no task folders (with host.py) to measure")
     out = []
-    with Evaluator(settings.eval.model_copy(update={"backend": "ascend", "trials": 1})) as ev:
+    # only the device's time is wanted (the emulator's runs separately): no advice, no emulator build
+    with Evaluator(settings.eval.model_copy(update={"backend": "ascend", "trials": 1, "device_advice": False})) as ev:
         for task in tasks:
             r = ev.evaluate(task).report
             if r.timing is None or r.timing.estimated:
@@ -507,7 +508,7 @@ def doctor_run(suite: Path, settings: Settings) -> int:
     heads = timing_label(estimated=True), timing_label(estimated=False)
     print(f"{'task':<24} {'sim':<10} {heads[0]:>16}  {'ascend':<10} {heads[1]:>11}  {'ratio':>7}   (us)")
     with Evaluator(base.model_copy(update={"backend": "sim"})) as sim, \
-            Evaluator(base.model_copy(update={"backend": "ascend"})) as dev:
+            Evaluator(base.model_copy(update={"backend": "ascend", "device_advice": False})) as dev:
         for path in tasks:
             try:
                 task = load_task(path)

@@ -260,7 +260,16 @@ if [ $sim = 1 ]; then
     mkdir -p "$d/simulator/core0.veccore0"
     cp "$FAKE/code_exe.csv" "$d/simulator/core0.veccore0/core0.veccore0_code_exe.csv"
 else
-    cp "$FAKE/OpBasicInfo.csv" "$d/"
+    # the launch's block count (the manifest's block_dim row) picks its own duration when the test gave one
+    for a in "$@"; do last="$a"; done
+    bd=
+    tab=$(printf '\t')
+    if [ -f "$last" ]; then
+        while IFS="$tab" read -r k v rest; do [ "$k" = block_dim ] && bd="$v"; done < "$last"
+    fi
+    basic="$FAKE/OpBasicInfo.csv"
+    if [ -n "$bd" ] && [ -f "$FAKE/OpBasicInfo_$bd.csv" ]; then basic="$FAKE/OpBasicInfo_$bd.csv"; fi
+    cp "$basic" "$d/OpBasicInfo.csv"
     case ",$metrics," in
         *,PipeUtilization,*) [ -f "$FAKE/PipeUtilization.csv" ] && cp "$FAKE/PipeUtilization.csv" "$d/" ;;
     esac
@@ -341,7 +350,8 @@ class FakeCann:
 
     def configure(self, **values) -> None:
         """Change the device model: `device` (add, wrong, fault), `dtype`, `npu`, `health`,
-        `profile` (duration_us, block_dim, spelling "8.0" or "8.2", blocks, code_lines),
+        `profile` (duration_us, block_dim, duration_by_block_dim {block count: us} for launches of that many
+        blocks, spelling "8.0" or "8.2", blocks, code_lines),
         `sanitizer` (the report's lines)."""
         data = json.loads(self.config.read_text())
         data.update(values)
@@ -353,10 +363,16 @@ class FakeCann:
         basic = ["Op Name", "Op Type", "Task Duration(μs)" if new else "Task Duration(us)", "Block Dim",
                  "Mix Block Dim", "Device ID" if new else "Device Id", "PID" if new else "Pid", "Current Freq",
                  "Rated Freq"]
-        _csv(fake / "OpBasicInfo.csv", basic, [{"Op Name": prof.get("op", "add_custom"), "Op Type": "vector",
-                                                basic[2]: prof.get("duration_us", 1.0),
-                                                "Block Dim": prof.get("block_dim", 8), basic[5]: 0, basic[6]: 4242,
-                                                "Current Freq": 1800, "Rated Freq": 1800}])
+        for old in fake.glob("OpBasicInfo_*.csv"):
+            old.unlink()
+        # one row per launch shape: the default, and one for each block count given its own duration
+        shapes = {"": (prof.get("duration_us", 1.0), prof.get("block_dim", 8)),
+                  **{f"_{bd}": (us, int(bd)) for bd, us in prof.get("duration_by_block_dim", {}).items()}}
+        for suffix, (us, bd) in shapes.items():
+            _csv(fake / f"OpBasicInfo{suffix}.csv", basic, [{"Op Name": prof.get("op", "add_custom"),
+                                                             "Op Type": "vector", basic[2]: us, "Block Dim": bd,
+                                                             basic[5]: 0, basic[6]: 4242, "Current Freq": 1800,
+                                                             "Rated Freq": 1800}])
         blocks = prof.get("blocks", [])
         util = fake / "PipeUtilization.csv"
         if blocks:

@@ -61,14 +61,19 @@ def test_memory_stats_shows_calibration_per_kind(tmp_path, capsys):
     settings = MemorySettings(db=tmp_path / "mem", embedder="hashing", hashing_dim=64, load_starter=False)
     mem = ExperienceMemory.open(settings)
     mem.record_calibration([cal("perf-few-cores", 1.0, 1.0), cal("perf-few-cores", 1.0, 1.0),
-                            cal("perf-single-buffer", 1.0, 0.6, "optimizer")])
+                            cal("perf-single-buffer", 1.0, 0.6, "optimizer"),
+                            Calibration(code="perf-few-cores", change="c", estimated_us=1.0, delivered_us=0.7,
+                                        verified_by="editor", measured=True)])
     run_memory(settings, _parser().parse_args(["memory", "stats"]))
     out = capsys.readouterr().out
     assert "perf-few-cores         n=1    median ratio 1.00, 100% within 25%" in out, out
     assert "perf-single-buffer     n=1    median ratio 0.60, 0% within 25%" in out, out
+    # a device's measured delivery is counted apart from the CPU model's
+    assert "perf-few-cores (device) n=1    median ratio 0.70, 0% within 25%" in out, out
     run_memory(settings, _parser().parse_args(["memory", "stats", "--json"]))
     data = json.loads(capsys.readouterr().out)
-    assert [(k["code"], k["n"]) for k in data["calibration"]] == [("perf-few-cores", 1), ("perf-single-buffer", 1)]
+    assert [(k["code"], k["measured"], k["n"]) for k in data["calibration"]] == [
+        ("perf-few-cores", False, 1), ("perf-few-cores", True, 1), ("perf-single-buffer", False, 1)]
 
 
 def test_a_schema_1_memory_gains_the_calibration_table_on_open(tmp_path):
@@ -79,8 +84,23 @@ def test_a_schema_1_memory_gains_the_calibration_table_on_open(tmp_path):
     meta = json.loads((path / "memory.json").read_text())
     (path / "memory.json").write_text(json.dumps({**meta, "schema_version": 1}))
     reopened = Store.open(path, MemorySettings(embedder="hashing", hashing_dim=8))
-    assert reopened.meta.schema_version == models.SCHEMA_VERSION == 2
+    assert reopened.meta.schema_version == models.SCHEMA_VERSION == 3
     assert reopened.count("calibration") == 0
+
+
+def test_a_schema_2_memory_gains_measured_on_open(tmp_path):
+    settings = MemorySettings(embedder="hashing", hashing_dim=8)
+    path = tmp_path / "old"
+    Store.create(path, "hashing-8", 8, settings)
+    store = Store.open(path, settings)
+    with store.lock():
+        store.upsert("calibration", [cal("perf-few-cores", 1.0, 1.0)])
+    store.table("calibration").drop_columns(["measured"])  # as schema 2 wrote it
+    meta = json.loads((path / "memory.json").read_text())
+    (path / "memory.json").write_text(json.dumps({**meta, "schema_version": 2}))
+    reopened = Store.open(path, settings)
+    assert reopened.meta.schema_version == models.SCHEMA_VERSION
+    assert reopened.fetch_arrow("calibration", columns=["measured"]).column("measured").to_pylist() == [False]
 
 
 def _report(us: float, advice: list[AdviceFinding] | None = None, status: str = "correct") -> Report:

@@ -1,8 +1,9 @@
 """Verified advice (docs/advisor.md): after an evaluation, the top advisor finding that the offline
 optimizer's catalog can make (agent/transforms.py `for_finding`) is applied to a copy of the task
-and evaluated in the background (correctness and estimate); only when the copy is correct and
-faster does the finding get a code action, titled with the verified gain, whose edit is the
-transformed file. The edit is offered while the file still reads as it did when evaluated."""
+and evaluated in the background on the configured backend (correctness and the estimate, or on
+the device the measured time); only when the copy is correct and faster does the finding get a
+code action, titled with the verified gain, whose edit is the transformed file. The edit is
+offered while the file still reads as it did when evaluated."""
 
 from __future__ import annotations
 
@@ -66,22 +67,35 @@ def variant(task: Task, files: dict[str, str], dest: Path) -> Task | None:
         return None
 
 
-def calibration(task: Task, finding: AdviceFinding, before: Report, after: Report | None) -> Calibration | None:
-    """The finding's estimated saving beside the delivered one, when its change evaluated correct."""
+def delivered(before: Report, after: Report | None) -> float | None:
+    """The time the change saved, when its copy evaluated correct: the estimate before minus after on
+    the emulator, the measured time before minus after on the device; None when the two times are
+    not of one kind (a model figure against a measurement says nothing)."""
     if after is None or after.status != "correct" or after.timing is None or before.timing is None:
         return None
-    delivered = before.timing.estimated_us - after.timing.estimated_us
+    if after.timing.estimated != before.timing.estimated:
+        return None
+    return before.timing.estimated_us - after.timing.estimated_us
+
+
+def calibration(task: Task, finding: AdviceFinding, before: Report, after: Report | None) -> Calibration | None:
+    """The finding's estimated saving beside the delivered one (measured, on the device), when its
+    change evaluated correct."""
+    saved = delivered(before, after)
+    if saved is None:
+        return None
     return Calibration(code=finding.code, change=finding.change, operator=task.root.name,
-                       estimated_us=finding.saving_us, delivered_us=round(delivered, 4), verified_by="editor")
+                       estimated_us=finding.saving_us, delivered_us=round(saved, 4), verified_by="editor",
+                       measured=after is not None and after.timing is not None and not after.timing.estimated)
 
 
 def verified(task: Task, finding: AdviceFinding, c: Candidate, before: Report, after: Report | None
              ) -> VerifiedChange | None:
-    """The change when its evaluation is correct and faster than the one it came from."""
-    if after is None or after.status != "correct" or after.timing is None or before.timing is None:
-        return None
-    gain = before.timing.estimated_us - after.timing.estimated_us
-    if gain <= 0 or after.correctness is None:
+    """The change when its evaluation is correct and faster than the one it came from; on the device
+    the gain is measured (the device's times of the original and of the copy), beside the CPU
+    model's estimate the finding made."""
+    gain = delivered(before, after)
+    if gain is None or gain <= 0 or after is None or after.timing is None or after.correctness is None:
         return None
     name, text = next(iter(c.files.items()))
     file = task.host if name == "host.py" and task.host is not None else task.kernel
@@ -90,8 +104,10 @@ def verified(task: Task, finding: AdviceFinding, c: Candidate, before: Report, a
     except OSError:
         return None
     trials = f"{after.correctness.passed}/{after.correctness.trials}"
-    title = (f"SAGE: {finding.change}: verified {labelled(f'{gain:.2f} us faster', after.timing.estimated)}, "
-             f"correct on {trials} trials (estimated {finding.saving_us:.2f})")
+    model = after.timing.estimated
+    title = (f"SAGE: {finding.change}: verified {labelled(f'{gain:.2f} us faster', model)}"
+             f"{'' if model else ' (device)'}, correct on {trials} trials "
+             f"({'estimated' if model else 'the CPU model estimated'} {finding.saving_us:.2f})")
     return VerifiedChange(finding, file.resolve(), old, text, title)
 
 
