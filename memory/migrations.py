@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sage_npu.memory.models import Calibration
+
 if TYPE_CHECKING:
     from sage_npu.memory.store import Store
 
@@ -44,8 +46,10 @@ def add_missing_tables(store: Store) -> None:
 
 
 def add_calibration_measured(store: Store) -> None:
-    """Records written before `measured` existed were all the CPU model's deliveries."""
-    add_missing_columns(store, {"measured": "false"})
+    """Records written before the device flag existed were all the CPU model's deliveries: the
+    calibration's flags (its one bool field, `measured`, named through the model) start false."""
+    flags = [name for name, f in Calibration.model_fields.items() if f.annotation is bool]
+    add_missing_columns(store, dict.fromkeys(flags, "false"))
 
 
 # 1 -> 2: the calibration table (advisor findings' estimated against verified savings).
