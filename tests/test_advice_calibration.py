@@ -9,7 +9,9 @@ import argparse
 import json
 from pathlib import Path
 
-from sage_npu.agent.driver import advice_calibration
+import pytest
+
+from sage_npu.agent.driver import advice_calibration, calibration_refusal
 from sage_npu.agent.transforms import Sources, for_finding
 from sage_npu.memory import models
 from sage_npu.memory.cli import add_memory_parser, run_memory
@@ -126,6 +128,42 @@ def test_an_optimizer_turn_that_makes_a_findings_exact_change_is_calibrated():
     assert advice_calibration("vadd_naive", task.kernel.name, base, _report(10.0, [f]), other, _report(8.0), chip) == []
     assert advice_calibration("vadd_naive", task.kernel.name, base, _report(10.0, [f]), files,
                               _report(8.0, status="mismatch"), chip) == []
+
+
+def _timed(us: float, estimated: bool = True) -> Report:
+    r = _report(us)
+    assert r.timing is not None
+    return r.model_copy(update={"timing": r.timing.model_copy(update={"estimated": estimated})})
+
+
+@pytest.mark.parametrize(("before", "after", "reason"), [
+    (_timed(10.0, estimated=False), _timed(0.0, estimated=False), "not a positive finite number"),
+    (_timed(10.0, estimated=False), _timed(float("nan"), estimated=False), "not a positive finite number"),
+    (_timed(float("inf")), _timed(8.0), "not a positive finite number"),
+    (_timed(10.0), _timed(8.0, estimated=False), "not of one kind"),
+    # a measured saving of 9.0 us for an estimated 0.5 us: 18 times, a broken measurement
+    (_timed(10.0, estimated=False), _timed(1.0, estimated=False), "18.0 times the estimate"),
+])
+def test_an_optimizer_turn_with_unusable_times_is_not_calibrated(before, after, reason):
+    """A measured time of 0 or NaN, a model figure against a measurement, or a measured saving far
+    from the estimate would stand in the calibration for good: refused, with the reason."""
+    chip = chip_profile("910B2")
+    task = load_task(VADD)
+    assert task.host is not None and before.timing is not None and after.timing is not None
+    base = {task.kernel.name: task.kernel.read_text(), "host.py": task.host.read_text()}
+    f = AdviceFinding(code="perf-single-buffer", message="m", file=str(task.kernel), line=1, saving_us=0.5,
+                      before_us=10.0, after_us=9.5, change="double buffering (BUFFER_NUM 1 -> 2)")
+    made = for_finding(f, Sources(task.kernel.name, base[task.kernel.name], base["host.py"]), chip)
+    assert made is not None
+    files = {**base, **made.files}
+    assert reason in (calibration_refusal(f.saving_us, before.timing, after.timing) or "")
+    assert advice_calibration("vadd_naive", task.kernel.name, base, before.model_copy(update={"advice": [f]}),
+                              files, after, chip) == []
+    # the same change measured sensibly (a saving of 0.6 us) is calibrated, as measured
+    [rec] = advice_calibration("vadd_naive", task.kernel.name, base, _timed(10.0, False).model_copy(
+        update={"advice": [f]}), files, _timed(9.4, False), chip)
+    assert rec.measured and rec.delivered_us == 0.6
+    assert before.timing is not None and calibration_refusal(0.0, before.timing, before.timing) is not None
 
 
 def test_the_editors_verification_is_calibrated_faster_or_not():
