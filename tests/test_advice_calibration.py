@@ -13,7 +13,7 @@ import pytest
 
 from sage_npu.agent.driver import advice_calibration, calibration_refusal
 from sage_npu.agent.transforms import Sources, for_finding
-from sage_npu.memory import models
+from sage_npu.memory import migrations, models
 from sage_npu.memory.cli import add_memory_parser, run_memory
 from sage_npu.memory.experience_memory import CALIBRATION_WITHIN, ExperienceMemory, calibration_by_kind
 from sage_npu.memory.models import Calibration
@@ -103,6 +103,26 @@ def test_a_schema_2_memory_gains_measured_on_open(tmp_path):
     reopened = Store.open(path, settings)
     assert reopened.meta.schema_version == models.SCHEMA_VERSION
     assert reopened.fetch_arrow("calibration", columns=["measured"]).column("measured").to_pylist() == [False]
+
+
+def test_the_schema_3_step_adds_its_own_column_only_with_the_fields_default(tmp_path):
+    """The step names its column: it neither adds another column the table lacks (a later field's,
+    which a later step fills with its own default) nor picks its column by type."""
+    settings = MemorySettings(embedder="hashing", hashing_dim=8)
+    Store.create(tmp_path / "m", "hashing-8", 8, settings)
+    store = Store.open(tmp_path / "m", settings)
+    with store.lock():
+        store.upsert("calibration", [cal("perf-few-cores", 1.0, 1.0)])
+    store.table("calibration").drop_columns(["measured", "operator"])
+    with store.lock():
+        migrations.add_calibration_measured(store)
+        migrations.add_calibration_measured(store)  # a second run finds the column: nothing to do
+    names = store.table("calibration").schema.names
+    assert "measured" in names and "operator" not in names
+    assert store.fetch_arrow("calibration", columns=["measured"]).column("measured").to_pylist() == [
+        Calibration.model_fields["measured"].default]
+    with pytest.raises(KeyError, match="Calibration.nope"):
+        migrations.add_field_column(store, Calibration, field="nope")
 
 
 def _report(us: float, advice: list[AdviceFinding] | None = None, status: str = "correct") -> Report:
