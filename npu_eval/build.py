@@ -10,14 +10,17 @@ reports (`__FILE__` in faults) are mapped back with `PathMap.to_real`."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -350,14 +353,45 @@ def _cache_entries(root: Path) -> list[CacheEntry]:
     return entries
 
 
+class BuildCancelled(Exception):
+    """`build`'s `stop` was set while the compiler ran: it was killed, nothing was cached."""
+
+
+def _compile(cmd: list[str], cwd: str, timeout_s: float, stop: threading.Event | None
+             ) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(cmd, capture_output, text, timeout), the compiler in a session of its own so
+    that a kill ends its children (cc1plus, as, ld) too; with `stop`, polled every 0.1 s, killed
+    when it is set (BuildCancelled). Whatever ends the wait (the timeout, `stop`, a Ctrl-C) kills it."""
+    deadline = time.monotonic() + timeout_s
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                          start_new_session=True) as proc:
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    out, err = proc.communicate(timeout=max(0.0, min(left, 0.1) if stop is not None else left))
+                    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+                except subprocess.TimeoutExpired:
+                    if stop is not None and stop.is_set():
+                        raise BuildCancelled() from None
+                    if time.monotonic() >= deadline:
+                        raise
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+
+
 def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user_files: set[str],
           fallback: tuple[str, int], timeout_s: float, prebuilt: Prebuilt | None = None,
-          paths: PathMap | None = None) -> BuildResult:
+          paths: PathMap | None = None, stop: threading.Event | None = None) -> BuildResult:
     """Compile and link the harness (cached). With `prebuilt`, the precompiled emulator header
     and runtime object of these flags (npu_eval/prebuilt.py) stand in for the emulator's code.
     With `paths` (`neutral_paths`; the harness then names the sources by their neutral names),
     the flags, the key and the dependencies name the user's folders so (-ffile-prefix-map): a
-    copy elsewhere reuses the build. The compiler's output is given back with the real paths."""
+    copy elsewhere reuses the build. The compiler's output is given back with the real paths.
+    Setting `stop` kills the compiler and raises BuildCancelled (its folder is removed)."""
     start = time.monotonic()
     paths = paths or PathMap()
     plain = _sha("\0".join([harness_text, compiler_identity(cxx), *(paths.to_neutral(f) for f in flags)]).encode())
@@ -374,7 +408,7 @@ def build(harness_text: str, flags: list[str], cxx: str, cache: BuildCache, user
         cmd = [cxx, *(prebuilt.flags if prebuilt else []), *flags, "-MD", "-MF", str(dep), str(src),
                *([str(prebuilt.runtime)] if prebuilt else []), "-o", str(out)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
+            proc = _compile(cmd, tmp, timeout_s, stop)
         except subprocess.TimeoutExpired:
             diag = compile_errors.CompileDiagnostic(fallback[0], fallback[1], 1, "error", "compile-error",
                                                     f"the compiler ran past {timeout_s:.0f} s (runaway "

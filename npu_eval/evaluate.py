@@ -18,7 +18,9 @@ import hashlib
 import shutil
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.advisor import AdviceInput, advise, beside_device
 from sage_npu.npu_eval.analysis import Finding, analyze
 from sage_npu.npu_eval.backends import Backend, Binary, BuildFailed, concrete, open_backend, resolve, unavailable
+from sage_npu.npu_eval.backends.sim import SimBackend
 from sage_npu.npu_eval.chips import ChipProfile, UnknownChip
 from sage_npu.npu_eval.plan_client import PlanWorker
 from sage_npu.npu_eval.report import AdviceFinding, Diagnostic, Report, diagnostic, diagnostic_order
@@ -37,6 +40,7 @@ from sage_npu.npu_eval.timing import costs_for
 from sage_npu.npu_eval.trace import Trace
 
 _FINDINGS_KEPT = 32  # sources whose findings an Evaluator keeps (a server sees a few tasks at a time)
+MODEL_BUILD_THREAD = "sage-model-build"  # the device-advice emulator build's thread, by its name prefix
 
 __all__ = ["Cancelled", "Evaluation", "Evaluator", "Stages", "TraceSample", "diagnostic", "evaluate"]
 
@@ -212,30 +216,26 @@ class Evaluator:
         if isinstance(ready, StageFailure):
             return failed(ready)
         plan, chip, entry = ready.planned.plan, ready.chip, ready.entry
-        twin = model_twin(task, s, scratch, ready)  # on the device: the emulator's build, meanwhile
-        binary = backend.build(task, entry, plan, chip)
-        if isinstance(binary, BuildFailed):
-            stages.build_s = binary.seconds
-            return failed(StageFailure(binary.status, binary.diagnostics))
-        stages.build_s, stages.build_cached = binary.seconds, binary.cached
-        t0 = time.monotonic()
-        try:
+        with model_twin(task, s, scratch, ready) as twin:  # on the device: the emulator's build, meanwhile
+            binary = backend.build(task, entry, plan, chip)
+            if isinstance(binary, BuildFailed):
+                stages.build_s = binary.seconds
+                return failed(StageFailure(binary.status, binary.diagnostics))
+            stages.build_s, stages.build_cached = binary.seconds, binary.cached
+            t0 = time.monotonic()
             res = run_trials(plan, TrialsRun(backend, binary, [p.name for p in entry.params], str(task.kernel),
                                              entry.line, s.estimate, self._check_cancel, trace_out))
-        except Cancelled:
-            if twin is not None:  # a build already under way finishes alone (its folder goes with the scratch)
-                twin.built.cancel()
-            raise
-        stages.run_s, stages.estimate_s = time.monotonic() - t0, res.estimate_s
-        timing = res.measured.timing if res.measured else None
-        trace = res.measured.trace if res.measured else None
-        advice = []
-        t1 = time.monotonic()
-        if trace is not None and timing is not None and timing.estimated and res.status == "correct":
-            advice = advise(AdviceInput(trace, plan.first.block_dim, chip, costs_for(s, chip), task.kernel, task.host))
-        elif twin is not None and timing is not None and res.status == "correct":
-            advice = beside_device(twin.advice(task, s), timing.estimated_us)
-        stages.advise_s = time.monotonic() - t1
+            stages.run_s, stages.estimate_s = time.monotonic() - t0, res.estimate_s
+            timing = res.measured.timing if res.measured else None
+            trace = res.measured.trace if res.measured else None
+            advice = []
+            t1 = time.monotonic()
+            if trace is not None and timing is not None and timing.estimated and res.status == "correct":
+                advice = advise(AdviceInput(trace, plan.first.block_dim, chip, costs_for(s, chip), task.kernel,
+                                            task.host))
+            elif twin is not None and timing is not None and res.status == "correct":
+                advice = beside_device(twin.advice(task, s), timing.estimated_us)
+            stages.advise_s = time.monotonic() - t1
         done = report(status=res.status, diagnostics=res.diagnostics, correctness=res.correctness, timing=timing,
                       advice=advice, stdout=res.stdout)
         return Evaluation(done, TraceSample(trace, plan.first.block_dim) if trace else None, stages)
@@ -252,6 +252,7 @@ class ModelTwin:
     backend: Backend
     built: Future[Binary | BuildFailed]
     ready: Ready
+    stop: threading.Event
 
     def advice(self, task: Task, s: EvalSettings) -> list[AdviceFinding]:
         """The findings of trial 0 run on the emulator; none when it does not build or run to its end."""
@@ -267,19 +268,34 @@ class ModelTwin:
             return []
         return advise(AdviceInput(trace, trial.block_dim, chip, costs_for(s, chip), task.kernel, task.host))
 
+    def close(self) -> None:
+        """Kill the build if it still runs (the evaluation was cancelled, its device build failed or
+        its verdict was not correct) and wait for its thread: no compiler keeps a core busy for the
+        next evaluation, and the scratch folder it writes in is removed only after it is done."""
+        self.stop.set()
+        wait([self.built])  # its outcome (BuildCancelled included) is nobody's now
 
-def model_twin(task: Task, s: EvalSettings, scratch: Path, ready: Ready) -> ModelTwin | None:
+
+@contextmanager
+def model_twin(task: Task, s: EvalSettings, scratch: Path, ready: Ready) -> Iterator[ModelTwin | None]:
     """On the device with `device_advice` (and the estimate asked for), the emulator's build of the
-    kernel, started in the background; else None."""
+    kernel, started in the background and closed (ModelTwin.close) when the block ends; else None."""
     if s.backend == "sim" or not (s.device_advice and s.estimate):
-        return None
+        yield None
+        return
     folder = scratch / "model"
     folder.mkdir()
-    sim = open_backend(s.model_copy(update={"backend": "sim", "sanitize": False, "line_profile": False}), folder)
-    pool = ThreadPoolExecutor(1, thread_name_prefix="sage-model-build")
+    stop = threading.Event()
+    sim = SimBackend(s.model_copy(update={"backend": "sim", "sanitize": False, "line_profile": False}), folder,
+                     stop=stop)
+    pool = ThreadPoolExecutor(1, thread_name_prefix=MODEL_BUILD_THREAD)
     built = pool.submit(sim.build, task, ready.entry, ready.planned.plan, ready.chip)
     pool.shutdown(wait=False)
-    return ModelTwin(sim, built, ready)
+    twin = ModelTwin(sim, built, ready, stop)
+    try:
+        yield twin
+    finally:
+        twin.close()
 
 
 def evaluate(task: str | Path | Task, settings: EvalSettings | None = None, trace_out: Path | None = None) -> Report:

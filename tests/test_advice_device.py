@@ -5,13 +5,18 @@ copy on the device, so its title and calibration record carry the fake device's 
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from sage_npu.npu_eval import evaluate as evaluate_module
 from sage_npu.npu_eval.backends import ascend_env
-from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.evaluate import MODEL_BUILD_THREAD, Cancelled, Evaluator
 from sage_npu.npu_eval.settings import EvalSettings
 from sage_npu.npu_eval.task import load_task
 from sage_npu.server.features.advice_actions import calibration, candidate, variant, verified
@@ -73,3 +78,54 @@ def test_no_model_build_when_device_advice_is_off(settings, tmp_path):
     assert evaluation.report.status == "correct" and evaluation.report.advice == []
     # nothing built for the emulator: its cache holds the plan and the device's build only
     assert {p.name for p in Path(settings.cache_dir or tmp_path).iterdir()} == {"plans", "ascend"}
+
+
+def _stalled_compiler(folder: Path) -> tuple[Path, Path]:
+    """A C++ compiler that answers --version and otherwise writes its pid and sleeps a minute: the
+    emulator's build that is still under way when the evaluation ends."""
+    folder.mkdir(parents=True)
+    pids, cxx = folder / "pids", folder / "stalled-c++"
+    cxx.write_text(f'#!/bin/sh\ncase "$1" in --version) echo stalled-c++ 1; exit 0;; esac\n'
+                   f'echo $$ >> {pids}\nexec sleep 60\n')
+    cxx.chmod(0o755)
+    return cxx, pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie has ended
+
+
+def test_a_cancelled_device_evaluation_leaves_no_model_build_behind(settings, tmp_path, monkeypatch):
+    """Cancelled (a newer save) during the device's trials while the emulator's build for the
+    advisor still compiles: the compiler is killed, its thread has ended and its folders are gone
+    when evaluate() has raised, not a minute later."""
+    cxx, pids = _stalled_compiler(tmp_path / "cxx")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where build() compiles
+    task = load_task(materialise(tmp_path / "tasks")[NAME])
+    (tmp_path / "s").mkdir()
+    ev = Evaluator(settings.model_copy(update={"cxx": str(cxx), "prebuilt": False}), scratch_root=tmp_path / "s")
+
+    def trials_cancelled_while_compiling(plan, run):
+        deadline = time.monotonic() + 60
+        while not pids.exists() and time.monotonic() < deadline:  # the model build's compiler started
+            time.sleep(0.05)
+        ev.cancel()  # as a newer save does, from another thread
+        run.check_cancel()
+        raise AssertionError("check_cancel did not raise")
+
+    monkeypatch.setattr(evaluate_module, "run_trials", trials_cancelled_while_compiling)
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        ev.evaluate(task)
+    assert time.monotonic() - t0 < 40  # not the stalled compiler's minute
+    [pid] = [int(p) for p in pids.read_text().split()]
+    assert not _alive(pid)
+    assert not any(t.name.startswith(MODEL_BUILD_THREAD) for t in threading.enumerate())
+    ev.close()  # waits for the scratch folder's removal
+    assert list(temp.iterdir()) == [] and list((tmp_path / "s").iterdir()) == []

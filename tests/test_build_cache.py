@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 
-from sage_npu.npu_eval.build import BuildCache, neutral_paths
+import pytest
+
+from sage_npu.npu_eval.build import BuildCache, BuildCancelled, build, neutral_paths
 
 
 def _stored(cache: BuildCache, tmp_path: Path, name: str, size: int, age_s: float) -> Path:
@@ -114,3 +117,40 @@ def test_a_faulty_task_copied_elsewhere_reuses_its_build_and_its_faults_name_the
             assert found[0].line == line
             if task == copy:  # nothing in the copy's report names the first folder
                 assert str(first) not in done.report.model_dump_json()
+
+
+def _sleeping_compiler(tmp_path: Path) -> Path:
+    """A C++ compiler whose compile forks a child (as g++ forks cc1plus) and sleeps a minute."""
+    cxx = tmp_path / "slow-c++"
+    cxx.write_text(f'#!/bin/sh\ncase "$1" in --version) echo slow-c++ 1; exit 0;; esac\n'
+                   f'sleep 60 & echo $! > {tmp_path / "child"}\nwait\n')
+    cxx.chmod(0o755)
+    return cxx
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_compile_past_its_timeout_is_killed_with_its_children(tmp_path):
+    cxx = _sleeping_compiler(tmp_path)
+    t0 = time.monotonic()
+    got = build("int main() {}\n", [], str(cxx), BuildCache(tmp_path / "cache", 1 << 20), set(), ("k.cpp", 3), 0.5)
+    assert time.monotonic() - t0 < 10 and not got.ok
+    assert "ran past" in got.diagnostics[0].message and got.diagnostics[0].line == 3
+    assert _gone(int((tmp_path / "child").read_text()))
+
+
+def test_a_stopped_compile_is_killed_and_raises(tmp_path):
+    cxx = _sleeping_compiler(tmp_path)
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(BuildCancelled):
+        build("int main() {}\n", [], str(cxx), BuildCache(tmp_path / "cache", 1 << 20), set(), ("k.cpp", 3), 120,
+              stop=stop)
+    assert time.monotonic() - t0 < 10
+    assert _gone(int((tmp_path / "child").read_text()))

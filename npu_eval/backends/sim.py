@@ -5,6 +5,7 @@ one folder per trial; measure = the cost model on trial 0's trace."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 from sage_npu.npu_eval import harness
@@ -51,9 +52,11 @@ class SimBackend:
 
     name = "sim"
 
-    def __init__(self, settings: EvalSettings, scratch: Path, debug: bool = False) -> None:
+    def __init__(self, settings: EvalSettings, scratch: Path, debug: bool = False,
+                 stop: threading.Event | None = None) -> None:
         self.settings = settings
         self.debug = debug
+        self.stop = stop  # set: a build under way is killed (build.BuildCancelled)
         self.rundir = scratch / "run"
         self.cache_dir = settings.cache_dir or default_cache_dir()
         self._limits = SandboxLimits()
@@ -95,7 +98,7 @@ class SimBackend:
         use_prebuilt = s.prebuilt and not self.debug
         parts = prebuilt(self.cache_dir, s.cxx, flags, s.compile_timeout_s) if use_prebuilt else None
         built = build(source, flags, s.cxx, BuildCache(self.cache_dir, s.build_cache_mb << 20), task.user_files(),
-                      (str(task.kernel), entry.line), s.compile_timeout_s, parts, paths=paths)
+                      (str(task.kernel), entry.line), s.compile_timeout_s, parts, paths=paths, stop=self.stop)
         if not built.ok or built.binary is None:
             return BuildFailed("compile_error", [diagnostic(d.file, d.line, d.severity, d.code, d.message, d.column)
                                                  for d in built.diagnostics], built.seconds)
