@@ -1,14 +1,25 @@
 """The planted faulty-performance tasks of tests/test_advisor.py: one kernel (a half-precision
 element-wise op over fixed-length tiles through VECIN/VECOUT queues) with one performance cause
-planted in each variant, and variants with a kernel of their own (OWN_KERNELS): z = x * y + x with
-a redundant copy, and a row sum of floats with its sums done the slow way. `materialise` writes
-each variant to <dest>/<name>/ (kernel, host.py, reference.py); `hand_fix` is the fix of those
-the offline optimizer has no transform for."""
+planted in each variant, and tasks with a kernel of their own: z = x * y + x with a redundant copy,
+and a row sum of floats with its sums done the slow way. `TASKS` holds them all, by name;
+`materialise` writes each to <dest>/<name>/ (kernel, host.py, reference.py); `hand_fix` is the fix
+of those the offline optimizer's transform cannot make (HAND_FIXES: it has none for a redundant
+copy, and its TILE_LENGTH change to aligned tiles would leave the data a size the tiles do not
+divide).
+
+Every task runs on all of the default chip's vector cores (CORES) but perf_two_cores, and its data
+is CORES blocks' worth whatever its block_dim: sizes are derived from CORES and the tile
+constants, so a task's reference always fills its kernel's tiles exactly."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from sage_npu.npu_eval.chips import DEFAULT_CHIP, chip_profile
+
+CORES = chip_profile(DEFAULT_CHIP).vector_cores  # 48 on 910B2: the block_dim that uses the whole chip
 
 KERNEL = """\
 // {title}
@@ -150,7 +161,7 @@ class Variant:
 
     @property
     def n(self) -> int:
-        return 48 * self.tiles_per_block * self.tile  # the data: 48 blocks' worth whatever block_dim is
+        return CORES * self.tiles_per_block * self.tile  # the data: CORES blocks' worth whatever block_dim is
 
     def files(self, name: str) -> dict[str, str]:
         sigmoid = self.compute in (SIGMOID_MUL, SIGMOID_BARRIER_MUL)
@@ -172,19 +183,19 @@ VARIANTS = {
     # the compute is heavier here (Sigmoid, Mul) so that overlapping it matters, and the tiles long
     # enough (25,600 bytes) that they are not a cause too
     "perf_single_buffer": Variant("Planted performance fault: one buffer per queue (BUFFER_NUM = 1).",
-                                  "BUFFER_NUM", 1, 12800, 48, 4, SIGMOID_MUL),
+                                  "BUFFER_NUM", 1, 12800, CORES, 4, SIGMOID_MUL),
     "perf_two_cores": Variant("Planted performance fault: two blocks on a chip of many vector cores.",
                               "host.py's block_dim", 2, 2048, 2, 4),
     "perf_small_tiles": Variant("Planted performance fault: 256-element tiles (512-byte copies).",
-                                "TILE_LENGTH", 2, 256, 48, 64),
+                                "TILE_LENGTH", 2, 256, CORES, 64),
     # 25,632-byte tiles: every copy after a block's first starts 32 bytes past a 512-byte boundary
     "perf_misaligned_gm": Variant("Planted performance fault: tiles of 12,816 halves (25,632 bytes, off 512).",
-                                  "TILE_LENGTH", 2, 12816, 48, 4),
+                                  "TILE_LENGTH", 2, 12816, CORES, 4),
     # a barrier on every pipe between two vector instructions stalls the double-buffered copies
     "perf_strong_barrier": Variant("Planted performance fault: PipeBarrier<PIPE_ALL> between two vector "
-                                   "instructions.", "the barrier in Compute", 2, 12800, 48, 4, SIGMOID_BARRIER_MUL),
+                                   "instructions.", "the barrier in Compute", 2, 12800, CORES, 4, SIGMOID_BARRIER_MUL),
     "perf_scalar_loop": Variant("Planted performance fault: the addition as a scalar loop of GetValue/SetValue.",
-                                "the element loop in Compute", 2, 512, 48, 4, SCALAR_ADD),
+                                "the element loop in Compute", 2, 512, CORES, 4, SCALAR_ADD),
 }
 
 
@@ -211,7 +222,7 @@ MUL_ADD = """\
         AscendC::Mul(zLocal, xLocal, yLocal, TILE_LENGTH);
         AscendC::Add(zLocal, zLocal, xLocal, TILE_LENGTH);"""
 REDUNDANT_TILE = 8192  # 16,384 bytes: four double-buffered queues fit in UB, twice that would not
-REDUNDANT_TILES = 4    # per block, over 48 blocks
+REDUNDANT_TILES = 4    # per block, over CORES blocks
 
 
 def redundant_copy_files(name: str, fixed: bool = False) -> dict[str, str]:
@@ -226,27 +237,32 @@ def redundant_copy_files(name: str, fixed: bool = False) -> dict[str, str]:
                       "the second DataCopy of the x tile in CopyIn", 2, REDUNDANT_TILE, MUL_ADD_AGAIN)
         for line, extra in AGAIN_AFTER.items():
             text = text.replace(line, line + extra, 1)
-    return {f"{name}.cpp": text, "host.py": HOST.format(name=name, cores=48),
-            "reference.py": REFERENCE.format(n=48 * REDUNDANT_TILES * REDUNDANT_TILE, expr="x * y + x")}
+    return {f"{name}.cpp": text, "host.py": HOST.format(name=name, cores=CORES),
+            "reference.py": REFERENCE.format(n=CORES * REDUNDANT_TILES * REDUNDANT_TILE, expr="x * y + x")}
+
+
+def aligned_tiles_files(name: str) -> dict[str, str]:
+    """The fix of perf_misaligned_gm: tiles of 12,800 halves (25,600 bytes, a multiple of 512; the
+    data shrinks with them, 0.1%)."""
+    v = VARIANTS[name]
+    return Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
+                   v.tiles_per_block).files(name)
+
+
+def redundant_copy_fix(name: str) -> dict[str, str]:
+    return redundant_copy_files(name, fixed=True)
+
+
+# The fixes written by hand, by task: for those the offline optimizer's transform cannot make.
+HAND_FIXES: dict[str, Callable[[str], dict[str, str]]] = {"perf_misaligned_gm": aligned_tiles_files,
+                                                          "perf_redundant_copy": redundant_copy_fix}
 
 
 def hand_fix(name: str) -> dict[str, str]:
-    """The files of the fix for the variants the offline optimizer has no transform for: the
-    misaligned tiles as 12,800 halves (25,600 bytes, a multiple of 512; the data shrinks with them,
-    0.1%)."""
-    if name == "perf_misaligned_gm":
-        v = VARIANTS[name]
-        fixed = Variant("The fix of perf_misaligned_gm: 512-byte aligned tiles.", "gone", v.buffers, 12800, v.cores,
-                        v.tiles_per_block)
-        return fixed.files(name)
-    if name == "perf_strong_barrier":
-        v = VARIANTS[name]
-        return {f"{name}.cpp": kernel(name, "The fix of perf_strong_barrier: a barrier on the vector pipe only.",
-                                      SIGMOID_MUL_WHAT, "gone", v.buffers, v.tile, SIGMOID_BARRIER_MUL.replace(
-                                          "PIPE_ALL", "PIPE_V"))}
-    if name == "perf_redundant_copy":
-        return redundant_copy_files(name, fixed=True)
-    raise KeyError(f"{name} has a transform in agent/transforms.py")
+    """The files of a HAND_FIXES task's fix."""
+    if name not in HAND_FIXES:
+        raise KeyError(f"{name} has no hand-written fix: agent/transforms.py's for_finding makes its change")
+    return HAND_FIXES[name](name)
 
 
 
@@ -260,8 +276,8 @@ ROW_SUM_KERNEL = """\
 #include "kernel_operator.h"
 
 constexpr int32_t BUFFER_NUM = 2;
-constexpr int32_t ROW_LENGTH = 256;
-constexpr int32_t ROWS_PER_TILE = 32;
+constexpr int32_t ROW_LENGTH = {row_length};
+constexpr int32_t ROWS_PER_TILE = {rows_per_tile};
 
 struct PerfTiling {{
     uint32_t rows;
@@ -348,7 +364,7 @@ def launch(x):
     y = torch.empty(x.shape[0], dtype=x.dtype)
     return Launch(
         kernel="{name}",
-        block_dim=48,
+        block_dim={cores},
         args=[x, y, Tiling(rows=x.shape[0])],
         outputs=[y],
     )
@@ -365,33 +381,38 @@ class Model(torch.nn.Module):
 
 def get_inputs():
     # positive, so no row sums to near zero, where float rounding in another order is a large relative error
-    return [torch.rand({rows}, 256, dtype=torch.float32)]
+    return [torch.rand({rows}, {row_length}, dtype=torch.float32)]
 
 
 def get_init_inputs():
     return []
 """
-ROW_SUM_ROWS = 48 * 4 * 32  # 48 blocks of four 32-row tiles
+ROW_LENGTH = 256      # floats per row: four repeats of 64, which the first pass sums
+ROWS_PER_TILE = 32
+ROW_SUM_ROWS = CORES * 4 * ROWS_PER_TILE  # CORES blocks of four tiles
 
 
 def slow_reduction_files(name: str) -> dict[str, str]:
     """The planted slow reduction's task files."""
-    return {f"{name}.cpp": ROW_SUM_KERNEL.format(name=name, reduce=TWO_WHOLE_REDUCES),
-            "host.py": ROW_SUM_HOST.format(name=name), "reference.py": ROW_SUM_REFERENCE.format(rows=ROW_SUM_ROWS)}
+    return {f"{name}.cpp": ROW_SUM_KERNEL.format(name=name, reduce=TWO_WHOLE_REDUCES, row_length=ROW_LENGTH,
+                                                 rows_per_tile=ROWS_PER_TILE),
+            "host.py": ROW_SUM_HOST.format(name=name, cores=CORES),
+            "reference.py": ROW_SUM_REFERENCE.format(rows=ROW_SUM_ROWS, row_length=ROW_LENGTH)}
 
 
-# The planted tasks with a kernel of their own (not KERNEL's), by name: their files.
-OWN_KERNELS = {"perf_redundant_copy": redundant_copy_files, "perf_slow_reduction": slow_reduction_files}
+# Every planted task, by name: its files (a variant of KERNEL's, or a kernel of its own).
+TASKS: dict[str, Callable[[str], dict[str, str]]] = {**{name: v.files for name, v in VARIANTS.items()},
+                                                     "perf_redundant_copy": redundant_copy_files,
+                                                     "perf_slow_reduction": slow_reduction_files}
 
 
 def materialise(dest: Path) -> dict[str, Path]:
     """Each variant's task folder under `dest`, by name."""
     out = {}
-    own = {name: files(name) for name, files in OWN_KERNELS.items()}
-    for name, texts in {**{name: v.files(name) for name, v in VARIANTS.items()}, **own}.items():
+    for name, files in TASKS.items():
         d = dest / name
         d.mkdir(parents=True, exist_ok=True)
-        for file, text in texts.items():
+        for file, text in files(name).items():
             (d / file).write_text(text)
         out[name] = d
     return out

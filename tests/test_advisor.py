@@ -26,7 +26,7 @@ from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.codes import DiagnosticCode
 from sage_npu.npu_eval.report import Advice, AdviceCode, AdviceFinding, Report, advice_json_schema
 from sage_npu.npu_eval.trace import Rec
-from tests.perf_tasks import hand_fix, materialise
+from tests.perf_tasks import HAND_FIXES, TASKS, hand_fix, materialise
 
 GOLDEN = Path(__file__).parent / "golden" / "advice.schema.json"
 SHIPPED = Path(__file__).resolve().parents[1] / "npu_eval" / "schema" / "advice.schema.json"
@@ -106,14 +106,14 @@ def test_finding_severity_is_a_hint_under_a_tenth():
 # ---- the planted faulty-performance tasks ----
 
 def _apply_transform(task: Path, finding: AdviceFinding, out: Path) -> Path:
-    """The planted task with the finding's change made by the offline optimizer's transform (the
-    misaligned tiles, whose data must shrink with them, by their hand-written fix)."""
+    """The planted task with the finding's change made by the offline optimizer's transform, or by
+    its hand-written fix (tests/perf_tasks.py HAND_FIXES: no transform makes it)."""
     shutil.copytree(task, out)
-    kernel = next(out.glob("*.cpp"))
-    if finding.code in ("perf-unaligned-gm", "perf-redundant-copy"):
+    if task.name in HAND_FIXES:
         for name, text in hand_fix(task.name).items():
             (out / name).write_text(text)
         return out
+    kernel = next(out.glob("*.cpp"))
     src = Sources(kernel.name, kernel.read_text(), (out / "host.py").read_text())
     candidate = for_finding(finding, src, CHIP)
     assert candidate is not None, finding
@@ -143,6 +143,9 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
     "perf_strong_barrier": ("perf-strong-barrier", "perf_strong_barrier.cpp", "AscendC::PipeBarrier<PIPE_ALL>();"),
     "perf_redundant_copy": ("perf-redundant-copy", "perf_redundant_copy.cpp",
                             "AscendC::DataCopy(xAgain, xGm[progress * TILE_LENGTH], TILE_LENGTH);"),
+    # row sums of 256 floats by two WholeReduceSum passes
+    "perf_slow_reduction": ("perf-slow-reduction", "perf_slow_reduction.cpp",
+                            "AscendC::WholeReduceSum<float>(tmp, xLocal[r * ROW_LENGTH]"),
     # the bundled first draft: one buffer per queue, two cores and 256-element tiles, all planted
     "vadd_naive": ("perf-few-cores", "host.py", "MAX_CORES = 2"),
 }
@@ -151,9 +154,13 @@ PLANTED = {  # task -> (top finding's code, file, the planted line's text)
 ALSO = [("vadd_naive", "perf-small-tiles", "TILE_LENGTH = 256"),
         ("vadd_naive", "perf-single-buffer", "constexpr int32_t BUFFER_NUM = 1;"),
         ("add_custom", "perf-small-tiles", "tileNum=8")]
-# row sums of 256 floats by two WholeReduceSum passes (tests/perf_tasks.py's OWN_KERNELS)
-PLANTED["perf_slow_reduction"] = ("perf-slow-reduction", "perf_slow_reduction.cpp",
-                                  "AscendC::WholeReduceSum<float>(tmp, xLocal[r * ROW_LENGTH]")
+
+
+def test_every_planted_task_has_its_cause_and_every_hand_fix_a_task():
+    """A task added to tests/perf_tasks.py without a PLANTED row would be written and never checked."""
+    assert set(TASKS) <= set(PLANTED) and set(HAND_FIXES) <= set(TASKS)
+    with pytest.raises(KeyError, match="for_finding makes its change"):
+        hand_fix("perf_strong_barrier")
 
 
 @pytest.fixture(scope="module")
