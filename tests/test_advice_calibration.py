@@ -22,7 +22,7 @@ from sage_npu.memory.store import Store
 from sage_npu.npu_eval.advisor import WITHIN
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.report import AdviceFinding, Report, Timing
-from sage_npu.npu_eval.task import load_task
+from sage_npu.npu_eval.task import Task, load_task
 from sage_npu.server.features.advice_actions import calibration
 
 VADD = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "vadd_naive"
@@ -130,16 +130,22 @@ def _report(us: float, advice: list[AdviceFinding] | None = None, status: str = 
     return Report(task="t", kernel="k.cpp", status=status, timing=timing, advice=advice or [])  # type: ignore[arg-type]
 
 
-def test_an_optimizer_turn_that_makes_a_findings_exact_change_is_calibrated():
-    chip = chip_profile("910B2")
+def _double_buffering(saving_us: float) -> tuple[Task, dict[str, str], AdviceFinding, dict[str, str]]:
+    """vadd_naive, its files, a perf-single-buffer finding saving `saving_us` of 10 us, and the
+    files with the change the optimizer's transform makes for it."""
     task = load_task(VADD)
     assert task.host is not None
     base = {task.kernel.name: task.kernel.read_text(), "host.py": task.host.read_text()}
-    f = AdviceFinding(code="perf-single-buffer", message="m", file=str(task.kernel), line=1, saving_us=2.0,
-                      before_us=10.0, after_us=8.0, change="double buffering (BUFFER_NUM 1 -> 2)")
-    made = for_finding(f, Sources(task.kernel.name, base[task.kernel.name], base["host.py"]), chip)
+    f = AdviceFinding(code="perf-single-buffer", message="m", file=str(task.kernel), line=1, saving_us=saving_us,
+                      before_us=10.0, after_us=10.0 - saving_us, change="double buffering (BUFFER_NUM 1 -> 2)")
+    made = for_finding(f, Sources(task.kernel.name, base[task.kernel.name], base["host.py"]), chip_profile("910B2"))
     assert made is not None
-    files = {**base, **made.files}
+    return task, base, f, {**base, **made.files}
+
+
+def test_an_optimizer_turn_that_makes_a_findings_exact_change_is_calibrated():
+    chip = chip_profile("910B2")
+    task, base, f, files = _double_buffering(2.0)
     [rec] = advice_calibration("vadd_naive", task.kernel.name, base, _report(10.0, [f]), files, _report(8.2), chip)
     assert (rec.code, rec.estimated_us, rec.delivered_us, rec.verified_by) == ("perf-single-buffer", 2.0, 1.8,
                                                                                "optimizer")
@@ -168,14 +174,8 @@ def test_an_optimizer_turn_with_unusable_times_is_not_calibrated(before, after, 
     """A measured time of 0 or NaN, a model figure against a measurement, or a measured saving far
     from the estimate would stand in the calibration for good: refused, with the reason."""
     chip = chip_profile("910B2")
-    task = load_task(VADD)
-    assert task.host is not None and before.timing is not None and after.timing is not None
-    base = {task.kernel.name: task.kernel.read_text(), "host.py": task.host.read_text()}
-    f = AdviceFinding(code="perf-single-buffer", message="m", file=str(task.kernel), line=1, saving_us=0.5,
-                      before_us=10.0, after_us=9.5, change="double buffering (BUFFER_NUM 1 -> 2)")
-    made = for_finding(f, Sources(task.kernel.name, base[task.kernel.name], base["host.py"]), chip)
-    assert made is not None
-    files = {**base, **made.files}
+    task, base, f, files = _double_buffering(0.5)
+    assert before.timing is not None and after.timing is not None
     assert reason in (calibration_refusal(f.saving_us, before.timing, after.timing) or "")
     assert advice_calibration("vadd_naive", task.kernel.name, base, before.model_copy(update={"advice": [f]}),
                               files, after, chip) == []
