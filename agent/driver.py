@@ -32,7 +32,6 @@ The rules, one place for both searchers:
 from __future__ import annotations
 
 import logging
-import math
 import tempfile
 import threading
 import uuid
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from sage_npu.agent.calibration import calibration_refusal
 from sage_npu.agent.episode import (
     MIN_GAIN,
     SUGGESTING,
@@ -68,7 +68,7 @@ from sage_npu.memory.retrieval import Retrieval
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.chips import ChipProfile, chip_profile
 from sage_npu.npu_eval.evaluate import Evaluator
-from sage_npu.npu_eval.report import Report, Timing
+from sage_npu.npu_eval.report import Report
 from sage_npu.npu_eval.task import load_task
 
 log = logging.getLogger(__name__)
@@ -165,31 +165,6 @@ class _Episode:
     unusable: int = 0                  # failed proposals in a row
     shown: Retrieval | None = None
     proofs: list[Proof] = field(default_factory=list)
-
-
-# A measured delivery more than this many times the estimate (either way) is taken for a broken
-# measurement (a profiler row of another kernel, a launch that did not run), not for the model's
-# error: one such record would stand in the calibration for good.
-OUTLIER_RATIO = 10.0
-
-
-def calibration_refusal(estimated_us: float, before: Timing, after: Timing) -> str | None:
-    """Why a finding's verification from these two timings must not be calibrated, or None when it
-    may: the two times must be of one kind (a CPU-model estimate against a device measurement says
-    nothing), finite and above zero (a time of 0 or NaN is no measurement), the estimate a finite
-    saving above zero (the ratio's denominator), and a measured delivery within OUTLIER_RATIO of it."""
-    times = (before.estimated_us, after.estimated_us)
-    if before.estimated != after.estimated:
-        return "the times before and after are not of one kind (a CPU-model estimate against a measurement)"
-    if not all(math.isfinite(t) and t > 0 for t in times):
-        return f"a time before or after is not a positive finite number ({times[0]!r} us, {times[1]!r} us)"
-    if not (math.isfinite(estimated_us) and estimated_us > 0):
-        return f"the finding's estimated saving is not a positive finite number ({estimated_us!r} us)"
-    ratio = (times[0] - times[1]) / estimated_us
-    if not after.estimated and abs(ratio) > OUTLIER_RATIO:
-        return (f"the measured saving is {ratio:.1f} times the estimate (beyond {OUTLIER_RATIO:.0f}x either "
-                "way: a broken measurement, more likely than the model's error)")
-    return None
 
 
 def advice_calibration(operator: str, kernel_name: str, base: dict[str, str], before: Report, files: dict[str, str],

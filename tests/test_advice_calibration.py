@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sage_npu.agent.driver import advice_calibration, calibration_refusal
+from sage_npu.agent.calibration import calibration_refusal
+from sage_npu.agent.driver import advice_calibration
 from sage_npu.agent.transforms import Sources, for_finding
 from sage_npu.memory import migrations, models
 from sage_npu.memory.cli import add_memory_parser, run_memory
@@ -193,3 +194,6 @@ def test_the_editors_verification_is_calibrated_faster_or_not():
     rec = calibration(task, f, _report(10.0, [f]), _report(10.5))
     assert rec is not None and (rec.delivered_us, rec.verified_by, rec.operator) == (-0.5, "editor", "vadd_naive")
     assert calibration(task, f, _report(10.0, [f]), None) is None
+    # the same guard as the optimizer's: a device that reports 0 us after the change delivered no 10 us
+    assert calibration(task, f, _timed(10.0, False), _timed(0.0, False)) is None
+    assert calibration(task, f, _timed(10.0, False), _timed(7.5, False)) is not None

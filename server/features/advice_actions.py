@@ -7,6 +7,7 @@ offered while the file still reads as it did when evaluated."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from sage_npu.agent.calibration import calibration_refusal
 from sage_npu.agent.episode import Candidate
 from sage_npu.agent.transforms import Sources, for_finding
 from sage_npu.agent.worker import Calibration
@@ -24,6 +26,8 @@ from sage_npu.server.features.base import Feature
 
 if TYPE_CHECKING:
     from sage_npu.server.server import SageServer
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,17 @@ def delivered(before: Report, after: Report | None) -> float | None:
 
 def calibration(task: Task, finding: AdviceFinding, before: Report, after: Report | None) -> Calibration | None:
     """The finding's estimated saving beside the delivered one (measured, on the device), when its
-    change evaluated correct."""
+    change evaluated correct and agent/calibration.py's guard takes the times."""
     saved = delivered(before, after)
-    if saved is None:
+    if saved is None or after is None or after.timing is None or before.timing is None:
+        return None
+    refused = calibration_refusal(finding.saving_us, before.timing, after.timing)
+    if refused is not None:
+        log.info("not calibrating %s (%s): %s", finding.code, finding.change, refused)
         return None
     return Calibration(code=finding.code, change=finding.change, operator=task.root.name,
                        estimated_us=finding.saving_us, delivered_us=round(saved, 4), verified_by="editor",
-                       measured=after is not None and after.timing is not None and not after.timing.estimated)
+                       measured=not after.timing.estimated)
 
 
 def verified(task: Task, finding: AdviceFinding, c: Candidate, before: Report, after: Report | None
