@@ -289,7 +289,16 @@ def _cmake_string_regex(args: list[str]) -> dict[str, str]:
     """The variables `string(REGEX MATCH|MATCHALL|REPLACE ...)` sets (asc-devkit's fixpipe_l0c2l1
     derives ASC_ARCHITECTURES=2201 from dav-2201 with MATCH). The inputs are concatenated, as in
     CMake; MATCH also sets CMAKE_MATCH_<n>, MATCHALL joins the matches with `;` (a CMake list),
-    REPLACE's `\\1` is the first group. CMake's regex syntax is a subset of Python's for these."""
+    REPLACE's `\\1` is the first group. CMake's regex syntax is a subset of Python's for these; a
+    regex Python cannot compile sets nothing (the build reads the variable unset) rather than
+    stopping the sweep."""
+    try:
+        return _string_regex(args)
+    except re.error:
+        return {}
+
+
+def _string_regex(args: list[str]) -> dict[str, str]:
     mode, rest = (args[0], args[1:]) if args else ("", [])
     if mode in ("MATCH", "MATCHALL") and len(rest) >= 2:
         regex, out, text = rest[0], rest[1], "".join(rest[2:])

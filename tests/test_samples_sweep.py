@@ -154,6 +154,15 @@ def test_a_quoted_definition_value_stays_a_string_literal(tmp_path):
     assert build is not None and build.defines == {"ARCH": '"dav-2201"'}
 
 
+def test_a_regex_python_cannot_compile_leaves_its_variable_unset(tmp_path):
+    write(tmp_path / "main.asc", "")
+    write(tmp_path / "CMakeLists.txt", 'string(REGEX MATCH "*x" BAD "dav-2201")\n'
+                                       "add_executable(demo main.asc)\n"
+                                       "target_compile_definitions(demo PRIVATE B=${BAD})\n")
+    build = sweep.understand_build(tmp_path, "demo", ["cmake .."])
+    assert build is not None and build.defines == {"B": ""}
+
+
 def test_string_regex_sets_the_variables_a_definition_reads(tmp_path):
     # asc-devkit's fixpipe_l0c2l1: ASC_ARCHITECTURES=2201 comes from dav-2201 by string(REGEX MATCH);
     # MATCHALL and REPLACE are the other REGEX forms samples use.
