@@ -10,7 +10,8 @@ element j of the sources alone, and is the one the scalar code stores: the vecto
 exact result once to the type, and the scalar code's float (or double) result rounded to the type
 is that same value, as an intermediate of at least 2p + 2 bits (float's 24 for a half's p = 11)
 makes double rounding harmless for +, - and *. Any other loop is refused (None): a loop it cannot
-prove equivalent is not proposed.
+prove equivalent is not proposed, nor one over a GlobalTensor's elements (the vector
+instructions take LocalTensors).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 import tree_sitter as ts
 
 from sage_npu.agent.episode import Candidate
-from sage_npu.npu_eval.analysis.model import Call, Function, KernelModel
+from sage_npu.npu_eval.analysis.model import Call, Function, KernelModel, type_kind
 
 if TYPE_CHECKING:
     from sage_npu.agent.transforms import Sources
@@ -127,7 +128,26 @@ def _operand(m: KernelModel, n: ts.Node, loop: Loop, dtype: str, fn: Function | 
             or [m.text(a) for a in args.named_children] != [loop.var]:
         return None
     name = m.text(obj)
-    return Operand(tensor=name) if m.element_type(obj, fn) == dtype else None
+    return Operand(tensor=name) if m.element_type(obj, fn) == dtype and _local_tensor(m, obj, fn) else None
+
+
+# The queue and buffer methods whose result is a LocalTensor (`auto x = q.DeQue<half>();`).
+LOCAL_MAKERS = ("AllocTensor", "DeQue", "Get")
+
+
+def _local_tensor(m: KernelModel, n: ts.Node, fn: Function | None) -> bool:
+    """Whether `n` names a LocalTensor: the vector instruction takes no GlobalTensor (a loop over
+    GM elements stays as it is)."""
+    name = m.ref_name(n)
+    d = m.decl_of(name, fn, n.start_byte) if name is not None else None
+    if d is None:
+        return False
+    kind = type_kind(d.type)
+    if kind is not None or d.value is None or d.value.type != "call_expression":
+        return kind == "local"
+    func = d.value.child_by_field_name("function")
+    method = func.child_by_field_name("field") if func is not None and func.type == "field_expression" else None
+    return method is not None and m.text(method).split("<")[0] in LOCAL_MAKERS
 
 
 def _vector_call(m: KernelModel, set_call: Call, loop: Loop) -> str | None:
@@ -137,7 +157,8 @@ def _vector_call(m: KernelModel, set_call: Call, loop: Loop) -> str | None:
     node = set_call.node.child_by_field_name("function")
     obj = node.child_by_field_name("argument") if node is not None else None
     dtype = m.element_type(obj, fn) if obj is not None else None
-    if dst is None or dtype not in TYPES or len(set_call.args) != 2 or m.text(set_call.args[0]) != loop.var:
+    if dst is None or obj is None or dtype not in TYPES or not _local_tensor(m, obj, fn) \
+            or len(set_call.args) != 2 or m.text(set_call.args[0]) != loop.var:
         return None
     e = _bare(m, set_call.args[1], dtype)
     left, right, op = (e.child_by_field_name(f) for f in ("left", "right", "operator"))

@@ -450,3 +450,21 @@ def test_an_element_loop_becomes_its_vector_instruction_only_when_provably_the_s
     assert rewrite(f"{x} + 1.0f", "for (int32_t j = 1; j < TILE_LENGTH; j++) {") is None
     assert rewrite(f"{x} + 1.0f", "for (int32_t j = 0; j < TILE_LENGTH; j += 2) {") is None
     assert rewrite(f"{x} / static_cast<float>(yLocal.GetValue(j))") is None
+
+
+@pytest.mark.parametrize("local", ["xLocal", "zLocal"])
+def test_an_element_loop_over_a_global_tensor_is_not_vectorised(local):
+    """Add, Muls, ... take LocalTensors: a loop reading or writing GM elements is left as it is
+    (its rewrite would not compile)."""
+    text = SCALAR_LOOP.replace("AscendC::LocalTensor<half> " + local, "AscendC::GlobalTensor<half> " + local)
+    text = text.replace("HEAD", "for (int32_t j = 0; j < TILE_LENGTH; j++) {").replace(
+        "EXPR", "static_cast<float>(xLocal.GetValue(j)) + static_cast<float>(yLocal.GetValue(j))")
+    assert "GlobalTensor" in text
+    f = AdviceFinding(code="perf-scalar-loop", message="m", file="/t/k.cpp", line=5, saving_us=1.0, before_us=2.0,
+                      after_us=1.0, change="one vector instruction per tile")
+    assert for_finding(f, Sources("k.cpp", text, ""), CHIP) is None
+    # the tensors from a queue's DeQue (declared `auto`) are local ones: rewritten
+    queued = SCALAR_LOOP.replace("HEAD", "auto xq = inQueueX.DeQue<half>();\n        for (int32_t j = 0; j < N; j++) {")
+    queued = queued.replace("EXPR", "static_cast<float>(xq.GetValue(j)) * 2.0f")
+    c = for_finding(f.model_copy(update={"line": 6}), Sources("k.cpp", queued, ""), CHIP)
+    assert c is not None and "AscendC::Muls(zLocal, xq, static_cast<half>(2.0), N);" in c.files["k.cpp"]
