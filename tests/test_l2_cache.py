@@ -151,3 +151,24 @@ def test_every_l2_figure_names_its_source():
     assert "3 to 4 times" in COSTS.sources["l2_read_speedup"]
     assert "assumption for 310P3" in default_costs(310).sources["l2_read_speedup"]
     assert "L2-Cache切分.md:5" in CHIP.sources["memory"]
+
+
+def test_a_transfer_without_a_span_keeps_its_gm_address(tmp_path):
+    """The ND -> NZ GM -> L1 copy records gm_addr with no burst (trace_gm_shape(addr, bursts)): read as
+    `gm_at`; a copy with a span has gm_at 0, a vector instruction neither."""
+    from sage_npu.npu_eval import protocol
+    from sage_npu.npu_eval.trace import read_trace
+
+    nd2nz = ["I", "MTE2", "DataCopy", "float16", "8192", "16384", "1", "0", "128", "0", "16384", "0", "0", "0",
+             "0", "8192", "0", "0"]
+    copy = ["I", "MTE2", "DataCopy", "float16", "64", "128", "1", "0", "1", "0", "128", "0", "0", "0", "0",
+            "4096", "128", "0"]
+    add = ["I", "V", "Add", "float16", "64", "128", "1", "0", "0", "0", "128", "0", "128", "0", "0", "0", "0", "0"]
+    assert len(nd2nz) == len(copy) == len(add) == len(protocol.TRACE_COLUMNS)
+    (tmp_path / protocol.TRACE).write_text(f"{protocol.TRACE_BLOCK}\t0\tAIV\t0\n" + "\n".join(
+        "\t".join(r) for r in (nd2nz, copy, add)) + "\n")
+    (tmp_path / protocol.LOCS).write_text("1\t7\tk.cpp\n")
+    a, b, c = read_trace(tmp_path / protocol.TRACE, tmp_path / protocol.LOCS).blocks[0]
+    assert (a.gm, a.gm_at) == (None, 8192)
+    assert b.gm == GmSpan(4096, 128, 1) and b.gm_at == 0
+    assert (c.gm, c.gm_at) == (None, 0)
