@@ -608,8 +608,10 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     critical_core = max(core_time, key=lambda c: core_time[c]) if core_time else 0
     op_head = costs.op_head_cycles if schedules else 0.0
     path = core_time.get(critical_core, 0.0) + op_head
-    # bytes from HBM at its bandwidth, reads that hit at L2's (l2_read_speedup times HBM's)
-    memory_bound = (sum(s.gm_bytes for s in schedules) - l2.hit_bytes * (1.0 - 1.0 / costs.l2_read_speedup)
+    # bytes from HBM at its bandwidth, reads served by L2 at L2's (l2_read_speedup times HBM's): hits,
+    # and the bytes several cores read at once, which HBM moves once (l2cache.L2Result)
+    from_l2 = l2.hit_bytes + l2.shared_fill_bytes
+    memory_bound = (sum(s.gm_bytes for s in schedules) - from_l2 * (1.0 - 1.0 / costs.l2_read_speedup)
                     ) / hbm_bytes_per_cycle
     compute_bound = sum(s.vec_cycles for s in schedules) / active
     roofline = max(memory_bound, compute_bound)

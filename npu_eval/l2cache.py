@@ -39,6 +39,9 @@ class L2Result:
     hits: dict[int, dict[int, float]] = field(default_factory=dict)
     hit_bytes: int = 0    # GM bytes read from L2
     read_bytes: int = 0   # GM bytes read in all (hits and HBM)
+    # missed bytes another core of the same step had already asked for: each core waits for the one
+    # fill (charged as a miss), but HBM moves them once (the roofline counts them at the L2 rate)
+    shared_fill_bytes: int = 0
 
 
 # An access: (is_read, [(key, mask, bytes per mask bit)]); a key is a chunk index (int) or, for a
@@ -63,6 +66,16 @@ class LruL2:
             if got is not None:
                 held += (mask & got[0]).bit_count() * unit
         return held, asked
+
+    def missed_in(self, parts: list[_Part], fetched: LruL2) -> int:
+        """Bytes of an access that this cache does not hold and `fetched` does."""
+        n = 0
+        for key, mask, unit in parts:
+            got = fetched.held.get(key)
+            if got is not None:
+                mine = self.held.get(key)
+                n += (mask & got[0] & ~(mine[0] if mine else 0)).bit_count() * unit
+        return n
 
     def touch(self, parts: list[_Part]) -> None:
         """Bring an access's lines in (or refresh them) as the most recent; evict past capacity."""
@@ -126,18 +139,27 @@ def replay(trace: Trace, waves: list[list[int]], capacity: int, line: int) -> L2
         streams = [(b, trace.blocks[b], _accesses(cache, trace.blocks[b])) for b in wave]
         for k in range(max((len(s) for _, _, s in streams), default=0)):
             step = [(b, recs, s[k]) for b, recs, s in streams if k < len(s)]
+            fetched = LruL2(1 << 62, line) if len(step) > 1 else None  # what this step's reads asked for
             for b, recs, (i, is_read, parts) in step:
                 if is_read:
-                    _look_up(cache, out, b, recs[i].bytes, i, parts)
+                    _look_up(cache, out, b, recs[i].bytes, i, parts, fetched)
             for _, _, (_, _, parts) in step:
                 if parts:
                     cache.touch(parts)
     return out
 
 
-def _look_up(cache: LruL2, out: L2Result, block: int, nbytes: int, i: int, parts: list[_Part] | None) -> None:
+def _look_up(cache: LruL2, out: L2Result, block: int, nbytes: int, i: int, parts: list[_Part] | None,
+             fetched: LruL2 | None) -> None:
     out.read_bytes += nbytes
-    held, asked = cache.probe(parts) if parts else (0, 0)
+    if not parts:
+        return
+    held, asked = cache.probe(parts)
     if held:
         out.hits.setdefault(block, {})[i] = held / asked
         out.hit_bytes += round(nbytes * held / asked)
+    if fetched is not None:
+        shared = cache.missed_in(parts, fetched)
+        if shared:
+            out.shared_fill_bytes += round(nbytes * shared / asked)
+        fetched.touch(parts)

@@ -144,6 +144,18 @@ def test_the_roofline_counts_hits_at_the_l2_rate():
     assert same.roofline_us < distinct.roofline_us
 
 
+def test_bytes_several_cores_read_at_once_cost_each_core_a_miss_but_hbm_moves_them_once():
+    cores, n = 8, 16
+    same = {b: _loads([BASE + i * TILE for i in range(n)]) for b in range(cores)}
+    apart = {b: _loads([BASE + (b * n + i) * TILE for i in range(n)]) for b in range(cores)}
+    e_same, e_apart = (estimate(_trace(t), CHIP, COSTS, cores) for t in (same, apart))
+    assert e_same.l2_hit_bytes == e_apart.l2_hit_bytes == 0
+    assert e_same.cycles == e_apart.cycles  # every core waits for the fill: no core is faster
+    r = replay(_trace(same), [list(range(cores))], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    assert r.shared_fill_bytes == (cores - 1) * n * TILE
+    assert e_same.roofline_us < e_apart.roofline_us
+
+
 def test_every_l2_figure_names_its_source():
     for key in ("l2_read_speedup", "l2_line_bytes"):
         assert "asc-devkit@82b89a15f263" in COSTS.sources[key]
