@@ -12,21 +12,30 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def synthetic_trace(blocks: int = 48, instructions: int = 100_000):
-    from sage_npu.npu_eval.trace import Rec, Trace
+    from sage_npu.npu_eval.trace import Trace
 
     per_iter = 6
     iters = instructions // blocks // per_iter
+    return Trace({b: _block(b, iters) for b in range(blocks)}, {i: ("k.cpp", i) for i in range(1, 7)})
+
+
+def _block(block: int, iters: int):
+    """One block's records: each copy reads its own 8 KB of GM (its span recorded, as the emulator
+    does, so the L2 model replays every copy)."""
+    from sage_npu.npu_eval.trace import GmSpan, Rec
+
     recs = []
     for i in range(iters):
         slot = i % 2
         a = (slot * 8192, 8192)
+        gm = GmSpan((1 << 32) + (block * iters + i) * 8192, 8192, 1)
         recs += [Rec("alloc", "MTE2", "AllocTensor", "", 0, 0, 1, 0, slot, a, (0, 0), (0, 0)),
-                 Rec("I", "MTE2", "DataCopy", "float32", 2048, 8192, 2, 0, 0, a, (0, 0), (0, 0)),
+                 Rec("I", "MTE2", "DataCopy", "float32", 2048, 8192, 2, 0, 1, a, (0, 0), (0, 0), gm),
                  Rec("enque", "MTE2", "EnQue", "", 0, 0, 3, 0, slot, (0, 0), (0, 0), (0, 0)),
                  Rec("deque", "V", "DeQue", "", 0, 0, 4, 0, slot, (0, 0), (0, 0), (0, 0)),
                  Rec("I", "V", "Exp", "float32", 2048, 8192, 5, 0, 0, a, a, (0, 0)),
                  Rec("free", "V", "FreeTensor", "", 0, 0, 6, 0, slot, (0, 0), (0, 0), (0, 0))]
-    return Trace({b: list(recs) for b in range(blocks)}, {i: ("k.cpp", i) for i in range(1, 7)})
+    return recs
 
 
 def main() -> None:

@@ -74,7 +74,10 @@ _NPU_ARCH_SOURCE = ("asc-devkit docs/zh/guide/编程指南/语言扩展层/SIMD-
 
 _A2_MEMORY = ("asc-devkit docs/zh/guide/编程指南/高级编程/硬件实现/架构规格/NPU架构版本2201.md: L1 512 KB, L0A 64 KB, "
               "L0B 64 KB, L0C 128 KB, BiasTable 1 KB (ASC_BT_SIZE), Fixpipe Buffer 2 KB; L2 and HBM sizes from the "
-              "910B public specs")
+              "910B public specs. L2 192 MB also in asc-devkit (82b89a15f263) examples/01_simd_cpp_api/"
+              "05_best_practices/01_matrix_compute/matmul_high_performance/README_en.md:321 (Case 6) and "
+              "docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/L2-Cache切分.md:5; the cost model's L2 cache "
+              "(l2cache.py) holds that many bytes")
 _WORKSPACE = ("16 MB on Atlas A2: the system workspace asc-devkit's advanced-API samples reserve "
               "(WORKSPACE_SIZE = 16 * 1024 * 1024) and GetLibApiWorkSpaceSize reports")
 

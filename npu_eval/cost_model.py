@@ -7,7 +7,8 @@ pipes, held back by the synchronisation the program expresses: queue EnQue/DeQue
 FreeTensor pairs, SetFlag/WaitFlag, PipeBarrier. An instruction costs what Huawei's public per-API
 model for Atlas A2 says (costs.py): vector APIs k*N + b, GM transfers bytes / (a + b / active
 cores) + h by their public cases, each pipe's head on its first instruction, and the op head once;
-a read and a write at once share the core's part of the chip's GM bandwidth (CANN's profiling guide).
+a read and a write at once share the core's part of the chip's GM bandwidth (CANN's profiling guide);
+a read of bytes the L2 cache holds streams at the L2 rate (l2cache.py replays the launch's GM accesses).
 Across blocks: blocks beyond the chip's vector cores run in waves on the same cores; the kernel
 takes as long as its slowest core, and never less than the roofline bound.
 """
@@ -21,6 +22,7 @@ from typing import Literal
 from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.chips import ChipProfile
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable, Transfer
+from sage_npu.npu_eval.l2cache import L2Result, replay
 from sage_npu.npu_eval.report import TimeCauseName
 from sage_npu.npu_eval.trace import Rec, Trace
 
@@ -171,13 +173,14 @@ def instr_cycles(r: Rec, costs: CostTable, rates: Rates) -> float:
     return instr_cost(r, costs, rates)[0]
 
 
-def instr_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
+def instr_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[float, float, float]:
     """(cycles on its pipe, of which UB bank conflicts, of which the bandwidth other cores take); the
-    sharing between a read and a write at once is added by the schedule (gm_share_extra)."""
+    sharing between a read and a write at once is added by the schedule (gm_share_extra). `l2`: the
+    share of a GM read's bytes found in the L2 cache."""
     if r.pipe == "V":
         return vec_cost(r, costs, rates.vec_rows)
     if r.pipe == "MTE2":
-        return load_cost(r, costs, rates)
+        return load_cost(r, costs, rates, l2)
     if r.pipe == "MTE3":
         return store_cost(r, costs, rates)
     if r.pipe == "S":
@@ -230,9 +233,10 @@ def bank_factor(r: Rec, costs: CostTable) -> float:
     return f
 
 
-def load_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, float]:
+def load_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[float, float, float]:
     """GM -> UB: bytes / (a + b / active cores) + h, the small-block figures under 25,000 bytes; a burst
-    under 32 bytes fills a 32-byte UB block; strided bursts add k * bursts * (stride mod 256)."""
+    under 32 bytes fills a 32-byte UB block; strided bursts add k * bursts * (stride mod 256). The
+    share `l2` of the bytes found in the L2 cache streams l2_read_speedup times faster."""
     bursts = max(r.b, 1)
     nbytes = bursts * 32 if bursts > 1 and r.bytes < bursts * 32 else r.bytes
     small = r.bytes < costs.small_load_below_bytes
@@ -240,6 +244,7 @@ def load_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, flo
                    else (rates.load, rates.load_alone, costs.load.h))
     slow = 1.0 / costs.unaligned_bandwidth if r.a else 1.0
     stride = costs.load_stride_k * bursts * costs.stride_mod_256 if bursts > 1 else 0.0
+    slow *= 1.0 - l2 + l2 / costs.l2_read_speedup if l2 else 1.0
     stream = nbytes / t * slow
     return stream + h + stride, 0.0, stream - nbytes / alone * slow
 
@@ -323,10 +328,11 @@ class _Clock:
 
 
 def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
-                   keep_events: bool = False, floors: dict[int, float] | None = None
-                   ) -> tuple[BlockSchedule, list[SyncHazard]]:
+                   keep_events: bool = False, floors: dict[int, float] | None = None,
+                   l2: dict[int, float] | None = None) -> tuple[BlockSchedule, list[SyncHazard]]:
     """One block's timeline. `floors`: cross-core synchronisation id -> when the sets that released
-    it were done on their cores; a CrossCoreWaitFlag taking it holds every pipe until then."""
+    it were done on their cores; a CrossCoreWaitFlag taking it holds every pipe until then. `l2`:
+    record index -> the share of that GM read's bytes found in the L2 cache (l2cache.replay)."""
     free = [0.0] * len(PIPES)           # when each pipe can start its next instruction
     done = [0.0] * len(PIPES)           # when everything issued to each pipe is complete
     busy = [0.0] * len(PIPES)
@@ -367,11 +373,13 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                             hazards.append(SyncHazard(block, r.loc, loc, PIPES[p], PIPES[q], kind, r.api, api))
                         break
 
-    for r in recs:
+    l2 = l2 or {}
+    for i, r in enumerate(recs):
         p = _PIX.get(r.pipe, _S)
         k = r.kind
         if k == "I":
-            c, b_extra, s_extra = instr_cost(r, costs, rates)
+            hit = l2.get(i, 0.0) if p == _MTE2 else 0.0
+            c, b_extra, s_extra = instr_cost(r, costs, rates, hit)
             h0 = head[p]
             if h0:
                 c, heads[p], head[p] = c + h0, h0, 0.0
@@ -379,7 +387,8 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
             if p in port and rates.rw_can_share:
                 # a read beside a write shares the chip's GM bandwidth (gm_share_extra); a pipe head
                 # moves no data, so the window that shares starts after it
-                rate = r.bytes / (c - h0) if c > h0 else 0.0  # its mean rate while it moves data
+                # its mean rate from HBM while it moves data (what it reads from L2 takes no HBM bandwidth)
+                rate = r.bytes * (1.0 - hit) / (c - h0) if c > h0 else 0.0
                 other = port[_MTE3 if p == _MTE2 else _MTE2]
                 if other:
                     extra = _shared_gm_extra(start + h0, c - h0, rate, other, rates.core_gm)
@@ -495,7 +504,7 @@ def _cross_wait(r: Rec, costs: CostTable, free: list[float], issue: float, floor
     return t
 
 
-def _schedule_all(trace: Trace, costs: CostTable, rates: Rates, keep_events: bool
+def _schedule_all(trace: Trace, costs: CostTable, rates: Rates, keep_events: bool, l2: L2Result
                   ) -> tuple[list[BlockSchedule], list[SyncHazard]]:
     """Every block's timeline. With cross-core flags (a mixed kernel) the blocks depend on each
     other: each wait starts no earlier than the sets it took, so the timelines are recomputed with
@@ -506,7 +515,7 @@ def _schedule_all(trace: Trace, costs: CostTable, rates: Rates, keep_events: boo
         schedules: list[BlockSchedule] = []
         hazards: list[SyncHazard] = []
         for b in sorted(trace.blocks):
-            s, h = schedule_block(b, trace.blocks[b], costs, rates, keep_events, floors)
+            s, h = schedule_block(b, trace.blocks[b], costs, rates, keep_events, floors, l2.hits.get(b))
             schedules.append(s)
             hazards.extend(h)
         sets: dict[int, float] = {}
@@ -553,6 +562,32 @@ class Estimate:
     block_core: dict[int, int]
     core_offsets: dict[int, float]  # block -> start cycle on its core
     causes: list[TimeShare] = field(default_factory=list)
+    l2_hit_bytes: int = 0   # GM bytes read from the L2 cache (the rest of gm_read_bytes from HBM)
+    gm_read_bytes: int = 0
+
+
+def block_cores(trace: Trace, chip: ChipProfile) -> dict[int, int]:
+    """Block -> the core it runs on: block b on core b % cores, after the earlier ones (waves). A mixed
+    launch's AICs run on the cube cores, numbered after the vector cores."""
+    cores = max(1, chip.vector_cores)
+    out = {}
+    for b in sorted(trace.blocks):
+        kind, idx = trace.cores.get(b, ("AIV", b))
+        out[b] = idx % cores if kind == "AIV" else cores + idx % max(1, chip.cube_cores)
+    return out
+
+
+def waves(block_core: dict[int, int]) -> list[list[int]]:
+    """The blocks that run at once: the n-th block of every core in wave n."""
+    seen: dict[int, int] = defaultdict(int)
+    out: list[list[int]] = []
+    for b in sorted(block_core):
+        n = seen[block_core[b]]
+        seen[block_core[b]] += 1
+        if n == len(out):
+            out.append([])
+        out[n].append(b)
+    return out
 
 
 def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, keep_events: bool = False
@@ -561,20 +596,23 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     active = max(1, min(block_dim, cores))
     hbm_bytes_per_cycle = chip.hbm_gbps / chip.clock_ghz  # GB/s over G cycles/s
     rates = transfer_rates(costs, active, hbm_bytes_per_cycle)
-    schedules, hazards = _schedule_all(trace, costs, rates, keep_events)
-    # Blocks go to cores in waves: block b runs on core b % cores after the earlier ones. A mixed
-    # launch's AICs run on the cube cores, numbered after the vector cores.
+    block_core = block_cores(trace, chip)
+    l2 = replay(trace, waves(block_core), chip.l2_bytes, costs.l2_line_bytes)
+    schedules, hazards = _schedule_all(trace, costs, rates, keep_events, l2)
     core_time: dict[int, float] = defaultdict(float)
-    block_core, offsets = {}, {}
+    offsets = {}
     for s in schedules:
-        kind, idx = trace.cores.get(s.block, ("AIV", s.block))
-        core = idx % cores if kind == "AIV" else cores + idx % max(1, chip.cube_cores)
-        block_core[s.block], offsets[s.block] = core, core_time[core]
+        core = block_core[s.block]
+        offsets[s.block] = core_time[core]
         core_time[core] += s.cycles
     critical_core = max(core_time, key=lambda c: core_time[c]) if core_time else 0
     op_head = costs.op_head_cycles if schedules else 0.0
     path = core_time.get(critical_core, 0.0) + op_head
-    memory_bound = sum(s.gm_bytes for s in schedules) / hbm_bytes_per_cycle
+    # bytes from HBM at its bandwidth, reads served by L2 at L2's (l2_read_speedup times HBM's): hits,
+    # and the bytes several cores read at once, which HBM moves once (l2cache.L2Result)
+    from_l2 = l2.hit_bytes + l2.shared_fill_bytes
+    memory_bound = (sum(s.gm_bytes for s in schedules) - from_l2 * (1.0 - 1.0 / costs.l2_read_speedup)
+                    ) / hbm_bytes_per_cycle
     compute_bound = sum(s.vec_cycles for s in schedules) / active
     roofline = max(memory_bound, compute_bound)
     cycles = max(path, roofline)
@@ -595,7 +633,8 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     return Estimate(cycles=cycles, estimated_us=cycles * to_us, roofline_us=roofline * to_us,
                     launch_overhead_us=costs.launch_overhead_us, bottleneck=bottleneck, pipes=pipes,
                     hot_lines=[(loc, c * to_us) for loc, c in hot], hazards=hazards, schedules=schedules,
-                    block_core=block_core, core_offsets=offsets, causes=causes)
+                    block_core=block_core, core_offsets=offsets, causes=causes, l2_hit_bytes=l2.hit_bytes,
+                    gm_read_bytes=l2.read_bytes)
 
 
 def _sum_blocks(blocks: list[BlockSchedule], part: Literal["busy", "heads", "bank", "share"]) -> dict[str, float]:

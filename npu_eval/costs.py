@@ -18,6 +18,19 @@ PERF_PARAM = _ATT + "v1/perf_param_v1.cpp"      # the k, b, a, h constants
 PERF_UTILS = _ATT + "utils/api_perf_utils.cpp"  # the formulas
 PERF_CASES = _ATT + "v1/ascendc_api_perf_v1.cpp"  # which load/store formula applies when
 PERF_ANALYSIS = "asc-devkit@82b89a15f263 docs/zh/guide/算子实践参考/性能分析/分析性能数据.md"  # CANN's profiling guide
+_MM_HP = "examples/01_simd_cpp_api/05_best_practices/01_matrix_compute/matmul_high_performance/README_en.md"
+_MEM_GUIDE = "docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/"
+L2_SOURCES = {  # asc-devkit at commit 82b89a15f263
+    "read": f"asc-devkit@82b89a15f263 {_MM_HP}:319 (Case 6): the pure read bandwidth of L2Cache is about 3 to 4 "
+            "times GM's; the same in docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/"
+            "Matmul高阶API使能L2-Cache切分.md:7",
+    "mixed": f"asc-devkit@82b89a15f263 {_MEM_GUIDE}L2-Cache切分.md:5: L2 read-write mixed bandwidth about 7 TB/s "
+             "against GM's 1.6 TB/s",
+    "path": f"asc-devkit@82b89a15f263 {_MEM_GUIDE}设置合理的L2-CacheMode.md:25-33: loads (MTE2) and stores (MTE3, "
+            "Fixpipe) go through L2; past its capacity the cache replaces data, writing old data back to GM first",
+    "line": "asc-devkit@82b89a15f263 docs/zh/guide/算子实践参考/SIMT算子性能优化/概述.md:39: the AI processor "
+            "accesses L2 in 128-byte cache lines",
+}
 BANK_SAMPLE = ("asc-devkit examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub/README.md "
                "(commit 82b89a15f263)")
 
@@ -212,6 +225,9 @@ class CostTable(BaseModel):
     read_write_sharing: bool = Field(default=True, description="a read and a write running at once share the "
                                      "chip's GM bandwidth: their combined rate past a core's share of it slows the "
                                      "later one (cost_model.gm_share_extra)")
+    l2_read_speedup: float = Field(default=3.5, description="how many times faster a GM read streams when its "
+                                   "bytes are in the L2 cache than from HBM (l2cache.py)")
+    l2_line_bytes: int = Field(default=128, description="the L2 cache line: the granule the L2 model tracks")
     unaligned_bandwidth: float = Field(default=0.7, description="share of the bandwidth a transfer whose GM "
                                        "address is not 512-byte aligned reaches")
     # fixed costs per kernel
@@ -273,6 +289,14 @@ _SOURCES = {
                           "bandwidth; with MTE2 and MTE3 reading and writing GM together the pipeline takes "
                           "(MTE2 bytes + MTE3 bytes) / GM bandwidth (the chip's, chips.py); a core's share is that "
                           "over the active cores",
+    "l2_read_speedup": "assumption within a public range: 3.5, the middle of 'about 3 to 4 times' ("
+                       + L2_SOURCES["read"] + "; the mixed read-write figure, 7 TB/s over 1.6, is 4.4x: "
+                       + L2_SOURCES["mixed"] + "). The public ratio is of the chip's bandwidths; that a core's "
+                       "rate for a read that hits (the public per-core load rate a + b / cores, capped by its L2 "
+                       "share) scales by it too is an assumption. Stores keep the public store figures, which were "
+                       "measured with every write going through L2 (" + L2_SOURCES["path"] + ")",
+    "l2_line_bytes": "assumption from " + L2_SOURCES["line"] + " (stated for the SIMT chips; no dav-2201 figure "
+                     "found)",
     "unaligned_bandwidth": "CANN data-movement best practice: GM addresses aligned to 32 bytes but not 512 reach "
                            "as little as 70% of the bandwidth",
     "mte2_head": "kMte2PipeHeadNormalK/B " + _at(PERF_PARAM, "21-22") + ", chosen at 25000 bytes "
@@ -299,4 +323,6 @@ def default_costs(family: int) -> CostTable:
         # 310P: no public per-API model; the A2 figures with its slower memory (the HBM share caps the
         # per-core rate in cost_model.py) until calibrated.
         t.sources["load"] = "assumption for 310P3: the Atlas A2 figures, capped by its LPDDR4X share; calibrate"
+        t.sources["l2_read_speedup"] = ("assumption for 310P3: the Atlas A2 ratio (no public 310P figure); "
+                                        + t.sources["l2_read_speedup"])
     return t

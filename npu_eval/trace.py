@@ -6,7 +6,8 @@ AIV; a mixed launch numbers its AICs and AIVs apart by fiber, `idx` is GetBlockI
 `kind pipe api dtype elems bytes loc a b w_addr w_bytes r0_addr r0_bytes r1_addr r1_bytes gm_addr gm_burst
 gm_gap`
 kinds: I (an instruction on a pipe; for GM transfers a = the GM address modulo 512 and
-b = the number of bursts; a GM<->UB DataCopy's GM span in the gm_ columns, `GmSpan`), alloc,
+b = the number of bursts; a GM<->UB DataCopy's GM span in the gm_ columns, `GmSpan`; other GM transfers
+give gm_addr alone, `Rec.gm_at`), alloc,
 free, enque, deque (a = queue id, b = slot),
 setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t), xset and xwait (a cross-core
 flag's set and the wait it released: a = flag id, b = the synchronisation's id, shared by the sets
@@ -85,6 +86,7 @@ class Rec:
     r0: tuple[int, int]
     r1: tuple[int, int]
     gm: GmSpan | None = None  # a GM<->UB DataCopy's GM span
+    gm_at: int = 0  # a GM transfer's GM address when its span is not recorded (ND -> NZ, Fixpipe, ...)
 
 
 @dataclass
@@ -126,6 +128,8 @@ def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) 
             # only the copies carry a GM span (and one of no bursts moved nothing): the other records
             # skip its three int()s
             gm = GmSpan(int(p[15]), int(p[16]), int(p[8]), int(p[17])) if p[16] != "0" and p[8] != "0" else None
+            # a transfer without a span still names its GM address (the L2 model keys it on that)
+            at = int(p[15]) if gm is None and p[15] != "0" else 0
             cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
-                           (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14])), gm))
+                           (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14])), gm, at))
     return Trace(blocks, locs, truncated, cores)

@@ -1,0 +1,186 @@
+"""The cost model's L2 cache (npu_eval/l2cache.py, docs/cost-model.md "L2 cache"; issues 18, 19).
+
+Synthetic traces (what the emulator records per copy, with its GM span), so nothing compiles.
+Assertions are ratios and orderings, never absolute times.
+"""
+
+from __future__ import annotations
+
+from sage_npu.npu_eval.chips import chip_profile
+from sage_npu.npu_eval.cost_model import estimate
+from sage_npu.npu_eval.costs import default_costs
+from sage_npu.npu_eval.l2cache import LruL2, replay
+from sage_npu.npu_eval.trace import GmSpan, Rec, Trace
+
+CHIP = chip_profile("910B2")
+COSTS = default_costs(910)
+TILE = 32768  # bytes per copy: the public large-load case (>= 25,000 bytes)
+BASE = 1 << 32  # GM addresses: anywhere, 512-byte aligned
+
+
+def _copy(pipe: str, addr: int, nbytes: int = TILE, span: bool = True) -> Rec:
+    gm = GmSpan(addr, nbytes, 1) if span else None
+    return Rec("I", pipe, "DataCopy", "float32", nbytes // 4, nbytes, 1, 0, 1, (0, nbytes), (0, 0), (0, 0), gm,
+               0 if span else addr)
+
+
+def _loads(addrs: list[int], span: bool = True) -> list[Rec]:
+    return [_copy("MTE2", a, span=span) for a in addrs]
+
+
+def _trace(blocks: dict[int, list[Rec]]) -> Trace:
+    return Trace(blocks, {1: ("k.cpp", 1)})
+
+
+def _us(blocks: dict[int, list[Rec]], chip=CHIP) -> float:
+    return estimate(_trace(blocks), chip, COSTS, len(blocks)).estimated_us
+
+
+def _mte2_busy(blocks: dict[int, list[Rec]]) -> float:
+    e = estimate(_trace(blocks), CHIP, COSTS, len(blocks))
+    return sum(s.busy["MTE2"] for s in e.schedules)
+
+
+def test_re_reading_one_block_is_faster_than_reading_distinct_blocks():
+    n = 64
+    same = _loads([BASE] * n)
+    distinct = _loads([BASE + i * TILE for i in range(n)])
+    assert _us({0: same}) < 0.5 * _us({0: distinct})
+    # the first read comes from HBM, the other n - 1 from L2 at l2_read_speedup times the rate
+    ratio = _mte2_busy({0: same}) / _mte2_busy({0: distinct})
+    assert 1 / COSTS.l2_read_speedup < ratio < 1.0
+
+
+def test_a_working_set_past_the_l2_capacity_loses_the_benefit():
+    """Two passes over a working set: the second hits when the set fits in L2 and, with LRU over a
+    streaming pass, misses everything when it is larger (the 192 MB of the 910B)."""
+    def two_passes(working_set: int) -> list[Rec]:
+        one = [BASE + i * TILE for i in range(working_set // TILE)]
+        return _loads(one + one)
+
+    def one_pass(working_set: int) -> list[Rec]:
+        return _loads([BASE + i * TILE for i in range(working_set // TILE)])
+
+    fits, past = CHIP.l2_bytes // 2, CHIP.l2_bytes * 5 // 4
+    fits_ratio = _mte2_busy({0: two_passes(fits)}) / _mte2_busy({0: one_pass(fits)})
+    past_ratio = _mte2_busy({0: two_passes(past)}) / _mte2_busy({0: one_pass(past)})
+    assert fits_ratio < 1.5
+    assert abs(past_ratio - 2.0) < 0.01
+
+
+def test_a_smaller_l2_loses_the_benefit_at_a_smaller_working_set():
+    working_set = [BASE + i * TILE for i in range(64)]
+    blocks = {0: _loads(working_set + working_set)}
+    small = CHIP.model_copy(update={"l2_bytes": 32 * TILE})
+    assert _us(blocks) < _us(blocks, small)
+    assert _us(blocks, small) == _us({0: _loads([BASE + i * TILE for i in range(128)])}, small)
+
+
+def test_a_read_of_bytes_written_before_hits():
+    addr = BASE
+    written = [_copy("MTE3", addr), _copy("MTE2", addr)]
+    elsewhere = [_copy("MTE3", addr + TILE), _copy("MTE2", addr)]
+    r_written = replay(_trace({0: written}), [[0]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    r_elsewhere = replay(_trace({0: elsewhere}), [[0]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    assert r_written.hits == {0: {1: 1.0}} and r_written.hit_bytes == TILE
+    assert r_elsewhere.hits == {} and r_elsewhere.hit_bytes == 0
+
+
+def test_cores_reading_the_same_bytes_at_once_all_wait_for_hbm_then_hit():
+    """Step k of every core is looked up before any of it is brought in: the first read of shared
+    bytes misses on every core; a later read of them hits on every core."""
+    shared = _loads([BASE, BASE])
+    r = replay(_trace({0: shared, 1: list(shared)}), [[0, 1]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    assert r.hits == {0: {1: 1.0}, 1: {1: 1.0}}
+    # blocks in a later wave (the same cores, afterwards) find what the first wave read
+    r = replay(_trace({0: shared[:1], 1: shared[:1]}), [[0], [1]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    assert r.hits == {1: {0: 1.0}}
+
+
+def test_partial_overlap_hits_only_the_lines_read_before():
+    line = COSTS.l2_line_bytes
+    first = _copy("MTE2", BASE, 4 * line)
+    half_new = _copy("MTE2", BASE + 2 * line, 4 * line)
+    r = replay(_trace({0: [first, half_new]}), [[0]], CHIP.l2_bytes, line)
+    assert r.hits == {0: {1: 0.5}}
+
+
+def test_strided_bursts_hit_only_their_own_lines():
+    """A column tile of a row-major matrix (bursts with a gap) then the next column tile: no byte in
+    common, so no hit, though the spans interleave."""
+    row, col = 2048, 128
+    left = Rec("I", "MTE2", "DataCopy", "float16", 64 * 64, 64 * col, 1, 0, 64, (0, 0), (0, 0), (0, 0),
+               GmSpan(BASE, col, 64, row - col))
+    right = Rec("I", "MTE2", "DataCopy", "float16", 64 * 64, 64 * col, 1, 0, 64, (0, 0), (0, 0), (0, 0),
+                GmSpan(BASE + col, col, 64, row - col))
+    r = replay(_trace({0: [left, right, left]}), [[0]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    assert r.hits == {0: {2: 1.0}}
+
+
+def test_a_copy_without_a_recorded_span_hits_when_re_read_whole():
+    """ND -> NZ GM -> L1 copies record their GM address but not their span: the same address and shape
+    again hits; another shape at that address does not."""
+    again = _loads([BASE, BASE], span=False)
+    other = [_copy("MTE2", BASE, span=False), _copy("MTE2", BASE, TILE // 2, span=False)]
+    assert replay(_trace({0: again}), [[0]], CHIP.l2_bytes, 128).hits == {0: {1: 1.0}}
+    assert replay(_trace({0: other}), [[0]], CHIP.l2_bytes, 128).hits == {}
+
+
+def test_a_rescaled_copy_whose_span_no_longer_fits_its_bytes_is_a_miss():
+    """The advisor's counterfactuals rescale a copy's bytes and keep its old span: the span does not
+    describe the bytes, so the model does not guess a hit."""
+    cache = LruL2(CHIP.l2_bytes, 128)
+    r = _copy("MTE2", BASE)
+    halved = Rec(r.kind, r.pipe, r.api, r.dtype, r.elems // 2, r.bytes // 2, r.loc, r.a, r.b, r.w, r.r0, r.r1, r.gm)
+    assert cache.parts(r) and cache.parts(halved) is None
+
+
+def test_the_roofline_counts_hits_at_the_l2_rate():
+    n = 64
+    same = estimate(_trace({0: _loads([BASE] * n)}), CHIP, COSTS, 1)
+    distinct = estimate(_trace({0: _loads([BASE + i * TILE for i in range(n)])}), CHIP, COSTS, 1)
+    assert same.l2_hit_bytes == (n - 1) * TILE and distinct.l2_hit_bytes == 0
+    assert same.gm_read_bytes == distinct.gm_read_bytes == n * TILE
+    assert same.roofline_us < distinct.roofline_us
+
+
+def test_bytes_several_cores_read_at_once_cost_each_core_a_miss_but_hbm_moves_them_once():
+    cores, n = 8, 16
+    same = {b: _loads([BASE + i * TILE for i in range(n)]) for b in range(cores)}
+    apart = {b: _loads([BASE + (b * n + i) * TILE for i in range(n)]) for b in range(cores)}
+    e_same, e_apart = (estimate(_trace(t), CHIP, COSTS, cores) for t in (same, apart))
+    assert e_same.l2_hit_bytes == e_apart.l2_hit_bytes == 0
+    assert e_same.cycles == e_apart.cycles  # every core waits for the fill: no core is faster
+    r = replay(_trace(same), [list(range(cores))], CHIP.l2_bytes, COSTS.l2_line_bytes)
+    assert r.shared_fill_bytes == (cores - 1) * n * TILE
+    assert e_same.roofline_us < e_apart.roofline_us
+
+
+def test_every_l2_figure_names_its_source():
+    for key in ("l2_read_speedup", "l2_line_bytes"):
+        assert "asc-devkit@82b89a15f263" in COSTS.sources[key]
+        assert "assumption" in COSTS.sources[key]
+    assert "3 to 4 times" in COSTS.sources["l2_read_speedup"]
+    assert "assumption for 310P3" in default_costs(310).sources["l2_read_speedup"]
+    assert "L2-Cache切分.md:5" in CHIP.sources["memory"]
+
+
+def test_a_transfer_without_a_span_keeps_its_gm_address(tmp_path):
+    """The ND -> NZ GM -> L1 copy records gm_addr with no burst (trace_gm_shape(addr, bursts)): read as
+    `gm_at`; a copy with a span has gm_at 0, a vector instruction neither."""
+    from sage_npu.npu_eval import protocol
+    from sage_npu.npu_eval.trace import read_trace
+
+    nd2nz = ["I", "MTE2", "DataCopy", "float16", "8192", "16384", "1", "0", "128", "0", "16384", "0", "0", "0",
+             "0", "8192", "0", "0"]
+    copy = ["I", "MTE2", "DataCopy", "float16", "64", "128", "1", "0", "1", "0", "128", "0", "0", "0", "0",
+            "4096", "128", "0"]
+    add = ["I", "V", "Add", "float16", "64", "128", "1", "0", "0", "0", "128", "0", "128", "0", "0", "0", "0", "0"]
+    assert len(nd2nz) == len(copy) == len(add) == len(protocol.TRACE_COLUMNS)
+    (tmp_path / protocol.TRACE).write_text(f"{protocol.TRACE_BLOCK}\t0\tAIV\t0\n" + "\n".join(
+        "\t".join(r) for r in (nd2nz, copy, add)) + "\n")
+    (tmp_path / protocol.LOCS).write_text("1\t7\tk.cpp\n")
+    a, b, c = read_trace(tmp_path / protocol.TRACE, tmp_path / protocol.LOCS).blocks[0]
+    assert (a.gm, a.gm_at) == (None, 8192)
+    assert b.gm == GmSpan(4096, 128, 1) and b.gm_at == 0
+    assert (c.gm, c.gm_at) == (None, 0)
