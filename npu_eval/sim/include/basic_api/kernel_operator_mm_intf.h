@@ -692,7 +692,10 @@ __aicore__ inline void MmadWithSparse(const LocalTensor<T>& dst, const LocalTens
                "index is 0, 1 or 2 (the 4:2 sparse index format); that pair selected nothing",
                (long long)(bad / 65536), (long long)(bad % 65536), blk().idx);
     }
-    trace_instr(Pipe::M, "MmadWithSparse", "int8", m16 * n16 * k1, uint64_t(m16) * n16 * k1 * 16 * 16 * 32, loc,
+    // The page: A's (16, 2*C0) fractal is selected down to (16, C0), then a plain Mmad runs, so the
+    // fractal steps are those of the dense half of k. The index read is a record of its own (no
+    // steps) so the sync checks see it.
+    trace_instr(Pipe::M, "MmadWithSparse", "int8", m16 * n16 * kd1, uint64_t(m16) * n16 * kd1 * 16 * 16 * 32, loc,
                 c, a, b);
     trace_instr(Pipe::M, "MmadWithSparse", "uint8", 0, 0, loc, {}, ix);
 }
