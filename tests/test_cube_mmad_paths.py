@@ -1,7 +1,7 @@
 """The Mmad inner kernels agree to the bit (sage_sim/cube.h): the AVX2 kernel the emulator picks
 where the CPU has it and the scalar one it falls back to, over random shapes (m, n and k tails
 that are not whole fractals or vectors, GEMV's m = 1, a k1 rounded up as kDirectionAlign does),
-every input type (half, bfloat16, float, int8, uint8) and every start of C (zero, the bias table,
+every input type (half, bfloat16, float, int8, uint8, int4b_t) and every start of C (zero, the bias table,
 accumulating onto L0C). The driver is built with the evaluator's flags at -O0, as a kernel is."""
 
 from __future__ import annotations
@@ -57,18 +57,18 @@ int main(int argc, char** argv) {
     std::mt19937 g(12345);
     std::vector<uint8_t> local(local_bytes()), init(local_bytes()), c0, scalar;
     const uint32_t A = mem_base(Mem::L0A), B = mem_base(Mem::L0B), C = mem_base(Mem::L0C), BT = mem_base(Mem::BT);
-    const CubeType types[] = {CubeType::F16, CubeType::BF16, CubeType::F32, CubeType::S8, CubeType::U8};
+    const CubeType types[] = {CubeType::F16, CubeType::BF16, CubeType::F32, CubeType::S8, CubeType::U8, CubeType::S4};
     int differ = 0;
     for (int n = 0; n < cases; ++n) {
         MmadShape s{};
-        s.in = types[g() % 5];
-        const uint32_t esize = s.in == CubeType::F32 ? 4 : (s.in == CubeType::S8 || s.in == CubeType::U8) ? 1 : 2;
-        const uint32_t k0 = 32 / esize;
+        s.in = types[g() % 6];
+        const uint32_t esize = s.in == CubeType::F32 ? 4 : cube_integer(s.in) ? 1 : 2;  // int4b_t: bytes of pairs
+        const uint32_t k0 = 256 / cube_bits(s.in);
         s.m = g() % 8 == 0 ? 1 : 1 + g() % 96, s.n = 1 + g() % 96, s.k = 1 + g() % (10 * k0);
         s.k1 = (s.k + k0 - 1) / k0 + g() % 2, s.init = int(g() % 3), s.bias = BT;
         const uint32_t M = (s.m + 15) / 16 * 16, N = (s.n + 15) / 16 * 16;
-        fill(local.data() + A, M * s.k1 * k0, s.in, g);
-        fill(local.data() + B, N * s.k1 * k0, s.in, g);
+        fill(local.data() + A, M * s.k1 * 32 / esize, s.in, g);  // bytes: 32 a fractal row
+        fill(local.data() + B, N * s.k1 * 32 / esize, s.in, g);
         const CubeType acc = esize == 1 ? CubeType::U8 : CubeType::F32;  // int32 start: any bits
         fill(local.data() + C, M * N * (acc == CubeType::U8 ? 4 : 1), acc, g);
         fill(local.data() + BT, N * (acc == CubeType::U8 ? 4 : 1), acc, g);

@@ -384,12 +384,12 @@ def test_compile_error_names_the_original_line_and_column(tmp_path, settings):
 
 def test_cube_api_gets_one_actionable_line(tmp_path, settings):
     text = edit(TEMPLATE_PROGRAM, "    AscendC::PipeBarrier<PIPE_ALL>();\n",
-                "    AscendC::MmadWithSparse(v, v, v, AscendC::MmadParams());\n")
+                "    AscendC::MmadBitMode(v, v, v, AscendC::MmadParams());\n")
     path = write_program(tmp_path / "cube", "cube.asc", text, with_data=False)
     report = run(settings, path)
     assert report.status == "compile_error"
-    msgs = [d for d in report.diagnostics if "MmadWithSparse" in d.message]
-    assert msgs and msgs[0].line == line_of(path, "AscendC::MmadWithSparse(")
+    msgs = [d for d in report.diagnostics if "MmadBitMode" in d.message]
+    assert msgs and msgs[0].line == line_of(path, "AscendC::MmadBitMode(")
     assert "cube" in msgs[0].message and "not emulate" in msgs[0].message and len(msgs[0].message) <= 200
 
 

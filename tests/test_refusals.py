@@ -30,9 +30,9 @@ def parse_one(tmp_path: Path, message: str, source: str = "int main() {}\n") -> 
 
 
 @pytest.mark.parametrize("message, code, words", [
-    ("\u2018MmadWithSparse\u2019 is not a member of \u2018AscendC\u2019", "not-emulated", ["MmadWithSparse", "cube"]),
-    ("'LoadDataWithSparse' in namespace 'AscendC' does not name a type", "not-emulated",
-     ["LoadDataWithSparse", "cube"]),
+    ("\u2018MmadBitMode\u2019 is not a member of \u2018AscendC\u2019", "not-emulated", ["MmadBitMode", "cube"]),
+    ("'LoadDataWithStride' in namespace 'AscendC' does not name a type", "not-emulated",
+     ["LoadDataWithStride", "cube"]),
     ("'RegTensor' is not a member of 'AscendC'", "not-emulated", ["RegTensor", "Ascend 950"]),
     ("'HcclHandle' was not declared in this scope", "not-emulated", ["HcclHandle", "HCCL"]),
     ("'DataCpy' is not a member of 'AscendC'", "compile-error", ["did you mean DataCopy"]),
@@ -57,35 +57,35 @@ def test_a_failed_build_that_uses_the_cube_unit_is_one_refusal_at_the_first_cube
               "struct Own { void Iterate(); };\n"
               "__aicore__ void k() {\n"
               "    own.Iterate();\n"            # a member call is anyone's
-              "    AscendC::LoadDataWithSparse(a, b, i, p);\n"
-              "    AscendC::MmadWithSparse(c, a, b, p);\n"
+              "    AscendC::LoadDataWithStride(a, b, i, p);\n"
+              "    AscendC::MmadBitMode(c, a, b, p);\n"
               "}\n")
     src = tmp_path / "mm.asc"
     src.write_text(source)
     out = gcc(str(src), 5, "'IsSameType' was not declared in this scope") + gcc(str(src), 7, "something else")
     diags = compile_errors.parse(out, {str(src.resolve())}, (str(src), 1))
     assert [(d.line, d.code) for d in diags] == [(6, "not-emulated")], diags
-    assert "cube" in diags[0].message and "LoadDataWithSparse" in diags[0].message
+    assert "cube" in diags[0].message and "LoadDataWithStride" in diags[0].message
     assert len(diags[0].message) <= refusals.MAX_CHARS
 
 
 def test_the_refusal_names_the_cube_api_the_compiler_could_not_find_not_the_users_own_names(tmp_path):
     # asc-devkit's data_copy_l0c2gm defines its own C0_SIZE (a name CANN's Matmul headers also have)
-    # and fails on a cube API sage-npu lacks (here MmadWithSparse), further down.
+    # and fails on a cube API sage-npu lacks (here MmadBitMode), further down.
     source = ("#include \"kernel_operator.h\"\n"
               "constexpr uint32_t C0_SIZE = 32;\n"
               "uint32_t CeilAlign(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }\n"
               "__aicore__ void k() {\n"
-              "    AscendC::MmadWithSparse(c, a, b, p);\n"
+              "    AscendC::MmadBitMode(c, a, b, p);\n"
               "}\n")
     src = tmp_path / "dc.asc"
     src.write_text(source)
-    out = gcc(str(src), 5, "\u2018MmadWithSparse\u2019 is not a member of \u2018AscendC\u2019")
+    out = gcc(str(src), 5, "\u2018MmadBitMode\u2019 is not a member of \u2018AscendC\u2019")
     diags = compile_errors.parse(out, {str(src.resolve())}, (str(src), 1))
     assert [(d.line, d.code) for d in diags] == [(5, "not-emulated")], diags
-    assert "MmadWithSparse" in diags[0].message
+    assert "MmadBitMode" in diags[0].message
     # the source scan (the fallback when no message names a cube API) skips the user's own names too
-    assert refusals.cube_use({"dc.asc": source.replace("AscendC::MmadWithSparse(c, a, b, p);", "")}) is None
+    assert refusals.cube_use({"dc.asc": source.replace("AscendC::MmadBitMode(c, a, b, p);", "")}) is None
 
 
 def test_a_cube_api_in_a_branch_the_build_does_not_select_is_not_refused(tmp_path):
@@ -147,7 +147,7 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("MmadWithSparse", "LoadDataWithSparse", "SetQuantScalar", "SetQuantVector", "Conv3D"):
+    for name in ("MmadBitMode", "LoadDataWithStride", "SetQuantScalar", "SetQuantVector", "Conv3D"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
@@ -155,7 +155,7 @@ def test_the_generated_table_knows_the_cube_apis_and_headers():
     for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "LoadData3DParamsV2", "SetFmatrix",
                  "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling", "MatmulType", "IterateAll", "IterateBatch",
                  "IterateNBatch", "MatmulShapeParams", "MatmulApiStaticTiling", "GetMatmulApiTiling",
-                 "InitConstValueParams", "LoadData2DParamsV2"):
+                 "InitConstValueParams", "LoadData2DParamsV2", "MmadWithSparse", "LoadDataWithSparse"):
         assert api_classes.lookup(name) is None, name  # emulated
 
 

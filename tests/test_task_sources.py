@@ -192,7 +192,7 @@ def test_framework_entry_gets_dtype_macros_from_its_tensors(evaluator, tmp_path)
 
 def test_what_the_emulator_lacks_is_one_actionable_line(evaluator, tmp_path):
     muls = "        AscendC::Muls(b, a, -1.0f, TILE);\n"
-    kernel = SAMPLE.replace(muls, muls + "        AscendC::MmadWithSparse(b, a, a, AscendC::MmadParams());\n"
+    kernel = SAMPLE.replace(muls, muls + "        AscendC::MmadBitMode(b, a, a, AscendC::MmadParams());\n"
                                          "        AscendC::Nonexistent(b);\n")
     d = make(tmp_path / "neg", {"neg_custom.asc": kernel, "data_utils.h": DATA_UTILS, "reference.py": REFERENCE,
                                 "host.py": HOST})
@@ -200,4 +200,4 @@ def test_what_the_emulator_lacks_is_one_actionable_line(evaluator, tmp_path):
     # A kernel using the cube unit is one refusal at its first cube call: the other errors follow from it.
     found = [(x.line, x.code, x.message) for x in r.diagnostics if x.severity == "error"]
     assert len(found) == 1 and found[0][:2] == (25, "not-emulated"), found
-    assert "cube-unit API" in found[0][2] and "MmadWithSparse" in found[0][2] and len(found[0][2]) <= 200, found
+    assert "cube-unit API" in found[0][2] and "MmadBitMode" in found[0][2] and len(found[0][2]) <= 200, found

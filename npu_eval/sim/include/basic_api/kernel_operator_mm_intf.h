@@ -83,6 +83,7 @@ constexpr sage::sim::CubeType cube_type() {
     else if constexpr (std::is_same_v<T, float>) return CubeType::F32;
     else if constexpr (std::is_same_v<T, int8_t>) return CubeType::S8;
     else if constexpr (std::is_same_v<T, uint8_t>) return CubeType::U8;
+    else if constexpr (std::is_same_v<T, int4b_t>) return CubeType::S4;
     else return CubeType::S32;
 }
 
@@ -155,10 +156,10 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>&
     const Mem to = detail::mem_of(dst);
     detail::cube_operand(dst, to == Mem::L0B ? Mem::L0B : Mem::L0A, 512, "LoadData", "dst", "A2/B2", loc);
     detail::cube_operand(src, Mem::L1, 32, "LoadData", "src", "A1/B1", loc);
-    if (p.ifTranspose && sizeof(T) != 2) {
+    if (p.ifTranspose && (sizeof(T) != 2 || sage::sim::is_int4<T>())) {
         fail("api-misuse", loc,
              "LoadData with ifTranspose on %s, in block %d: on %s LoadData2DParams transposes 2-byte types (half, "
-             "bfloat16_t) only; transpose int8 or float fractals with LoadDataWithTranspose",
+             "bfloat16_t) only; transpose int8 or float fractals with LoadDataWithTranspose (int4b_t: to L0B only)",
              dtype_name<T>(), blk().idx, chip_name());
     }
     if (p.repeatTimes == 0) return;
@@ -189,14 +190,23 @@ __aicore__ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const Lo
         fail("api-misuse", loc, "LoadDataWithTranspose with addrMode (decrementing addresses) is not emulated yet, "
              "in block %d: keep the default", blk().idx);
     }
+    constexpr bool b4 = sage::sim::is_int4<T>();
+    if (b4 && to != Mem::L0B) {
+        fail("dtype-unsupported", loc,
+             "LoadDataWithTranspose of int4b_t to the %s, in block %d: on %s int4b_t is transposed into L0B only "
+             "(the LoadDataWithTranspose page: b4 only when the destination is L0B); load A untransposed with "
+             "LoadData, or keep it as int8_t",
+             mem_name(to), blk().idx, chip_name());
+    }
     if (p.repeatTimes == 0) return;
-    const uint64_t unit = sizeof(T) == 2 ? 512 : 1024;
+    // A square: one fractal (2-byte types), two (int8, 4-byte types) or four (int4b_t, 64 x 64).
+    const uint64_t fracs = sizeof(T) == 2 ? 1 : b4 ? 4 : 2, unit = fracs * 512;
     const uint64_t src_bytes = (uint64_t(p.startIndex) + uint64_t(p.repeatTimes - 1) * p.srcStride + 1) * unit;
     const uint64_t dst_bytes = uint64_t(p.repeatTimes - 1) * (1 + p.dstGap) * 512 +
-                               (sizeof(T) == 2 ? 512 : (2 + uint64_t(p.dstFracGap)) * 512);
+                               ((fracs - 1) * (1 + uint64_t(p.dstFracGap)) + 1) * 512;
     detail::cube_span(src, src_bytes, "LoadDataWithTranspose", loc);
     detail::cube_span(dst, dst_bytes, "LoadDataWithTranspose", loc);
-    cube_load_transpose(blk().ub, blk().ub_init, dst.addr_, src.addr_, sizeof(T), p.startIndex, p.repeatTimes,
+    cube_load_transpose(blk().ub, blk().ub_init, dst.addr_, src.addr_, b4 ? 4 : sizeof(T) * 8, p.startIndex, p.repeatTimes,
                         p.srcStride, p.dstGap, p.dstFracGap);
     trace_instr(Pipe::MTE1, "LoadDataWithTranspose", dtype_name<T>(), p.repeatTimes, uint64_t(p.repeatTimes) * unit,
                 loc, {dst.addr_, uint32_t(dst_bytes)}, {src.addr_, uint32_t(src_bytes)});
@@ -492,10 +502,12 @@ inline void mmad_types(sage::sim::SrcLoc loc) {
     constexpr bool fp = std::is_same_v<T, float> && std::is_same_v<U, S> &&
                         (std::is_same_v<U, half> || std::is_same_v<U, bfloat16_t> || std::is_same_v<U, float>);
     constexpr bool i8 = std::is_same_v<T, int32_t> && std::is_same_v<U, int8_t> && std::is_same_v<S, int8_t>;
-    if (!fp && !i8) {
+    constexpr bool i4 = std::is_same_v<T, int32_t> && std::is_same_v<U, int4b_t> && std::is_same_v<S, int4b_t>;
+    if (!fp && !i8 && !i4) {
         fail("dtype-unsupported", loc,
              "Mmad of %s x %s into %s, in block %d: on %s the cube multiplies half x half, bfloat16_t x bfloat16_t "
-             "or float x float into float, and int8_t x int8_t into int32_t (the Mmad doc page's table)",
+             "or float x float into float, and int8_t x int8_t or int4b_t x int4b_t into int32_t (the Mmad doc "
+             "page's table)",
              dtype_name<U>(), dtype_name<S>(), dtype_name<T>(), blk().idx, chip_name());
     }
 }
@@ -514,11 +526,11 @@ inline void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
              blk().idx);
     }
     if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as documented
-    const uint32_t k0 = 32 / sizeof(U), m16 = (p.m + 15) / 16, n16 = (p.n + 15) / 16;
+    const uint32_t k0 = uint32_t(bytes_elems<U>(32)), m16 = (p.m + 15) / 16, n16 = (p.n + 15) / 16;
     // float with kDirectionAlign: K padded to 16, two 16 x 8 fractals per 16 of K (the Mmad page)
     const uint32_t k1 = std::is_same_v<U, float> && p.kDirectionAlign ? (p.k + 15) / 16 * 2 : (p.k + k0 - 1) / k0;
     // m = 1 is GEMV: A is one ND row in L0A
-    const uint64_t a_bytes = p.m == 1 ? (uint64_t(p.k) * sizeof(U) + 31) / 32 * 32 : uint64_t(m16) * k1 * 512;
+    const uint64_t a_bytes = p.m == 1 ? (elem_bytes<U>(p.k) + 31) / 32 * 32 : uint64_t(m16) * k1 * 512;
     const uint64_t b_bytes = uint64_t(k1) * n16 * 512, c_bytes = uint64_t(m16) * n16 * 1024;
     cube_span(fm, a_bytes, "Mmad", loc);
     cube_span(filter, b_bytes, "Mmad", loc);
@@ -570,6 +582,122 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
     detail::cube_span(bias, uint64_t(mmadParams.n) * sizeof(V), "Mmad", loc);
     ub_check_init({bias.addr_, uint32_t(mmadParams.n * sizeof(V))}, "Mmad", loc);
     detail::mmad(dst, fm, filter, mmadParams, 2, bias.addr_, loc);
+}
+
+// ---- 4:2 structured sparsity (Atlas A2/A3; the LoadDataWithSparse and MmadWithSparse pages) ----
+
+// L1 -> L0B: repeatTimes dense B fractals (int8, ZN, 512 bytes) from src fractal startIndex on,
+// and with them their index fractals (uint8, four 2-bit indices a byte, 128 bytes a fractal) from
+// idx fractal startIndex on, into the cube's sparse index buffer (a quarter of L0B, at the L0B
+// offset / 4) that MmadWithSparse reads. Contiguous only: the other LoadData2DParams fields are
+// unused, and a transpose is refused.
+template <typename T = int8_t, typename U = uint8_t>
+__aicore__ inline void LoadDataWithSparse(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                          const LocalTensor<U>& idx, const LoadData2dParams& loadDataParam, SAGE_LOC) {
+    using namespace sage::sim;
+    static_assert(std::is_same_v<T, int8_t> && std::is_same_v<U, uint8_t>,
+                  "LoadDataWithSparse: dst and src are int8_t, idx uint8_t (the LoadDataWithSparse page)");
+    touch(loc);
+    const LoadData2dParams& p = loadDataParam;
+    detail::cube_operand(dst, Mem::L0B, 512, "LoadDataWithSparse", "dst", "B2", loc);
+    detail::cube_operand(src, Mem::L1, 32, "LoadDataWithSparse", "src", "B1", loc);
+    detail::cube_operand(idx, Mem::L1, 32, "LoadDataWithSparse", "idx", "B1", loc);
+    if (p.ifTranspose) {
+        fail("api-misuse", loc, "LoadDataWithSparse with ifTranspose, in block %d: it has no transpose (the "
+             "LoadDataWithSparse page); the dense B must already be ZN in L1", blk().idx);
+    }
+    if (p.repeatTimes == 0) return;
+    const uint64_t frac = uint64_t(p.startIndex) + p.repeatTimes;
+    detail::cube_span(src, frac * 512, "LoadDataWithSparse", loc);
+    // The index is a quarter of B's bytes; checked against the tensor itself, even at a fixed address.
+    if (frac * 128 > idx.GetSize()) {
+        fail("ub-out-of-bounds", loc,
+             "LoadDataWithSparse reads index fractals %u..%llu (128 bytes each: 16 x 32 2-bit indices, a quarter of "
+             "B's 512-byte fractal), %llu bytes, but idx holds %u bytes, in block %d: size the index tensor at B's "
+             "bytes / 4", unsigned(p.startIndex), (unsigned long long)(frac - 1), (unsigned long long)(frac * 128),
+             idx.GetSize(), blk().idx);
+    }
+    detail::cube_span(idx, frac * 128, "LoadDataWithSparse", loc);
+    detail::cube_span(dst, uint64_t(p.repeatTimes) * 512, "LoadDataWithSparse", loc);
+    const uint32_t idx_dst = mem_base(Mem::IDX) + detail::mem_offset(dst) / 4;
+    const uint32_t n = p.repeatTimes;
+    cube_load_sparse(blk().ub, blk().ub_init, dst.addr_, src.addr_, idx.addr_, idx_dst, p.startIndex, n);
+    trace_instr(Pipe::MTE1, "LoadDataWithSparse", "int8", n, uint64_t(n) * 512, loc,
+                {dst.addr_, n * 512}, {src.addr_ + p.startIndex * 512u, n * 512});
+    trace_instr(Pipe::MTE1, "LoadDataWithSparse", "uint8", n, uint64_t(n) * 128, loc, {idx_dst, n * 128},
+                {idx.addr_ + p.startIndex * 128u, n * 128});
+}
+
+namespace detail {
+inline void sparse_params(const MmadParams& p, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (p.m > 4095 || p.n > 4095 || p.k > 4095) {
+        fail("api-misuse", loc, "MmadWithSparse with m=%u n=%u k=%u, in block %d: each must be in [0, 4095]", p.m,
+             p.n, p.k, blk().idx);
+    }
+    if (p.m == 1) {
+        fail("api-misuse", loc, "MmadWithSparse with m = 1, in block %d: it has no GEMV mode (the MmadWithSparse "
+             "page); pad A to 16 rows", blk().idx);
+    }
+    if (p.kDirectionAlign) {
+        fail("api-misuse", loc, "MmadWithSparse with kDirectionAlign, in block %d: the sparse form does not support "
+             "it (the MmadWithSparse page: false only)", blk().idx);
+    }
+}
+}  // namespace detail
+
+// C (L0C, int32) = A (L0A, int8, M x k) x the 4:2 sparse B (L0B, the dense k/2 x N, with the
+// index LoadDataWithSparse put in the sparse index buffer), C starting from 0, the BiasTable or
+// L0C as for Mmad. See sage_sim/cube.h (cube_mmad_sparse) for the selection rule.
+template <typename T = int32_t, typename U = int8_t>
+__aicore__ inline void MmadWithSparse(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
+                                      const LocalTensor<U>& filter, const MmadParams& mmadParams, SAGE_LOC) {
+    using namespace sage::sim;
+    static_assert(std::is_same_v<T, int32_t> && std::is_same_v<U, int8_t>,
+                  "MmadWithSparse: dst int32_t, fm and filter int8_t (the MmadWithSparse page's only combination)");
+    touch(loc);
+    const MmadParams& p = mmadParams;
+    detail::cube_operand(dst, Mem::L0C, 1024, "MmadWithSparse", "dst (C)", "CO1", loc);
+    detail::cube_operand(fm, Mem::L0A, 512, "MmadWithSparse", "fm (A)", "A2", loc);
+    detail::cube_operand(filter, Mem::L0B, 512, "MmadWithSparse", "filter (B)", "B2", loc);
+    detail::sparse_params(p, loc);
+    if (p.m == 0 || p.n == 0 || p.k == 0) return;  // a NOP, as documented
+    const int init = p.isBias ? 1 : p.cmatrixInitVal ? 0 : p.cmatrixSource ? 2 : 1;
+    const uint32_t m16 = (p.m + 15) / 16, n16 = (p.n + 15) / 16, k1 = (p.k + 31) / 32;
+    const uint32_t kd1 = ((p.k + 3) / 4 * 2 + 31) / 32;  // B's k fractals: the dense half of k
+    const uint64_t a_bytes = uint64_t(m16) * k1 * 512, b_bytes = uint64_t(kd1) * n16 * 512;
+    const uint64_t c_bytes = uint64_t(m16) * n16 * 1024;
+    detail::cube_span(fm, a_bytes, "MmadWithSparse", loc);
+    detail::cube_span(filter, b_bytes, "MmadWithSparse", loc);
+    detail::cube_span(dst, c_bytes, "MmadWithSparse", loc);
+    const uint32_t idx = mem_base(Mem::IDX) + detail::mem_offset(filter) / 4;
+    UbRange a{fm.addr_, uint32_t(a_bytes)}, b{filter.addr_, uint32_t(b_bytes)}, c{dst.addr_, uint32_t(c_bytes)};
+    UbRange ix{idx, uint32_t(b_bytes / 4)};
+    if (!ub_is_init(ix)) {
+        report("uninitialized-read", Severity::Error, loc,
+               "MmadWithSparse reads the sparse index of B's %llu bytes at L0B byte %u, but no LoadDataWithSparse "
+               "loaded it, in block %d: load B with LoadDataWithSparse (B and its index together), not LoadData",
+               (unsigned long long)b_bytes, detail::mem_offset(filter), blk().idx);
+    }
+    if (init == 1 && !ub_is_init(c)) {
+        report("uninitialized-read", Severity::Error, loc,
+               "MmadWithSparse accumulates onto L0C that no Mmad wrote, in block %d: start with cmatrixInitVal = "
+               "true (or from a bias)", blk().idx);
+    }
+    MmadShape shape{p.m, p.n, p.k, CubeType::S8, init, mem_base(Mem::BT), k1};
+    const int64_t bad = cube_mmad_sparse(blk().ub, blk().ub_init, dst.addr_, fm.addr_, filter.addr_, idx, shape);
+    if (bad >= 0) {
+        report("api-misuse", Severity::Error, loc,
+               "MmadWithSparse reads index 3 (2'b11) for B's dense row %lld, column %lld, in block %d: each 2-bit "
+               "index is 0, 1 or 2 (the 4:2 sparse index format); that pair selected nothing",
+               (long long)(bad / 65536), (long long)(bad % 65536), blk().idx);
+    }
+    // The page: A's (16, 2*C0) fractal is selected down to (16, C0), then a plain Mmad runs, so the
+    // fractal steps are those of the dense half of k. The index read is a record of its own (no
+    // steps) so the sync checks see it.
+    trace_instr(Pipe::M, "MmadWithSparse", "int8", m16 * n16 * kd1, uint64_t(m16) * n16 * kd1 * 16 * 16 * 32, loc,
+                c, a, b);
+    trace_instr(Pipe::M, "MmadWithSparse", "uint8", 0, 0, loc, {}, ix);
 }
 
 }  // namespace AscendC

@@ -11,11 +11,7 @@
 
 namespace AscendC {
 
-// A signed 4-bit integer: two per byte, element 2i in the low nibble. Tensors of it come from
-// ReinterpretCast of an int8_t tensor.
-struct int4b_t {
-    uint8_t storage;
-};
+// int4b_t is declared in sage_sim/dtypes.h (the cube's headers need it before this one).
 
 // The system counter ticks at 50 MHz on A2/A3 (time in us = cycles / 50). On the CPU it follows
 // the host clock: a kernel may subtract two readings to time a section, which then measures

@@ -119,7 +119,7 @@ public:
     }
     __aicore__ inline GlobalTensor operator[](uint64_t offset) const {
         GlobalTensor t = *this;
-        t.addr_ = addr_ + offset;
+        t.addr_ = addr_ + (sage::sim::is_int4<T>() ? offset / 2 : offset);  // int4b_t: two a byte
         t.size_ = size_ > offset ? size_ - offset : 0;
         return t;
     }
@@ -149,7 +149,9 @@ public:
         return addr_[offset];
     }
     __aicore__ inline __gm__ T* GetPhyAddr() const { return addr_; }
-    __aicore__ inline __gm__ T* GetPhyAddr(uint64_t offset) const { return addr_ + offset; }
+    __aicore__ inline __gm__ T* GetPhyAddr(uint64_t offset) const {
+        return addr_ + (sage::sim::is_int4<T>() ? offset / 2 : offset);
+    }
     __aicore__ inline uint64_t GetSize() const { return size_; }
     __aicore__ inline void SetShapeInfo(const ShapeInfo& shapeInfo) { shapeInfo_ = shapeInfo; }
     __aicore__ inline ShapeInfo GetShapeInfo() const { return shapeInfo_; }
@@ -182,7 +184,7 @@ public:
         using namespace sage::sim;
         touch(loc);
         const Mem mem = detail::pos_mem(pos);
-        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        uint64_t bytes = elem_bytes<T>(tileSize);
         if (uint64_t(addr) + bytes > mem_bytes(mem)) {
             fail(mem == Mem::UB ? "ub-overflow" : "cube-buffer-overflow", loc,
                  "LocalTensor(pos, addr %u, tileSize %u) spans %s bytes %u..%llu, past the %u bytes (%u KB) of "
@@ -197,15 +199,17 @@ public:
                                loc, 0, 1});
         ub_clear({at, uint32_t(bytes)});
         addr_ = at;
-        size_ = tileSize;
+        size_ = is_int4<T>() ? uint32_t(bytes) : tileSize;
         slot_ = &b.slots.back();
         gen_ = 0;
     }
 
     // A view `offset` elements in. operator[] cannot take the caller's line, so a view past
-    // the end is not reported here but by the API call that uses it, at that call's line.
+    // the end is not reported here but by the API call that uses it, at that call's line. For
+    // int4b_t the offset counts elements, two a byte, and size_ counts bytes.
     __aicore__ inline LocalTensor operator[](uint32_t offset) const {
         LocalTensor t = *this;
+        if (sage::sim::is_int4<T>()) offset /= 2;
         uint64_t at = uint64_t(addr_) + uint64_t(offset) * sizeof(T);
         t.addr_ = at > UINT32_MAX ? UINT32_MAX : uint32_t(at);
         t.size_ = offset <= size_ ? size_ - offset : 0;
@@ -254,11 +258,15 @@ public:
         t.gen_ = gen_;
         return t;
     }
-    __aicore__ inline uint32_t GetSize() const { return size_; }
-    __aicore__ inline void SetSize(uint32_t size) { size_ = size; }
+    __aicore__ inline uint32_t GetSize() const { return sage::sim::is_int4<T>() ? size_ * 2 : size_; }
+    __aicore__ inline void SetSize(uint32_t size) {
+        size_ = sage::sim::is_int4<T>() ? uint32_t(sage::sim::elem_bytes<T>(size)) : size;
+    }
     __aicore__ inline uint32_t GetLength() const { return size_ * uint32_t(sizeof(T)); }
     __aicore__ inline __ubuf__ T* GetPhyAddr() const { return data(); }
-    __aicore__ inline __ubuf__ T* GetPhyAddr(uint32_t offset) const { return data() + offset; }
+    __aicore__ inline __ubuf__ T* GetPhyAddr(uint32_t offset) const {
+        return data() + (sage::sim::is_int4<T>() ? offset / 2 : offset);
+    }
     __aicore__ inline void SetUserTag(int32_t tag) { tag_ = tag; }
     __aicore__ inline int32_t GetUserTag() const { return tag_; }
     __aicore__ inline TPosition GetPosition() const { return TPosition::VECCALC; }
@@ -343,7 +351,7 @@ public:
     }
 
     uint32_t addr_ = 0;  // byte offset in the block's UB
-    uint32_t size_ = 0;  // elements from addr_
+    uint32_t size_ = 0;  // elements from addr_ (int4b_t: bytes, GetSize() doubles them)
     sage::sim::Slot* slot_ = nullptr;
     uint32_t gen_ = 0;
     int32_t tag_ = 0;
@@ -417,7 +425,7 @@ private:
     LocalTensor<T> take(uint32_t tileSize, sage::sim::SrcLoc loc) {
         using namespace sage::sim;
         touch(loc);
-        uint64_t bytes = uint64_t(tileSize) * sizeof(T);
+        uint64_t bytes = elem_bytes<T>(tileSize);
         const uint32_t size = mem_bytes(mem_);
         if (uint64_t(head_) + bytes > size) {
             fail(mem_ == Mem::UB ? "ub-overflow" : "cube-buffer-overflow", loc,
@@ -437,7 +445,7 @@ private:
         }
         LocalTensor<T> t;
         t.addr_ = mem_base(mem_) + head_;
-        t.size_ = tileSize;
+        t.size_ = is_int4<T>() ? uint32_t(bytes) : tileSize;
         t.slot_ = detail::static_slot(t.addr_, uint32_t(bytes), mem_ == Mem::UB ? "static tensor (LocalMemAllocator)"
                                                                                 : "static cube tensor (LocalMemAllocator)",
                                       loc);

@@ -476,7 +476,7 @@ public:
                  "TBuf::Get before pipe.InitBuffer(buf, bytes) gave the buffer memory, in block %d", blk().idx);
         }
         if (slot_->pool_reset) detail::pool_reset_use("TBuf::Get", *slot_, loc);
-        if (uint64_t(len) * sizeof(T) > slot_->bytes) {
+        if (elem_bytes<T>(len) > slot_->bytes) {
             fail("ub-out-of-bounds", loc,
                  "TBuf::Get(%u) asks for %u elements of %u bytes = %llu bytes, but %s holds %u bytes (%u such "
                  "elements), in block %d. InitBuffer takes a length in bytes (elements * sizeof(T)), Get a "
@@ -486,7 +486,7 @@ public:
         }
         LocalTensor<T> t;
         t.addr_ = slot_->addr;
-        t.size_ = len;
+        t.size_ = uint32_t(sage::sim::is_int4<T>() ? sage::sim::elem_bytes<T>(len) : len);  // int4b_t: bytes
         t.slot_ = slot_;
         t.gen_ = slot_->gen;
         return t;

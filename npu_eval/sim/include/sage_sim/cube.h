@@ -39,11 +39,14 @@
 namespace sage {
 namespace sim {
 
-enum class Mem : uint8_t { UB, L1, L0A, L0B, L0C, BT, FB, Count };
+// IDX is the cube's own buffer for the 4:2 sparse index LoadDataWithSparse loads and
+// MmadWithSparse reads: a quarter of L0B (the LoadDataWithSparse page), no TPosition, so no
+// tensor lives in it; a window of the array so the written-bytes and missing-sync checks cover it.
+enum class Mem : uint8_t { UB, L1, L0A, L0B, L0C, BT, FB, IDX, Count };
 
 inline const char* mem_name(Mem m) {
     static const char* names[] = {"Unified Buffer", "L1 Buffer", "L0A Buffer", "L0B Buffer", "L0C Buffer",
-                                  "BiasTable Buffer", "Fixpipe Buffer", "?"};
+                                  "BiasTable Buffer", "Fixpipe Buffer", "sparse index buffer", "?"};
     return names[int(m)];
 }
 inline uint32_t mem_bytes(Mem m) {
@@ -55,6 +58,7 @@ inline uint32_t mem_bytes(Mem m) {
         case Mem::L0C: return SAGE_CHIP_L0C_BYTES;
         case Mem::BT: return SAGE_CHIP_BT_BYTES;
         case Mem::FB: return SAGE_CHIP_FB_BYTES;
+        case Mem::IDX: return SAGE_CHIP_L0B_BYTES / 4;
         default: return 0;
     }
 }
@@ -75,7 +79,12 @@ inline Mem mem_at(uint32_t addr) {
 }
 
 // The element types the cube unit reads and writes.
-enum class CubeType : uint8_t { F16, BF16, F32, S8, U8, S32 };
+enum class CubeType : uint8_t { F16, BF16, F32, S8, U8, S32, S4 };
+// Bits of one element: a fractal row holds 256 bits of k (16 half, 32 int8, 64 int4b_t).
+inline uint32_t cube_bits(CubeType t) {
+    return t == CubeType::S4 ? 4 : t == CubeType::F32 || t == CubeType::S32 ? 32 : t == CubeType::S8 || t == CubeType::U8 ? 8 : 16;
+}
+inline bool cube_integer(CubeType t) { return t == CubeType::S8 || t == CubeType::U8 || t == CubeType::S4; }
 
 inline float cube_load(const uint8_t* p, CubeType t) {
     switch (t) {
@@ -85,6 +94,7 @@ inline float cube_load(const uint8_t* p, CubeType t) {
         case CubeType::S8: return float(int8_t(*p));
         case CubeType::U8: return float(*p);
         case CubeType::S32: { int32_t v; memcpy(&v, p, 4); return float(v); }
+        case CubeType::S4: return float(int8_t(uint8_t(*p << 4)) >> 4);  // the low nibble (element 2i)
     }
     return 0.0f;
 }
@@ -162,11 +172,36 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_square_transpose(uint8_t* base, uint64_t
             memcpy(base + to, from, 4);
         }
 }
+// int4b_t: four consecutive 16 x 64 fractals are a 64 x 64 square of nibbles (S[r][c] is nibble
+// r*64 + c, element 2i in the low nibble of byte i); dst fractal f holds rows 16f..16f+15 of S
+// transposed, fractal f at dst + f * step bytes (load_data_with_transpose.py's b4 model).
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_square_transpose4(uint8_t* base, uint64_t dst, uint64_t step, uint64_t src) {
+    uint8_t tmp[2048];
+    memcpy(tmp, base + src, 2048);
+    for (uint32_t f = 0; f < 4; ++f) {
+        uint8_t* out = base + dst + f * step;
+        memset(out, 0, 512);
+        for (uint32_t r = 0; r < 16; ++r)
+            for (uint32_t c = 0; c < 64; ++c) {
+                const uint32_t from = c * 64 + f * 16 + r, to = r * 64 + c;  // T[16f + r][c] = S[c][16f + r]
+                const uint8_t v = (tmp[from / 2] >> (from % 2 * 4)) & 0xF;
+                out[to / 2] = uint8_t(out[to / 2] | v << (to % 2 * 4));
+            }
+    }
+}
 SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load_transpose(uint8_t* local, uint8_t* init, uint32_t dst, uint32_t src,
-                                                       uint32_t esize, uint32_t startIndex, uint32_t repeat,
+                                                       uint32_t bits, uint32_t startIndex, uint32_t repeat,
                                                        uint32_t srcStride, uint32_t dstGap, uint32_t dstFracGap) {
+    const uint32_t esize = bits / 8;
     for (uint32_t j = 0; j < repeat; ++j) {
         const uint64_t d = dst + uint64_t(j) * (1 + dstGap) * 512;
+        if (bits == 4) {
+            const uint64_t s = src + (uint64_t(startIndex) + uint64_t(j) * srcStride) * 2048;
+            const uint64_t step = (1 + uint64_t(dstFracGap)) * 512;
+            cube_square_transpose4(local, d, step, s);
+            for (uint32_t f = 0; f < 4; ++f) memset(init + d + f * step, 1, 512);
+            continue;
+        }
         if (esize == 2) {
             const uint64_t s = src + (uint64_t(startIndex) + uint64_t(j) * srcStride) * 512;
             cube_fractal_move(local, d, s, true);
@@ -336,6 +371,10 @@ SAGE_SIM_HOT inline void cube_unpack(float* dst, const uint8_t* p, uint32_t n, C
     }
 }
 SAGE_SIM_HOT inline void cube_unpack(int32_t* dst, const uint8_t* p, uint32_t n, CubeType t) {
+    if (t == CubeType::S4) {  // two a byte, element 2i in the low nibble, sign-extended from bit 3
+        for (uint32_t x = 0; x < n; ++x) dst[x] = int32_t(int8_t(uint8_t(p[x / 2] >> (x % 2 * 4) << 4)) >> 4);
+        return;
+    }
     for (uint32_t x = 0; x < n; ++x) dst[x] = t == CubeType::U8 ? int32_t(p[x]) : int32_t(int8_t(p[x]));
 }
 
@@ -350,11 +389,33 @@ struct MmadBuffers {
     }
 };
 
+// C's start (M x N row-major, M and N whole fractals): zero, the bias (one value per column, every
+// row) or L0C's NZ fractals; and C written back to L0C as NZ.
+template <class T>
+SAGE_SIM_HOT void cube_c_start(const uint8_t* local, uint32_t c, const MmadShape& s, T* C) {
+    const uint32_t m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, M = m16 * 16, N = n16 * 16;
+    for (uint32_t i = 0; i < M; ++i) {
+        T* row = C + size_t(i) * N;
+        if (s.init == 0) memset(row, 0, size_t(N) * sizeof(T));
+        else if (s.init == 2) memcpy(row, local + s.bias, size_t(N) * 4);
+        else
+            for (uint32_t jb = 0; jb < n16; ++jb)
+                memcpy(row + jb * 16, local + c + ((uint64_t(jb) * m16 + i / 16) * 256 + (i % 16) * 16) * 4, 64);
+    }
+}
+template <class T>
+SAGE_SIM_HOT void cube_c_store(uint8_t* local, uint32_t c, const MmadShape& s, const T* C) {
+    const uint32_t m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, M = m16 * 16, N = n16 * 16;
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t jb = 0; jb < n16; ++jb)
+            memcpy(local + c + ((uint64_t(jb) * m16 + i / 16) * 256 + (i % 16) * 16) * 4, C + size_t(i) * N + jb * 16, 64);
+}
+
 // cube_mmad for one accumulator type: unpack A and B, start C, multiply, write C back as NZ.
 template <class T>
 SAGE_SIM_HOT void cube_mmad_as(uint8_t* local, uint32_t c, uint32_t a, uint32_t b, const MmadShape& s) {
-    const uint32_t esize = s.in == CubeType::F32 ? 4 : (s.in == CubeType::S8 || s.in == CubeType::U8) ? 1 : 2;
-    const uint32_t k0 = 32 / esize, m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, k1 = s.k1;
+    const uint32_t bits = cube_bits(s.in);  // element offsets below become bytes as at * bits / 8
+    const uint32_t k0 = 256 / bits, m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, k1 = s.k1;
     const uint32_t M = m16 * 16, N = n16 * 16, K = s.k;
     static MmadBuffers<T> buf;
     buf.reserve(size_t(M) * K, size_t(K) * N, size_t(M) * N);
@@ -370,40 +431,82 @@ SAGE_SIM_HOT void cube_mmad_as(uint8_t* local, uint32_t c, uint32_t a, uint32_t 
         }
         for (uint32_t kb = 0; kb * k0 < K; ++kb) {
             const uint64_t at = (uint64_t(i / 16) * k1 + kb) * 16 * k0 + (i % 16) * k0;
-            cube_unpack(row + kb * k0, local + a + at * esize, K - kb * k0 < k0 ? K - kb * k0 : k0, s.in);
+            cube_unpack(row + kb * k0, local + a + at * bits / 8, K - kb * k0 < k0 ? K - kb * k0 : k0, s.in);
         }
     }
     // B (ZN: fractal (kk / k0, j / 16) holds 16 columns of k0 k each) to row-major K x N.
-    T col[32];  // one fractal row: up to k0 (32 for int8) values of k
+    T col[64];  // one fractal row: up to k0 (32 for int8, 64 for int4b_t) values of k
     for (uint32_t kb = 0; kb * k0 < K; ++kb) {
         const uint32_t kn = K - kb * k0 < k0 ? K - kb * k0 : k0;
         for (uint32_t j = 0; j < N; ++j) {
             const uint64_t at = (uint64_t(kb) * n16 + j / 16) * 16 * k0 + (j % 16) * k0;
-            cube_unpack(col, local + b + at * esize, kn, s.in);
+            cube_unpack(col, local + b + at * bits / 8, kn, s.in);
             for (uint32_t x = 0; x < kn; ++x) B[size_t(kb * k0 + x) * N + j] = col[x];
         }
     }
-    // C's start: zero, the bias (one value per column, every row) or L0C's NZ fractals.
-    for (uint32_t i = 0; i < M; ++i) {
-        T* row = C + size_t(i) * N;
-        if (s.init == 0) memset(row, 0, size_t(N) * sizeof(T));
-        else if (s.init == 2) memcpy(row, local + s.bias, size_t(N) * 4);
-        else
-            for (uint32_t jb = 0; jb < n16; ++jb)
-                memcpy(row + jb * 16, local + c + ((uint64_t(jb) * m16 + i / 16) * 256 + (i % 16) * 16) * 4, 64);
-    }
+    cube_c_start(local, c, s, C);
     mmad_rows(C, A, B, M, N, K);
-    for (uint32_t i = 0; i < M; ++i)
-        for (uint32_t jb = 0; jb < n16; ++jb)
-            memcpy(local + c + ((uint64_t(jb) * m16 + i / 16) * 256 + (i % 16) * 16) * 4, C + size_t(i) * N + jb * 16, 64);
+    cube_c_store(local, c, s, C);
 }
 
 SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_mmad(uint8_t* local, uint8_t* init, uint32_t c, uint32_t a, uint32_t b,
                                              const MmadShape& s) {
-    if (s.in == CubeType::S8 || s.in == CubeType::U8) cube_mmad_as<int32_t>(local, c, a, b, s);
+    if (cube_integer(s.in)) cube_mmad_as<int32_t>(local, c, a, b, s);
     else cube_mmad_as<float>(local, c, a, b, s);
     const uint32_t fractals = (s.m + 15) / 16 * ((s.n + 15) / 16);
     for (uint32_t f = 0; f < fractals; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);
+}
+
+// MmadWithSparse (int8 x int8 -> int32, 4:2 structured sparsity; the MmadWithSparse page and the
+// 4选2稀疏索引矩阵 section of 辅助矩阵分形格式详解). A is M x k in L0A as usual; B holds the kept
+// half of each group of 4 k: dense row 2g + h (h = 0, 1) of group g, ZN in L0B like any int8 B.
+// Its 2-bit index lives in the sparse index buffer at B's L0B offset / 4, fractal for fractal
+// (16 n x 32 k, 128 bytes: n row r at byte r*8, k column c in bits 2*(c%4) of byte c/4). The
+// first value of a pair multiplies A's element i0 of the group, the second element max(i1 + 1,
+// i0) (the page's table: 2'b10 2'b00 selects element 2 twice). A's columns past k read as 0.
+// Each dense value is added into a K x N B at the element it selects, so the sum is Mmad's.
+// Returns the first index equal to 3 (outside {0, 1, 2}) as its dense row * 65536 + column, or -1.
+SAGE_SIM_OUTLINE SAGE_SIM_HOT int64_t cube_mmad_sparse(uint8_t* local, uint8_t* init, uint32_t c, uint32_t a,
+                                                        uint32_t b, uint32_t idx, const MmadShape& s) {
+    const uint32_t m16 = (s.m + 15) / 16, n16 = (s.n + 15) / 16, M = m16 * 16, N = n16 * 16;
+    const uint32_t K = (s.k + 3) / 4 * 4, Kd = K / 2, k1 = (s.k + 31) / 32;
+    static MmadBuffers<int32_t> buf;
+    buf.reserve(size_t(M) * K, size_t(K) * N, size_t(M) * N);
+    int32_t *A = buf.a.data(), *B = buf.b.data(), *C = buf.c.data();
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t kk = 0; kk < K; ++kk)
+            A[size_t(i) * K + kk] = kk < s.k ? int8_t(local[a + (uint64_t(i / 16) * k1 + kk / 32) * 512 + (i % 16) * 32 + kk % 32]) : 0;
+    memset(B, 0, size_t(K) * N * sizeof(int32_t));
+    int64_t bad = -1;
+    for (uint32_t kd = 0; kd < Kd; ++kd)
+        for (uint32_t j = 0; j < N; ++j) {
+            const uint64_t frac = uint64_t(kd / 32) * n16 + j / 16, at = frac * 512 + (j % 16) * 32 + kd % 32;
+            auto code = [&](uint32_t d) {  // the 2-bit index of dense row d, column j
+                const uint64_t f = uint64_t(d / 32) * n16 + j / 16;
+                return uint32_t(local[idx + f * 128 + (j % 16) * 8 + (d % 32) / 4] >> ((d % 4) * 2)) & 3u;
+            };
+            const uint32_t i0 = code(kd & ~1u), i1 = code(kd | 1u);
+            if ((i0 == 3 || i1 == 3) && bad < 0) bad = int64_t(kd) * 65536 + j;
+            const uint32_t pos = kd % 2 == 0 ? i0 : (i1 + 1 > i0 ? i1 + 1 : i0);
+            if (pos < 4) B[size_t(kd / 2 * 4 + pos) * N + j] += int8_t(local[b + at]);
+        }
+    cube_c_start(local, c, s, C);
+    mmad_rows(C, A, B, M, N, K);
+    cube_c_store(local, c, s, C);
+    for (uint32_t f = 0; f < m16 * n16; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);
+    return bad;
+}
+
+// LoadDataWithSparse: `repeat` B fractals from L1 fractal startIndex on to L0B (contiguous, no
+// stride), and their 128-byte index fractals from the index tensor's fractal startIndex on to the
+// sparse index buffer at the L0B offset / 4.
+SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load_sparse(uint8_t* local, uint8_t* init, uint32_t dst, uint32_t src,
+                                                    uint32_t idx_src, uint32_t idx_dst, uint32_t startIndex,
+                                                    uint32_t repeat) {
+    memmove(local + dst, local + src + uint64_t(startIndex) * 512, uint64_t(repeat) * 512);
+    memmove(init + dst, init + src + uint64_t(startIndex) * 512, uint64_t(repeat) * 512);
+    memmove(local + idx_dst, local + idx_src + uint64_t(startIndex) * 128, uint64_t(repeat) * 128);
+    memmove(init + idx_dst, init + idx_src + uint64_t(startIndex) * 128, uint64_t(repeat) * 128);
 }
 
 // Fixpipe's conversions (QuantMode_t on the 910B): the value from L0C (float or int32), then the

@@ -92,10 +92,27 @@ SAGE_FP16_LIKE(bfloat16_t, ::sage::sim::bf16_bits_to_float, ::sage::sim::float_t
 #undef SAGE_FP16_LIKE
 #undef SAGE_FP16_MIXED
 
+namespace AscendC {
+// A signed 4-bit integer: two per byte, element 2i in the low nibble (the int4b_t packing of the
+// LoadDataWithTranspose page: the even element's bits are the byte's low four). A tensor of it
+// counts elements (GetSize, operator[], tileSize) but holds half as many bytes.
+struct int4b_t {
+    uint8_t storage;
+};
+}  // namespace AscendC
+
 namespace sage {
 namespace sim {
+// Whether T is the 4-bit type: its tensors keep byte counts internally (sage::sim::LocalTensor's
+// size_ counts storage bytes) and convert element counts at the API boundary.
+template <typename T> constexpr bool is_int4() { return std::is_same<T, AscendC::int4b_t>::value; }
+// Bytes of n elements of T (int4b_t: n / 2 rounded up) and elements in n bytes.
+template <typename T> constexpr uint64_t elem_bytes(uint64_t n) { return is_int4<T>() ? (n + 1) / 2 : n * sizeof(T); }
+template <typename T> constexpr uint64_t bytes_elems(uint64_t n) { return is_int4<T>() ? n * 2 : n / sizeof(T); }
+
 // The dtype's name as the report and the trace spell it.
 template <typename T> constexpr const char* dtype_name() { return "unknown"; }
+template <> constexpr const char* dtype_name<AscendC::int4b_t>() { return "int4"; }
 template <> constexpr const char* dtype_name<half>() { return "float16"; }
 template <> constexpr const char* dtype_name<bfloat16_t>() { return "bfloat16"; }
 template <> constexpr const char* dtype_name<float>() { return "float32"; }

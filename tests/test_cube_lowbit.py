@@ -1,0 +1,276 @@
+"""The cube's low-bit paths on the 910B: int4b_t matmuls (two elements a byte, 16 x 64 fractals,
+int4 x int4 -> int32) and the 4:2 structured-sparse matmul (LoadDataWithSparse, MmadWithSparse).
+
+One C++ driver (built once) runs each case through the basic API (DataCopy with Nd2NzParams,
+LoadData, LoadDataWithTranspose, Mmad or MmadWithSparse, Fixpipe) on several shapes, full and
+tail, and dumps the inputs and C. numpy recomputes C from the doc pages' definitions, written
+here independently of sage_sim/cube.h: nibble unpacking (element 2i in the low nibble), and the
+sparse selection table of the MmadWithSparse page. Provoked faults are checked for code and line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sage_npu.npu_eval import api_support
+from tests.sim_driver import PRELUDE, Run, build_and_run, main_calling
+
+DRIVER = PRELUDE + r"""
+static uint32_t al(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
+static uint32_t g_seed = 12345;
+static uint32_t rnd() { g_seed = g_seed * 1103515245u + 12345u; return g_seed >> 8; }
+static void sync_all() { PipeBarrier<PIPE_ALL>(); }
+
+// L0C (M16 x n as NZ) -> GM int32 rows of N, dumped as `name`_c.
+static void store_c(const std::string& name, const LocalTensor<int32_t>& c, uint32_t M, uint32_t N) {
+    int32_t* out = gm_alloc<int32_t>("c", size_t(M) * N);
+    GlobalTensor<int32_t> gc;
+    gc.SetGlobalBuffer(out, M * N);
+    FixpipeParamsV220 fp{uint16_t(N), uint16_t(M), uint16_t(al(M, 16)), N, false};
+    Fixpipe(gc, c, fp);
+    write_raw(name + "_c", out, sizeof(int32_t) * M * N);
+}
+
+// int4b_t: A (M x K) and B packed two a byte in GM. `b_kn`: B is K x N rows (ND), moved to L0B
+// with LoadDataWithTranspose's 64 x 64 int4 squares; else B is N x K rows (B transposed, as the
+// mmad sample's scenario 4), its NZ copy already ZN and loaded with LoadData.
+static void int4_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool b_kn) {
+    const uint32_t M16 = al(M, 16), K0 = al(K, 64), N16 = al(N, 16), N64 = al(N, 64);
+    const uint32_t nb = b_kn ? N64 : N16;  // B's columns in L0B (and the Mmad's n)
+    int8_t* a = gm_alloc<int8_t>("a4", size_t(M) * K / 2);
+    int8_t* b = gm_alloc<int8_t>("b4", size_t(K) * N / 2);
+    for (uint32_t i = 0; i < M * K / 2; ++i) a[i] = int8_t(rnd());
+    for (uint32_t i = 0; i < K * N / 2; ++i) b[i] = int8_t(rnd());
+    write_raw(name + "_a", a, M * K / 2);
+    write_raw(name + "_b", b, K * N / 2);
+    GlobalTensor<int4b_t> ga, gb;
+    ga.SetGlobalBuffer(reinterpret_cast<int4b_t*>(a), M * K);
+    gb.SetGlobalBuffer(reinterpret_cast<int4b_t*>(b), K * N);
+    LocalTensor<int4b_t> a1(TPosition::A1, 0, M16 * K0), b1(TPosition::B1, 128 * 1024, K0 * nb);
+    LocalTensor<int4b_t> a2(TPosition::A2, 0, M16 * K0), b2(TPosition::B2, 0, K0 * nb);
+    LocalTensor<int32_t> c(TPosition::CO1, 0, M16 * nb);
+    // ND -> NZ of int4b_t counts bytes (two elements): dValue and srcDValue are halved.
+    DataCopy(a1, ga, Nd2NzParams{1, uint16_t(M), uint16_t(K / 2), 0, uint16_t(K / 2), uint16_t(M16), 1, 0});
+    if (b_kn) DataCopy(b1, gb, Nd2NzParams{1, uint16_t(K), uint16_t(N / 2), 0, uint16_t(N / 2), uint16_t(K0), 1, 0});
+    else DataCopy(b1, gb, Nd2NzParams{1, uint16_t(N), uint16_t(K / 2), 0, uint16_t(K / 2), uint16_t(N16), 1, 0});
+    sync_all();
+    for (uint32_t i = 0; i < M16 / 16; ++i)
+        LoadData(a2[i * K0 * 16], a1[i * 16 * 64],
+                 LoadData2DParams{0, uint8_t(K0 / 64), uint16_t(M16 / 16), 0, 0, false, 0});
+    if (b_kn) {  // per 64 of k: the N64 / 64 squares of that k-block, each into 4 ZN fractals
+        for (uint32_t kb = 0; kb < K0 / 64; ++kb)
+            LoadDataWithTranspose(b2[kb * (N64 / 16) * 16 * 64], b1,
+                                  LoadData2dTransposeParams{uint16_t(kb), uint8_t(N64 / 64), uint16_t(K0 / 64), 3, 0});
+    } else {
+        LoadData(b2, b1, LoadData2DParams{0, uint8_t(K0 / 64 * N16 / 16), 1, 0, 0, false, 0});
+    }
+    sync_all();
+    Mmad(c, a2, b2, MmadParams{uint16_t(M), uint16_t(nb), uint16_t(K), 0, false, true});
+    sync_all();
+    store_c(name, c, M, N);
+}
+
+// The 4:2 index pairs of the doc's densification table (index 0, index 1) and whether the group
+// had one nonzero (its second dense value is then 0).
+static const uint8_t kPairs[10][3] = {{2, 2, 0}, {1, 2, 0}, {0, 2, 0}, {1, 1, 0}, {0, 1, 0},
+                                     {0, 0, 0}, {0, 2, 1}, {2, 0, 1}, {1, 0, 1}, {0, 0, 1}};
+
+// A (M x K int8) x the 4:2 sparse B given as its dense half (K/2 x N) and the 2-bit index of each
+// dense value. `acc`: a second MmadWithSparse accumulates onto the first. `bad`: one index set to 3.
+static void sparse_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool acc, bool bad) {
+    const uint32_t Kd = K / 2, M16 = al(M, 16), K32 = al(K, 32), N16 = al(N, 16), kdb = (Kd + 31) / 32;
+    int8_t* a = gm_alloc<int8_t>("sa", size_t(M) * K);
+    int8_t* bt = gm_alloc<int8_t>("sbt", size_t(N) * Kd);  // B dense, transposed: N rows of Kd
+    uint8_t* code = new uint8_t[size_t(Kd) * N]();
+    int8_t* bd = new int8_t[size_t(Kd) * N]();
+    uint8_t* idx = gm_alloc<uint8_t>("sidx", size_t(kdb) * (N16 / 16) * 128);
+    for (uint32_t i = 0; i < M * K; ++i) a[i] = int8_t(rnd());
+    for (uint32_t g = 0; g < Kd / 2; ++g)
+        for (uint32_t n = 0; n < N; ++n) {
+            const uint8_t* p = kPairs[rnd() % 10];
+            for (uint32_t h = 0; h < 2; ++h) {
+                const uint32_t kd = 2 * g + h;
+                code[kd * N + n] = p[h];
+                bd[kd * N + n] = h == 1 && p[2] ? 0 : int8_t(rnd());
+                bt[n * Kd + kd] = bd[kd * N + n];
+            }
+        }
+    if (bad) code[(Kd - 1) * N + N - 1] = 3;
+    // The index in Zn fractals (16 n x 32 kd, 8 bytes a row, four codes a byte, low bits first).
+    for (uint32_t kd = 0; kd < Kd; ++kd)
+        for (uint32_t n = 0; n < N; ++n) {
+            const uint32_t f = (kd / 32) * (N16 / 16) + n / 16, at = f * 128 + (n % 16) * 8 + (kd % 32) / 4;
+            idx[at] = uint8_t(idx[at] | code[kd * N + n] << ((kd % 4) * 2));
+        }
+    write_raw(name + "_a", a, M * K);
+    write_raw(name + "_bd", bd, Kd * N);
+    write_raw(name + "_code", code, Kd * N);
+    GlobalTensor<int8_t> ga, gb;
+    GlobalTensor<uint8_t> gi;
+    ga.SetGlobalBuffer(a, M * K);
+    gb.SetGlobalBuffer(bt, N * Kd);
+    gi.SetGlobalBuffer(idx, kdb * (N16 / 16) * 128);
+    LocalTensor<int8_t> a1(TPosition::A1, 0, M16 * K32), b1(TPosition::B1, 128 * 1024, kdb * 32 * N16);
+    LocalTensor<uint8_t> i1(TPosition::B1, 256 * 1024, kdb * 8 * N16);
+    LocalTensor<int8_t> a2(TPosition::A2, 0, M16 * K32), b2(TPosition::B2, 0, kdb * 32 * N16);
+    LocalTensor<int32_t> c(TPosition::CO1, 0, M16 * N16);
+    DataCopy(a1, ga, Nd2NzParams{1, uint16_t(M), uint16_t(K), 0, uint16_t(K), uint16_t(M16), 1, 0});
+    DataCopy(b1, gb, Nd2NzParams{1, uint16_t(N), uint16_t(Kd), 0, uint16_t(Kd), uint16_t(N16), 1, 0});
+    DataCopy(i1, gi, kdb * (N16 / 16) * 128);
+    sync_all();
+    for (uint32_t i = 0; i < M16 / 16; ++i)
+        LoadData(a2[i * K32 * 16], a1[i * 16 * 32],
+                 LoadData2DParams{0, uint8_t(K32 / 32), uint16_t(M16 / 16), 0, 0, false, 0});
+    LoadDataWithSparse(b2, b1, i1, LoadData2dParams{0, uint8_t(kdb * N16 / 16), 0, 0, 0, false, 0});
+    sync_all();
+    if (bad) expect("api-misuse", __LINE__ + 1);
+    MmadWithSparse(c, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, true});
+    if (acc) MmadWithSparse(c, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, false});
+    sync_all();
+    store_c(name, c, M, N);
+}
+
+// GetSize, GetLength and views of int4b_t tensors count elements, two a byte.
+static void int4_sizes() {
+    LocalTensor<int4b_t> t(TPosition::A1, 0, 1024);
+    LocalTensor<int8_t> i8(TPosition::B1, 4096, 64);
+    auto r = i8.ReinterpretCast<int4b_t>();
+    std::vector<uint32_t> v{t.GetSize(), t.GetLength(), t[256].GetSize(), t[256].addr_ - t.addr_, r.GetSize(),
+                            r.GetLength()};
+    write_raw("sizes", v.data(), v.size() * 4);
+}
+
+static void lowbit_faults() {
+    LocalTensor<int4b_t> a1(TPosition::A1, 0, 4096), b1(TPosition::B1, 8192, 4096);
+    LocalTensor<int4b_t> a2(TPosition::A2, 0, 4096), b2(TPosition::B2, 0, 4096);
+    LocalTensor<int8_t> s1(TPosition::B1, 16384, 1024), sa2(TPosition::A2, 8192, 1024), sb2(TPosition::B2, 8192, 1024);
+    LocalTensor<uint8_t> idx(TPosition::B1, 32768, 128);
+    LocalTensor<int32_t> c(TPosition::CO1, 0, 1024);
+    LocalTensor<int8_t> a8(TPosition::A2, 16384, 1024);
+    try {
+        expect("dtype-unsupported", __LINE__ + 1);  // int4b_t transposes into L0B only
+        LoadDataWithTranspose(a2, a1, LoadData2dTransposeParams{0, 1, 0, 0, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // LoadData2D transposes 2-byte types only
+        LoadData(b2, b1, LoadData2DParams{0, 1, 0, 0, 0, true, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("dtype-unsupported", __LINE__ + 1);  // int8 x int4
+        Mmad(c, a8, b2, MmadParams{16, 16, 64, 0, false, true});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("ub-out-of-bounds", __LINE__ + 1);  // two fractals need 256 index bytes; idx holds 128
+        LoadDataWithSparse(sb2, s1, idx, LoadData2dParams{0, 2, 0, 0, 0, false, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // no transpose
+        LoadDataWithSparse(sb2, s1, idx, LoadData2dParams{0, 1, 0, 0, 0, true, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // dst must be L0B
+        LoadDataWithSparse(sa2, s1, idx, LoadData2dParams{0, 1, 0, 0, 0, false, 0});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        expect("api-misuse", __LINE__ + 1);  // no GEMV
+        MmadWithSparse(c, sa2, sb2, MmadParams{1, 16, 64, 0, false, true});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
+        LoadData(sb2[512], s1, LoadData2DParams{0, 1, 0, 0, 0, false, 0});  // B without its index
+        sync_all();
+        expect("uninitialized-read", __LINE__ + 1);
+        MmadWithSparse(c, sa2, sb2[512], MmadParams{16, 16, 64, 0, false, true});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+""" + main_calling(
+    'int4_matmul("i4_t", 30, 70, 40, false);',
+    'int4_matmul("i4_full", 32, 128, 48, false);',
+    'int4_matmul("i4_kn", 32, 128, 64, true);',
+    'int4_matmul("i4_kn_tail", 17, 70, 40, true);',
+    'int4_matmul("i4_kn_wide", 48, 192, 130, true);',
+    'sparse_matmul("sp_sample", 128, 64, 128, false, false);',
+    'sparse_matmul("sp_tail", 30, 96, 40, false, false);',
+    'sparse_matmul("sp_deep", 16, 256, 32, false, false);',
+    'sparse_matmul("sp_acc", 32, 64, 48, true, false);',
+    'sparse_matmul("sp_bad", 16, 64, 16, false, true);',
+    "int4_sizes();",
+    "lowbit_faults();",
+)
+
+INT4 = [("i4_t", 30, 70, 40, False), ("i4_full", 32, 128, 48, False), ("i4_kn", 32, 128, 64, True),
+        ("i4_kn_tail", 17, 70, 40, True), ("i4_kn_wide", 48, 192, 130, True)]
+SPARSE = [("sp_sample", 128, 64, 128, 1), ("sp_tail", 30, 96, 40, 1), ("sp_deep", 16, 256, 32, 1),
+          ("sp_acc", 32, 64, 48, 2)]
+# The MmadWithSparse page's table: (index 0, index 1) -> the two elements of a group of 4 of A they
+# select ("X/X": one element taken twice, the second dense value being 0).
+SELECT = {(2, 2): (2, 3), (1, 2): (1, 3), (0, 2): (0, 3), (1, 1): (1, 2), (0, 1): (0, 2), (0, 0): (0, 1),
+          (2, 0): (2, 2), (1, 0): (1, 1)}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Run:
+    return build_and_run(tmp_path_factory.mktemp("cube_lowbit"), DRIVER)
+
+
+def _unpack4(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """int4b_t pairs to int64: element 2i is byte i's low nibble, 2i + 1 its high one, signed."""
+    lo = (raw.astype(np.int64) & 0xF)
+    hi = (raw.astype(np.int64) >> 4) & 0xF
+    both = np.stack([lo, hi], axis=-1).reshape(-1)
+    return np.where(both >= 8, both - 16, both).reshape(rows, cols)
+
+
+@pytest.mark.parametrize("name, m, k, n, b_kn", INT4)
+def test_int4_matmul_is_exact(run, name, m, k, n, b_kn):
+    a = _unpack4(run(f"{name}_a", np.uint8), m, k)
+    b = _unpack4(run(f"{name}_b", np.uint8), k, n) if b_kn else _unpack4(run(f"{name}_b", np.uint8), n, k).T
+    c = run(f"{name}_c", np.int32).reshape(m, n)
+    assert np.array_equal(c, (a @ b).astype(np.int32))
+
+
+def _sparse_ref(a: np.ndarray, bd: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """C from the page's definition: dense row 2g + h of B multiplies A's element SELECT[...][h] of group g."""
+    kd, n = bd.shape
+    b_full = np.zeros((2 * kd, n), np.int64)
+    for g in range(kd // 2):
+        for j in range(n):
+            pick = SELECT[(int(code[2 * g, j]), int(code[2 * g + 1, j]))]
+            for h in range(2):
+                b_full[4 * g + pick[h], j] += int(bd[2 * g + h, j])
+    return (a.astype(np.int64) @ b_full).astype(np.int32)
+
+
+@pytest.mark.parametrize("name, m, k, n, times", SPARSE)
+def test_sparse_matmul_matches_the_selection_table(run, name, m, k, n, times):
+    a = run(f"{name}_a", np.int8).reshape(m, k)
+    bd = run(f"{name}_bd", np.int8).reshape(k // 2, n)
+    code = run(f"{name}_code", np.uint8).reshape(k // 2, n)
+    c = run(f"{name}_c", np.int32).reshape(m, n)
+    assert np.array_equal(c, times * _sparse_ref(a, bd, code))
+
+
+def test_int4_tensors_count_elements_two_a_byte(run):
+    # 1024 elements, 512 bytes; a view 256 elements in is 128 bytes in; 64 int8 are 128 int4b_t
+    assert run("sizes", np.uint32).tolist() == [1024, 512, 768, 128, 128, 64]
+
+
+def test_each_fault_at_its_line(run):
+    expected = [(code, int(line)) for _, code, line in run.rows("EXPECT")]
+    found = [(code, int(line)) for _, code, line, _ in run.rows("FAULT")]
+    assert sorted(set(found)) == sorted(set(expected)), (found, expected)
+    bad = [msg for _, code, _, msg in run.rows("FAULT") if "index 3" in msg]
+    assert bad and "0, 1 or 2" in bad[0]
+
+
+def test_sparse_apis_are_910b_only_by_their_pages():
+    for api in ("MmadWithSparse", "LoadDataWithSparse"):
+        assert api_support.unsupported(api, 910) is None
+        assert api_support.unsupported(api, 310) is not None
