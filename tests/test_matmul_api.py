@@ -261,6 +261,80 @@ static void shared() {
     write_raw("sh_c2", c2, sizeof(float) * M * N);
 }
 
+// Split K (EnableMultiCoreSplitK) as the launch's cores would run it, one after another here: each
+// core's offsets from the tiling as asc-devkit's matmul_splitk kernel computes them, its part of K
+// accumulated into the cleared C with enAtomic 1 (and into a second C with 2, max); then the whole
+// matmul twice into a third C under the kernel's own SetAtomicAdd around Iterate/GetTensorC.
+static void split_k(int M, int N, int K, int dim) {
+    namespace mt = matmul_tiling;
+    half* a = gm_alloc<half>("sk_a", size_t(M) * K);
+    half* b = gm_alloc<half>("sk_b", size_t(K) * N);
+    float* c[3] = {gm_alloc<float>("sk_c_add", size_t(M) * N), gm_alloc<float>("sk_c_max", size_t(M) * N),
+                   gm_alloc<float>("sk_c_twice", size_t(M) * N)};
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    write_raw("sk_a", a, sizeof(half) * M * K);
+    write_raw("sk_b", b, sizeof(half) * K * N);
+    mt::MultiCoreMatmulTiling api;
+    api.SetDim(dim);
+    api.EnableMultiCoreSplitK(true);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    dump_tiling("sk", t);
+    mt::MultiCoreMatmulTiling biased;
+    biased.EnableMultiCoreSplitK(true);
+    biased.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    biased.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    biased.SetShape(M, N, K), biased.EnableBias(true);
+    optiling::TCubeTiling unused;
+    int64_t refused = biased.GetTiling(unused);
+    write_raw("sk_bias_refused", &refused, sizeof(refused));
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc[3];
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N);
+    for (int i = 0; i < 3; ++i) gc[i].SetGlobalBuffer(c[i], M * N);
+    InitGlobalMemory(gc[0], uint64_t(M) * N, 0.0f);
+    InitGlobalMemory(gc[1], uint64_t(M) * N, -1e30f);
+    InitGlobalMemory(gc[2], uint64_t(M) * N, 0.0f);
+    const int mDim = (t.M + t.singleCoreM - 1) / t.singleCoreM, kDim = (t.Ka + t.singleCoreK - 1) / t.singleCoreK;
+    const int perK = t.usedCoreNum / kDim;
+    for (int core = 0; core < t.usedCoreNum; ++core) {
+        const int mi = (core % perK) % mDim, ni = (core % perK) / mDim, ki = core / perK;
+        for (int op = 1; op <= 2; ++op) {
+            TPipe pipe;
+            Matmul<HalfGm, HalfGm, FloatGm, FloatGm> obj;
+            REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+            obj.SetTensorA(ga[mi * t.Ka * t.singleCoreM + ki * t.singleCoreK]);
+            obj.SetTensorB(gb[ki * t.singleCoreK * t.N + ni * t.singleCoreN]);
+            obj.IterateAll(gc[op - 1][mi * t.N * t.singleCoreM + ni * t.singleCoreN], uint8_t(op));
+            obj.End();
+        }
+    }
+    matmul_tiling::MatmulApiTiling one;
+    TCubeTiling whole = host_tiling(one, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M,
+                                    N, K, false, false, false);
+    for (int round = 0; round < 2; ++round) {
+        TPipe pipe;
+        Matmul<HalfGm, HalfGm, FloatGm, FloatGm> obj;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &whole);
+        obj.SetTensorA(ga), obj.SetTensorB(gb);
+        SetAtomicAdd<float>();
+        while (obj.Iterate()) obj.GetTensorC(gc[2]);
+        SetAtomicNone();
+        if (round == 1) {
+            try {
+                expect("api-misuse", __LINE__ + 1);
+                obj.IterateAll(gc[2], 4);
+            } catch (const sage::sim::KernelAbort&) {
+            }
+        }
+        obj.End();
+    }
+    write_raw("sk_c_add", c[0], sizeof(float) * M * N);
+    write_raw("sk_c_max", c[1], sizeof(float) * M * N);
+    write_raw("sk_c_twice", c[2], sizeof(float) * M * N);
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -301,6 +375,7 @@ static void faults() {
     "multicore(512, 512, 128);",
     "shared();",
     "faults();",
+    "split_k(32, 48, 512, 8);",
     "constant_tiling();",
     "batches();",
 )
@@ -481,3 +556,32 @@ def test_iterate_batch_broadcasts_a_and_adds_a_bias_per_batch(run):
     got = run("bn_c", np.float32)[: 3 * 20 * 24].reshape(3, 20, 24)
     for j in range(3):
         np.testing.assert_array_equal(got[j], _cube(a, b[j], np.broadcast_to(bias[j], (20, 24)), False))
+
+
+def test_split_k_tiling_gives_each_core_an_equal_part_of_k(run):
+    t = _tiling(run, "sk")
+    k_dim = 512 // t["singleCoreK"]
+    assert t["singleCoreK"] * k_dim == 512 and k_dim > 1 and t["singleCoreK"] % 16 == 0
+    m_dim, n_dim = -(-32 // t["singleCoreM"]), -(-48 // t["singleCoreN"])
+    assert t["usedCoreNum"] == m_dim * n_dim * k_dim <= 8
+    assert run("sk_bias_refused", np.int64).tolist() == [-1]  # no bias with a K split (the page)
+
+
+def test_split_k_parts_accumulate_into_gm_in_core_order(run):
+    """enAtomic 1: each core's part of K (its own cube sum) added into the cleared C in float, one
+    rounding per add, in core order; enAtomic 2 keeps the largest part."""
+    t = _tiling(run, "sk")
+    a = _half_matrix(run, "sk_a", (32, 512))
+    b = _half_matrix(run, "sk_b", (512, 48))
+    sk = t["singleCoreK"]
+    parts = [_cube(a[:, p : p + sk], b[p : p + sk], None, False) for p in range(0, 512, sk)]
+    want = np.zeros((32, 48), np.float32)
+    for part in parts:
+        want = (want + part).astype(np.float32)
+    np.testing.assert_array_equal(run("sk_c_add", np.float32).reshape(32, 48), want)
+    np.testing.assert_array_equal(run("sk_c_max", np.float32).reshape(32, 48), np.maximum.reduce(parts))
+
+
+def test_set_atomic_add_around_get_tensor_c_accumulates_into_gm(run):
+    whole = _cube(_half_matrix(run, "sk_a", (32, 512)), _half_matrix(run, "sk_b", (512, 48)), None, False)
+    np.testing.assert_array_equal(run("sk_c_twice", np.float32).reshape(32, 48), whole + whole)

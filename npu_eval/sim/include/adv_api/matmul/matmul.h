@@ -86,6 +86,45 @@ inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
     hand_off<HardEvent::MTE2_V>(loc);  // the call returns with C in the UB (sync = true)
 }
 
+// enAtomic (0 none, 1 add, 2 max, 3 min: the IterateAll/GetTensorC pages) as the core's atomic mode
+// while one call writes C, then the mode the kernel had (its own SetAtomicAdd stays in force: a 0
+// changes nothing).
+class Atomic {
+public:
+    Atomic(uint8_t enAtomic, sage::sim::SrcLoc loc) : saved_(sage::sim::blk().atomic_op) {
+        using namespace sage::sim;
+        if (enAtomic > 3)
+            fail("api-misuse", loc, "Matmul with enAtomic %u, in block %d: 0 (none), 1 (AtomicAdd), 2 (AtomicMax) "
+                 "and 3 (AtomicMin) are the values", unsigned(enAtomic), blk().idx);
+        if (enAtomic) blk().atomic_op = enAtomic == 1 ? AtomicAddOp : enAtomic == 2 ? AtomicMaxOp : AtomicMinOp;
+    }
+    ~Atomic() { sage::sim::blk().atomic_op = saved_; }
+    Atomic(const Atomic&) = delete;
+    Atomic& operator=(const Atomic&) = delete;
+
+private:
+    int saved_;
+};
+
+// Before a Matmul accumulates into GM atomically (split K: every core adds its part of K into the
+// same C, cleared first). On the device the cores start together and a core's matmul takes far
+// longer than the stores before it (the clearing of C), so every core's clearing lands before any
+// core's sum. The cooperative runner runs cores one at a time: here the writing core waits until
+// every other core has run up to a wait of its own (this one, a barrier, a poll) or finished. The
+// sums then arrive in core order.
+inline void await_other_cores(sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    Coop& c = coop();
+    if (!c.active || !rt().poll) return;
+    for (;;) {
+        bool others_parked = true;
+        for (const auto& f : c.fibers)
+            if (f->idx != c.cur && f->state == FiberState::Ready) others_parked = false;
+        if (others_parked) return;
+        rt().poll(loc, "accumulates C into GM (Matmul enAtomic) once the other cores have cleared it", 1);
+    }
+}
+
 // While a Matmul call runs on an AIV of a mixed kernel, the cube work it issues is the AIC's
 // (the device's MatmulServer), done in this block's own cube memories.
 struct CubeClient {
@@ -216,7 +255,7 @@ public:
                                       bool enSequentialWrite = false, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
-        NoAtomic(enAtomic, loc);
+        matmul_detail::Atomic atomic(enAtomic, loc);
         uint32_t mb, nb;
         Block(computed_, mb, nb);
         const uint64_t at = enSequentialWrite ? 0 : uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
@@ -238,7 +277,7 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
-        NoAtomic(enAtomic, loc);
+        matmul_detail::Atomic atomic(enAtomic, loc);
         if (SharedPairServed()) return;
         for (int32_t i = 0; i < Blocks(); ++i) {
             uint32_t mb, nb;
@@ -532,10 +571,12 @@ private:
                    sage::sim::blk().sub_idx != 0;
         return false;
     }
+    // Atomic writes are to GM (IterateAll's page: enAtomic for a GM C; a UB C takes none here).
     __aicore__ inline void NoAtomic(uint8_t enAtomic, sage::sim::SrcLoc loc) const {
         if (enAtomic)
-            sage::sim::fail("api-misuse", loc, "Matmul with enAtomic %u is not emulated yet (in block %d): write C "
-                            "with enAtomic 0", unsigned(enAtomic), sage::sim::blk().idx);
+            sage::sim::fail("api-misuse", loc, "Matmul with enAtomic %u to a UB tensor or in IterateBatch is not "
+                            "emulated yet (in block %d): sage-npu accumulates into a C in GM (IterateAll and "
+                            "GetTensorC)", unsigned(enAtomic), sage::sim::blk().idx);
     }
 
     // ---- the block loop
@@ -736,6 +777,7 @@ private:
     }
     __aicore__ inline void WriteGm(const GlobalTensor<DstT>& gm, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
+        if (sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
         Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm, co1_.template Get<L0cT>(), FixParams(stride), loc);
     }
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
