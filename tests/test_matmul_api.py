@@ -335,6 +335,107 @@ static void split_k(int M, int N, int K, int dim) {
     write_raw("sk_c_twice", c[2], sizeof(float) * M * N);
 }
 
+// Quantised C (SetQuantScalar / SetQuantVector): int8 x int8 with an int32 bias into half (DEQF16) or
+// int8 (REQ8), half x half into int8 (QF322B8_PRE). Words: a scale per column (or one), and for int8
+// out a 9-bit offset and the sign bit. N = 300 is two base blocks (baseN 256), so the words of the
+// second block start at column 256. ub: Iterate + GetTensorC into the UB block by block.
+template <typename U, typename C>
+static void quant(const std::string& name, bool vec, bool ub) {
+    namespace mt = matmul_tiling;
+    const int M = 24, N = 300, K = 64;
+    constexpr bool b8 = sizeof(C) == 1;
+    U* a = gm_alloc<U>("a", size_t(M) * K);
+    U* b = gm_alloc<U>("b", size_t(K) * N);
+    int32_t* bs = gm_alloc<int32_t>("bias", N);
+    uint64_t* w = gm_alloc<uint64_t>("words", N);
+    C* c = gm_alloc<C>("c", size_t(M) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * (sizeof(U) == 1 ? 1.0f : 0.37f));
+    for (int i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * (sizeof(U) == 1 ? 1.0f : 0.21f));
+    for (int j = 0; j < N; ++j) bs[j] = j % 9 - 4;
+    for (int j = 0; j < N; ++j) {
+        // half inputs give small sums (0.37 x 0.21 steps): scale them up to reach int8's range
+        const float scale = (vec ? 0.03f + 0.011f * float(j % 13) : 0.1f) * (sizeof(U) == 2 ? 20.0f : 1.0f);
+        uint32_t bits;
+        memcpy(&bits, &scale, 4);
+        const uint64_t offset = b8 ? uint64_t(int64_t(vec ? j % 7 - 3 : 5) & 0x1FF) << 37 : 0;
+        w[j] = (bits & 0xFFFFE000u) | offset | (b8 ? uint64_t(1) << 46 : 0);
+    }
+    const bool bias = sizeof(U) == 1;
+    write_raw(name + "_a", a, sizeof(U) * M * K);
+    write_raw(name + "_b", b, sizeof(U) * K * N);
+    write_raw(name + "_bias", bs, sizeof(int32_t) * N);
+    write_raw(name + "_words", w, sizeof(uint64_t) * (vec ? N : 1));
+    mt::MatmulApiTiling api;
+    api.SetDequantType(vec ? mt::DequantType::TENSOR : mt::DequantType::SCALAR);
+    TCubeTiling t = host_tiling(api, dt<U>(), sizeof(C) == 1 ? mt::DataType::DT_INT8 : mt::DataType::DT_FLOAT16,
+                                mt::DataType::DT_INT32, M, N, K, false, false, bias);
+    GlobalTensor<U> ga, gb;
+    GlobalTensor<int32_t> gbias;
+    GlobalTensor<uint64_t> gw;
+    GlobalTensor<C> gc;
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N), gbias.SetGlobalBuffer(bs, N);
+    gw.SetGlobalBuffer(w, N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    using L = std::conditional_t<sizeof(U) == 1, int32_t, float>;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
+           MatmulType<TPosition::GM, CubeFormat::ND, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
+        obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    if constexpr (sizeof(U) == 1) obj.SetBias(gbias);
+    if (vec) obj.SetQuantVector(gw);
+    else obj.SetQuantScalar(w[0]);
+    if (!ub) {
+        obj.IterateAll(gc);
+    } else {
+        TQue<TPosition::VECIN, 1> q;
+        pipe.InitBuffer(q, 1, t.baseM * t.baseN * sizeof(C));
+        while (obj.Iterate()) {
+            LocalTensor<C> blk = q.AllocTensor<C>();
+            obj.GetTensorC(blk, 0, true);
+            q.EnQue(blk);
+            blk = q.DeQue<C>();
+            MatrixOffset at = obj.GetOffsetC();
+            for (int i = 0; i < at.height; ++i)
+                memcpy(c + size_t(at.row + i) * N + at.col, blk.data() + i * t.baseN, at.width * sizeof(C));
+            q.FreeTensor(blk);
+        }
+    }
+    obj.End();
+    write_raw(name + "_c", c, sizeof(C) * M * N);
+}
+
+// A quantisation on types it does not apply to, and a quantising Matmul run without its scale.
+static void quant_faults() {
+    half* a = gm_alloc<half>("qf_a", 32 * 32);
+    int8_t* a8 = gm_alloc<int8_t>("qf_a8", 32 * 32);
+    half* c = gm_alloc<half>("qf_c", 32 * 32);
+    for (int i = 0; i < 32 * 32; ++i) a[i] = half(1.0f), a8[i] = 1;
+    GlobalTensor<half> ga, gc;
+    GlobalTensor<int8_t> ga8;
+    ga.SetGlobalBuffer(a, 32 * 32), gc.SetGlobalBuffer(c, 32 * 32), ga8.SetGlobalBuffer(a8, 32 * 32);
+    matmul_tiling::MatmulApiTiling api;
+    TCubeTiling t = host_tiling(api, matmul_tiling::DataType::DT_INT8, matmul_tiling::DataType::DT_FLOAT16,
+                                matmul_tiling::DataType::DT_INT32, 32, 32, 32, false, false, false);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, MatmulType<TPosition::GM, CubeFormat::ND, half>, FloatGm> plain;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, int8_t>, MatmulType<TPosition::GM, CubeFormat::ND, int8_t>,
+           MatmulType<TPosition::GM, CubeFormat::ND, half>, MatmulType<TPosition::GM, CubeFormat::ND, int32_t>>
+        deq;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), deq, &t);
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        plain.SetQuantScalar(0);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    deq.SetTensorA(ga8), deq.SetTensorB(ga8);
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        deq.IterateAll(gc);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -376,6 +477,13 @@ static void faults() {
     "shared();",
     "faults();",
     "split_k(32, 48, 512, 8);",
+    'quant<int8_t, half>("q_deq_scalar", false, false);',
+    'quant<int8_t, half>("q_deq_vector", true, false);',
+    'quant<int8_t, half>("q_deq_vector_ub", true, true);',
+    'quant<int8_t, int8_t>("q_req_scalar", false, false);',
+    'quant<int8_t, int8_t>("q_req_vector", true, true);',
+    'quant<half, int8_t>("q_b8_vector", true, false);',
+    "quant_faults();",
     "constant_tiling();",
     "batches();",
 )
@@ -585,3 +693,35 @@ def test_split_k_parts_accumulate_into_gm_in_core_order(run):
 def test_set_atomic_add_around_get_tensor_c_accumulates_into_gm(run):
     whole = _cube(_half_matrix(run, "sk_a", (32, 512)), _half_matrix(run, "sk_b", (512, 48)), None, False)
     np.testing.assert_array_equal(run("sk_c_twice", np.float32).reshape(32, 48), whole + whole)
+
+
+def _quantise(c: np.ndarray, words: np.ndarray, out) -> np.ndarray:
+    """The Fixpipe's QUANT_PRE on L0C values `c` (M x N) with a word a column (docs/cube.md, the
+    随路量化 page): times the scale in bits 31..13 in float; to half saturating to its range, or for
+    int8 saturate to [-256, 255], round to even, add the 9-bit offset (bits 45..37) and saturate to
+    int8 or uint8 by the sign bit 46. No shift bit here (the words leave bit 36 clear)."""
+    w = words.astype(np.uint64)[None, :]
+    y = (c.astype(np.float32) * (w & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)).astype(np.float32)
+    if out is np.float16:
+        return np.clip(y, -65504, 65504).astype(np.float16)
+    off = ((w >> np.uint64(37)) & np.uint64(0x1FF)).astype(np.int64)
+    r = np.rint(np.clip(y, -256, 255)).astype(np.int64) + np.where(off >= 256, off - 512, off)
+    signed = ((w >> np.uint64(46)) & np.uint64(1)) == 1
+    return np.where(signed, np.clip(r, -128, 127), np.clip(r, 0, 255)).astype(np.int8)
+
+
+@pytest.mark.parametrize(("name", "dt", "out"), [
+    ("q_deq_scalar", np.int8, np.float16), ("q_deq_vector", np.int8, np.float16),
+    ("q_deq_vector_ub", np.int8, np.float16), ("q_req_scalar", np.int8, np.int8),
+    ("q_req_vector", np.int8, np.int8), ("q_b8_vector", np.float16, np.int8)])
+def test_quantised_c_matches_the_fixpipe_conversion(run, name, dt, out):
+    integer = dt is np.int8
+    a = run(f"{name}_a", dt).reshape(24, 64).astype(np.int64 if integer else np.float32)
+    b = run(f"{name}_b", dt).reshape(64, 300).astype(np.int64 if integer else np.float32)
+    init = run(f"{name}_bias", np.int32) if integer else None
+    c = _cube(a, b, init, integer)
+    words = run(f"{name}_words", np.uint64)
+    words = np.repeat(words, 300) if words.size == 1 else words
+    want = _quantise(c, words, out)
+    np.testing.assert_array_equal(run(f"{name}_c", out).reshape(24, 300), want)
+    assert len(np.unique(want)) > 20  # scales, offsets and saturation all show in the result

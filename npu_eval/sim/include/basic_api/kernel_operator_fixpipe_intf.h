@@ -81,6 +81,9 @@ namespace detail {
 
 // A per-column (V) mode reads one quantisation word a column; its scalar counterpart one word.
 constexpr bool per_column(QuantMode_t q) { return q == VDEQF16 || q == VQF322B8_PRE || q == VREQ8; }
+constexpr QuantMode_t vector_mode(QuantMode_t q) {
+    return q == DEQF16 ? VDEQF16 : q == QF322B8_PRE ? VQF322B8_PRE : q == REQ8 ? VREQ8 : q;
+}
 constexpr QuantMode_t scalar_mode(QuantMode_t q) {
     return q == VDEQF16 ? DEQF16 : q == VQF322B8_PRE ? QF322B8_PRE : q == VREQ8 ? REQ8 : q;
 }

@@ -60,15 +60,29 @@ constexpr QuantMode_t out_quant() {
 
 inline uint32_t up(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 
+// The Fixpipe quantisation a Matmul's types call for (the SetQuantScalar page): int8 in and half
+// out dequantises (DEQF16), int8 in and int8 out requantises (REQ8), half/bfloat16 in and int8 out
+// quantises (QF322B8_PRE); NoQuant for any other pair, which SetQuantScalar/Vector do not apply to.
+template <typename L0C, typename Dst>
+constexpr QuantMode_t quant_mode() {
+    constexpr bool b8 = std::is_same_v<Dst, int8_t> || std::is_same_v<Dst, uint8_t>;
+    if constexpr (std::is_same_v<L0C, int32_t> && std::is_same_v<Dst, half>) return QuantMode_t::DEQF16;
+    else if constexpr (std::is_same_v<L0C, int32_t> && b8) return QuantMode_t::REQ8;
+    else if constexpr (std::is_same_v<L0C, float> && b8) return QuantMode_t::QF322B8_PRE;
+    else return QuantMode_t::NoQuant;
+}
+
 // L0C (NZ) -> a UB tensor as ND rows `stride` elements apart. The 910B has no L0C -> UB path: the
 // Fixpipe writes a GM workspace (FIX) and an MTE2 copy brings it into the UB, so the trace records
 // those two, and the UB write is MTE2's, which a VECIN queue orders against the vector unit.
 template <typename T, typename U>
 inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
-                          sage::sim::SrcLoc loc) {
+                          sage::sim::SrcLoc loc, int64_t vec = -1) {
     using namespace sage::sim;
-    FixpipeShape s = detail::fixpipe_source<T>(src, p, false, loc);
+    FixpipeShape s = detail::fixpipe_source<T>(src, p, false, loc, vec);
     if (s.nSize == 0 || s.mSize == 0) return;
+    const std::vector<uint8_t> words = detail::fix_words(s);
+    s.words = words.empty() ? nullptr : words.data();
     const uint64_t bytes = detail::fix_out_bytes(s);
     if (mem_at(dst.addr_) != Mem::UB) {
         fail("api-misuse", loc, "Matmul writes C to a %s tensor, in block %d: a C of TPosition VECIN/VECCALC/VECOUT "
@@ -214,6 +228,17 @@ public:
     __aicore__ inline void SetBatchNum(int32_t batchA, int32_t batchB) { batchA_ = batchA, batchB_ = batchB; }
     __aicore__ inline void SetHF32(bool enableHF32 = false, int32_t = 0, SAGE_LOC) {
         if (enableHF32) sage::sim::fail("api-misuse", loc, "Matmul SetHF32(true): HF32 mode is not emulated yet");
+    }
+    // Quantisation of C on its way out of L0C (the SetQuantScalar/SetQuantVector pages): one word
+    // for all of C, or one a column of N (uint64_t words: scale bits 31..13, offset 45..37, sign 46,
+    // as the Fixpipe's QUANT_PRE reads them). Set before Iterate/IterateAll.
+    __aicore__ inline void SetQuantScalar(const uint64_t quantScalar, SAGE_LOC) {
+        QuantTypes("SetQuantScalar", loc);
+        quant_ = Quant::Scalar, quantScalar_ = quantScalar;
+    }
+    __aicore__ inline void SetQuantVector(const GlobalTensor<uint64_t>& quantTensor, SAGE_LOC) {
+        QuantTypes("SetQuantVector", loc);
+        quant_ = Quant::Vector, quantVec_ = quantTensor;
     }
     __aicore__ inline void SetSubBlockIdx(uint8_t subBlockIdx) { subBlock_ = subBlockIdx; }
     __aicore__ inline uint8_t GetSubBlockIdx() { return subBlock_; }
@@ -380,6 +405,35 @@ private:
     GlobalTensor<DstT> workspace_;
     uint64_t cOffset_ = 0;
 
+    // ---- quantisation (SetQuantScalar/SetQuantVector)
+    static constexpr QuantMode_t kQuant = matmul_detail::quant_mode<L0cT, DstT>();
+    enum class Quant : uint8_t { None, Scalar, Vector };
+    Quant quant_ = Quant::None;
+    uint64_t quantScalar_ = 0;
+    GlobalTensor<uint64_t> quantVec_;
+    TBuf<TPosition::C1> quant1_;  // a block's baseN words in L1 (the device's copy on their way to the FB)
+    bool quant_used_ = false;
+    uint32_t curN0_ = 0;  // the current block's first column
+    __aicore__ inline void QuantTypes(const char* api, sage::sim::SrcLoc loc) const {
+        sage::sim::touch(loc);
+        if (kQuant == QuantMode_t::NoQuant)
+            sage::sim::fail("api-misuse", loc, "Matmul %s with %s A/B and a %s C, in block %d: quantisation applies "
+                            "to int8_t in with half or int8_t out, and half/bfloat16_t in with int8_t out",
+                            api, sage::sim::dtype_name<SrcT>(), sage::sim::dtype_name<DstT>(), sage::sim::blk().idx);
+    }
+    // The block's per-column words, GM -> L1 (MTE2), for the Fixpipe's cbufWorkspace; -1 for none.
+    __aicore__ inline int64_t QuantWords(sage::sim::SrcLoc loc) {
+        if (quant_ != Quant::Vector) return -1;
+        LocalTensor<uint64_t> q1 = quant1_.template Get<uint64_t>();
+        if (quant_used_) matmul_detail::hand_off<HardEvent::FIX_MTE2>(loc);
+        detail::gm_to_ub(q1, quantVec_[curN0_], 0, uint64_t(curN_) * 8, 0, "Matmul SetQuantVector", loc);
+        sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", "uint64_t", curN_, uint64_t(curN_) * 8, loc,
+                               q1.range(curN_));
+        matmul_detail::hand_off<HardEvent::MTE2_FIX>(loc);
+        quant_used_ = true;
+        return int64_t(q1.addr_);
+    }
+
     // ---- batches
     __aicore__ inline void BatchReady(const char* api, uint32_t batchA, uint32_t batchB, uint8_t enAtomic,
                                       sage::sim::SrcLoc loc) const {
@@ -483,16 +537,18 @@ private:
     }
     // The bytes of each buffer a tiling takes (Init's contract, docs/cube.md "Buffers").
     struct BufferBytes {
-        uint32_t a1, b1, a2, b2, co1, bias;
+        uint32_t a1, b1, a2, b2, co1, bias, quant;
         bool FitIn(const BufferBytes& o) const {
-            return a1 <= o.a1 && b1 <= o.b1 && a2 <= o.a2 && b2 <= o.b2 && co1 <= o.co1 && bias <= o.bias;
+            return a1 <= o.a1 && b1 <= o.b1 && a2 <= o.a2 && b2 <= o.b2 && co1 <= o.co1 && bias <= o.bias &&
+                   quant <= o.quant;
         }
     };
     static BufferBytes Buffers(const TCubeTiling& t) {
         const uint32_t ab = uint32_t(t.baseK) * kEs;
         return {uint32_t(t.depthA1) * t.baseM * ab, uint32_t(t.depthB1) * t.baseN * ab,
                 uint32_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * ab, uint32_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * ab,
-                uint32_t(t.baseM) * t.baseN * 4, t.isBias ? matmul_detail::up(uint32_t(t.baseN) * 4, 64) : 0u};
+                uint32_t(t.baseM) * t.baseN * 4, t.isBias ? matmul_detail::up(uint32_t(t.baseN) * 4, 64) : 0u,
+                kQuant != QuantMode_t::NoQuant ? uint32_t(t.baseN) * 8 : 0u};
     }
     __aicore__ inline void Allocate(sage::sim::SrcLoc loc) {
         if (pipe_ == nullptr)
@@ -512,6 +568,7 @@ private:
             pipe_->InitBuffer(bias1_, b.bias, loc);
             pipe_->InitBuffer(bias2_, b.bias, loc);
         }
+        if (b.quant) pipe_->InitBuffer(quant1_, b.quant, loc);
     }
     // MatmulConfig.isA2B2Shared: L0A and L0B are managed globally, one double buffer (two 32 KB
     // halves each) every Matmul object of the kernel shares, so an A or B base block may not pass
@@ -558,6 +615,10 @@ private:
         if (bias_on_ && !t_.isBias)
             fail("api-misuse", loc, "Matmul with a bias, but the tiling has isBias 0, in block %d: call "
                  "EnableBias(true) on the host tiling so it reserves the bias buffers", blk().idx);
+        if (kQuant != QuantMode_t::NoQuant && quant_ == Quant::None)
+            fail("api-misuse", loc, "Matmul %s with %s A/B and a %s C before SetQuantScalar or SetQuantVector, in "
+                 "block %d: the C leaves L0C through a quantisation, whose scale these set", api,
+                 dtype_name<SrcT>(), dtype_name<DstT>(), blk().idx);
         if (t_.baseK % KAlign())
             fail("api-misuse", loc, "Matmul: baseK %d is not a multiple of %u, which %s B not transposed needs (in "
                  "block %d)", t_.baseK, KAlign(), dtype_name<SrcT>(), blk().idx);
@@ -604,7 +665,7 @@ private:
     __aicore__ inline void ComputeBlock(int32_t i, bool partial, sage::sim::SrcLoc loc) {
         uint32_t mb, nb;
         Block(i, mb, nb);
-        curM_ = RowsOf(mb), curN_ = ColsOf(nb);
+        curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN);
         const uint32_t chunk = uint32_t(t_.baseK) * uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
         if (l0c_used_) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
@@ -768,6 +829,8 @@ private:
         const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
         FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, kCfg.enableRelu);
         p.quantPre = matmul_detail::out_quant<DstT>();
+        if (quant_ == Quant::Scalar) p.quantPre = kQuant, p.deqScalar = quantScalar_;
+        if (quant_ == Quant::Vector) p.quantPre = detail::vector_mode(kQuant);
         return p;
     }
     __aicore__ inline void Computed(const char* api, sage::sim::SrcLoc loc) const {
@@ -778,11 +841,13 @@ private:
     __aicore__ inline void WriteGm(const GlobalTensor<DstT>& gm, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
         if (sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
-        Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm, co1_.template Get<L0cT>(), FixParams(stride), loc);
+        const int64_t vec = QuantWords(loc);
+        detail::fixpipe_to_gm(gm, co1_.template Get<L0cT>(), FixParams(stride), false, vec, loc);
     }
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
-        matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc);
+        const int64_t vec = QuantWords(loc);
+        matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc, vec);
     }
 };
 
