@@ -290,7 +290,9 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
     GmBuffer* b = gm_check(g, bytes, loc, true, "Fixpipe", sizeof(T), dst.gm_);
     s.words = words.empty() ? nullptr : words.data();
     const int op = blk().atomic_op;
-    const std::vector<uint8_t> old = op ? std::vector<uint8_t>(g, g + bytes) : std::vector<uint8_t>();
+    // What GM held: an atomic write combines with it; a plain one that leaves a run as it was (two
+    // cores writing the same C, as both AIVs of a mixed Matmul kernel may) is duplicated work, not a race.
+    const std::vector<uint8_t> old = op || b->writer ? std::vector<uint8_t>(g, g + bytes) : std::vector<uint8_t>();
     cube_fixpipe(blk().ub, src.addr_, g, s);
     const auto runs = fix_runs(s);
     if (op) {
@@ -303,7 +305,11 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
     }
     // The writer bookkeeping (races between blocks, a mismatch's line) per written run.
     const uint32_t osz = sizeof(T), w = s.w;
-    for (const auto& r : runs) gm_wrote(b, g + r.first * osz, uint64_t(r.second) * osz, loc, "Fixpipe", osz);
+    for (const auto& r : runs) {
+        const uint64_t at = r.first * osz, len = uint64_t(r.second) * osz;
+        const bool identical = !op && !old.empty() && memcmp(old.data() + at, g + at, len) == 0;
+        gm_wrote(b, g + at, len, loc, "Fixpipe", osz, identical);
+    }
     const uint64_t moved = uint64_t(s.ndNum) * s.mSize * s.nSize * osz;
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize, moved, loc, {},
                 {src.addr_, fix_src_bytes(s)});
