@@ -436,6 +436,68 @@ static void quant_faults() {
     }
 }
 
+// CopyA1/CopyB1 callbacks (MatmulCallBackFunc): A lies in two GM pieces, K columns 0..63 and 64..127,
+// and the A callback finds each base block's piece from its (row, col) block index, as asc-devkit's
+// matmul_callback sample does; the B callback copies block (row, col) of K x N itself. tilingPtr
+// (SetUserDefInfo) carries the layout, dataPtr (SetSelfDefineData) a marker the callbacks check.
+struct CbLayout {
+    int baseM, baseN, baseK, halfK, n;
+    half *lo, *hi, *b;
+};
+static int g_cb_calls[2] = {0, 0};
+static void cb_copy_a(const LocalTensor<int8_t>& l1, const __gm__ void*, int row, int col, int useM, int useK,
+                      const uint64_t tilingPtr, const uint64_t dataPtr) {
+    const CbLayout& l = *reinterpret_cast<const CbLayout*>(tilingPtr);
+    if (dataPtr != 0x5A6E) std::exit(4);
+    const int k0 = col * l.baseK;
+    GlobalTensor<half> src;
+    src.SetGlobalBuffer(k0 < l.halfK ? l.lo : l.hi);
+    Nd2NzParams p(1, uint16_t(useM), uint16_t(useK), 0, uint16_t(l.halfK), uint16_t((useM + 15) / 16 * 16), 1, 0);
+    DataCopy(l1.ReinterpretCast<half>(), src[row * l.baseM * l.halfK + k0 % l.halfK], p);
+    ++g_cb_calls[0];
+}
+static void cb_copy_b(const LocalTensor<int8_t>& l1, const __gm__ void*, int row, int col, int useK, int useN,
+                      const uint64_t tilingPtr, const uint64_t) {
+    const CbLayout& l = *reinterpret_cast<const CbLayout*>(tilingPtr);
+    GlobalTensor<half> src;
+    src.SetGlobalBuffer(l.b);
+    Nd2NzParams p(1, uint16_t(useK), uint16_t(useN), 0, uint16_t(l.n), uint16_t((useK + 15) / 16 * 16), 1, 0);
+    DataCopy(l1.ReinterpretCast<half>(), src[row * l.baseK * l.n + col * l.baseN], p);
+    ++g_cb_calls[1];
+}
+static void callbacks() {
+    namespace mt = matmul_tiling;
+    const int M = 40, N = 48, K = 128, H = K / 2;
+    half* lo = gm_alloc<half>("cb_lo", size_t(M) * H);
+    half* hi = gm_alloc<half>("cb_hi", size_t(M) * H);
+    half* b = gm_alloc<half>("cb_b", size_t(K) * N);
+    float* c = gm_alloc<float>("cb_c", size_t(M) * N);
+    for (int i = 0; i < M * H; ++i) lo[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < M * H; ++i) hi[i] = half(float(int((i * 3 + 5) % 11) - 5) * 0.29f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    write_raw("cb_lo", lo, sizeof(half) * M * H);
+    write_raw("cb_hi", hi, sizeof(half) * M * H);
+    write_raw("cb_b", b, sizeof(half) * K * N);
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(32, 32, 32);  // two M blocks (one a tail), two N blocks, four K blocks
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    CbLayout layout{t.baseM, t.baseN, t.baseK, H, N, lo, hi, b};
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer(lo, M * H), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_NORM, MatmulCallBackFunc<nullptr, cb_copy_a, cb_copy_b>> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetUserDefInfo(reinterpret_cast<uint64_t>(&layout));
+    obj.SetSelfDefineData(uint64_t(0x5A6E));
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    write_raw("cb_c", c, sizeof(float) * M * N);
+    write_raw("cb_calls", g_cb_calls, sizeof(g_cb_calls));
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -484,6 +546,7 @@ static void faults() {
     'quant<int8_t, int8_t>("q_req_vector", true, true);',
     'quant<half, int8_t>("q_b8_vector", true, false);',
     "quant_faults();",
+    "callbacks();",
     "constant_tiling();",
     "batches();",
 )
@@ -814,3 +877,12 @@ def test_a_split_k_program_clears_c_on_every_core_then_accumulates(tmp_path):
     (launch,) = report.launches
     assert {d.code for d in launch.diagnostics if d.severity == "error"} == set(), launch.diagnostics
     assert any(d.code == "gm-race" and "same values" in d.message for d in launch.diagnostics)
+
+
+def test_copy_a1_and_copy_b1_callbacks_load_each_base_block(run):
+    """The callbacks replace the Matmul's GM -> L1 copies, one base block a call: 2 x 2 C blocks,
+    each over four K blocks, so 16 calls each; A assembled from its two GM pieces."""
+    a = np.concatenate([_half_matrix(run, "cb_lo", (40, 64)), _half_matrix(run, "cb_hi", (40, 64))], axis=1)
+    b = _half_matrix(run, "cb_b", (128, 48))
+    np.testing.assert_array_equal(run("cb_c", np.float32).reshape(40, 48), _cube(a, b, None, False))
+    assert run("cb_calls", np.int32).tolist() == [16, 16]

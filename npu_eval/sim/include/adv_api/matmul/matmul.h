@@ -173,7 +173,8 @@ private:
     using L0cT = typename GetMmDstType<SrcT>::Type;
     static_assert(std::is_same_v<SrcT, SrcBT>, "Matmul: A and B have one type on Atlas A2 (half, bfloat16_t, "
                                                "float or int8_t)");
-    static_assert(MM_CB::none, "Matmul: user callbacks (MatmulCallBackFunc) are not emulated yet");
+    static_assert(!MM_CB::kDataCopyOut, "Matmul: a DataCopyOut callback (MatmulCallBackFunc's first) is not "
+                                        "emulated yet; CopyA1 and CopyB1 are");
     static constexpr uint32_t kEs = sizeof(SrcT);
     static constexpr uint32_t kC0 = 32 / kEs;         // elements of a 32-byte block
     static constexpr uint32_t kFrac = 512 / kEs;      // elements of a 512-byte L0 fractal
@@ -256,9 +257,12 @@ public:
         cOffset_ = 0;
     }
     __aicore__ inline void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}  // 310P's ND->NZ buffer: unused on A2
+    // What the CopyA1/CopyB1 callbacks receive as dataPtr and tilingPtr (the MatmulCallBackFunc page).
     template <class T>
-    __aicore__ inline void SetSelfDefineData(T) {}
-    __aicore__ inline void SetUserDefInfo(const uint64_t) {}
+    __aicore__ inline void SetSelfDefineData(T dataPtr) {
+        if constexpr (std::is_convertible_v<T, uint64_t>) selfData_ = uint64_t(dataPtr);
+    }
+    __aicore__ inline void SetUserDefInfo(const uint64_t tilingPtr) { userInfo_ = tilingPtr; }
 
     // One base block (in the tiling's iterate order) into L0C; false when every block is done.
     template <bool sync = true>
@@ -414,6 +418,7 @@ private:
     TBuf<TPosition::C1> quant1_;  // a block's baseN words in L1 (the device's copy on their way to the FB)
     bool quant_used_ = false;
     uint32_t curN0_ = 0;  // the current block's first column
+    uint64_t userInfo_ = 0, selfData_ = 0;  // SetUserDefInfo, SetSelfDefineData
     __aicore__ inline void QuantTypes(const char* api, sage::sim::SrcLoc loc) const {
         sage::sim::touch(loc);
         if (kQuant == QuantMode_t::NoQuant)
@@ -666,7 +671,10 @@ private:
         uint32_t mb, nb;
         Block(i, mb, nb);
         curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN);
-        const uint32_t chunk = uint32_t(t_.baseK) * uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
+        // A CopyA1/CopyB1 callback moves one base block a call (the MatmulCallBackFunc page): one baseK
+        // slice of K per GM -> L1 copy then.
+        const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
+        const uint32_t chunk = uint32_t(t_.baseK) * steps;
         if (l0c_used_) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
@@ -697,6 +705,11 @@ private:
     __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> a1 = a1_.template Get<SrcT>();
         const uint32_t m0 = mb * uint32_t(t_.baseM);
+        if constexpr (MM_CB::kCopyA1) {  // block (mb, k block) of curM_ x kLen, A's layout in L1 the user's
+            MM_CB::CopyA1Fn(a1.template ReinterpretCast<int8_t>(), a_.GetPhyAddr(), int(mb), int(k0 / t_.baseK),
+                            int(curM_), int(kLen), userInfo_, selfData_);
+            return;
+        }
         if (!transA_) {  // M x K rows: NZ fractals (mi, kc) at kc * m16 + mi
             Nd2NzParams p(1, uint16_t(curM_), uint16_t(kLen), 0, uint16_t(orgKa_),
                           uint16_t(matmul_detail::up(curM_, 16)), 1, 0);
@@ -710,6 +723,11 @@ private:
     __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> b1 = b1_.template Get<SrcT>();
         const uint32_t n0 = nb * uint32_t(t_.baseN);
+        if constexpr (MM_CB::kCopyB1) {  // block (k block, nb) of kLen x curN_
+            MM_CB::CopyB1Fn(b1.template ReinterpretCast<int8_t>(), b_.GetPhyAddr(), int(k0 / t_.baseK), int(nb),
+                            int(kLen), int(curN_), userInfo_, selfData_);
+            return;
+        }
         if (transB_) {  // N x K rows: NZ fractals (nr, kc) at kc * n16 + nr, already L0B's order
             Nd2NzParams p(1, uint16_t(curN_), uint16_t(kLen), 0, uint16_t(orgKb_),
                           uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
