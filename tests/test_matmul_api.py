@@ -498,6 +498,63 @@ static void callbacks() {
     write_raw("cb_calls", g_cb_calls, sizeof(g_cb_calls));
 }
 
+// A staged in L1 (TSCM) as NZ by the kernel: a TSCM queue's buffer filled from GM holding A's NZ
+// fractals (C0 columns of 16 halves, 48 rows each: M = 40 padded), two M blocks (32 + a tail of 8)
+// and two K blocks read in place.
+static void tscm() {
+    namespace mt = matmul_tiling;
+    const int M = 40, N = 48, K = 64, M16 = 48;
+    half* a = gm_alloc<half>("ts_a", size_t(M) * K);
+    half* nz = gm_alloc<half>("ts_nz", size_t(M16) * K);
+    half* b = gm_alloc<half>("ts_b", size_t(K) * N);
+    float* c = gm_alloc<float>("ts_c", size_t(M) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    for (int kc = 0; kc < K / 16; ++kc)
+        for (int r = 0; r < M16; ++r)
+            for (int e = 0; e < 16; ++e) nz[(kc * M16 + r) * 16 + e] = r < M ? a[r * K + kc * 16 + e] : half(0.0f);
+    write_raw("ts_a", a, sizeof(half) * M * K);
+    write_raw("ts_b", b, sizeof(half) * K * N);
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(32, 48, 32);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    GlobalTensor<half> gnz, gb;
+    GlobalTensor<float> gc;
+    gnz.SetGlobalBuffer(nz, M16 * K), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<MatmulType<TPosition::TSCM, CubeFormat::NZ, half>, HalfGm, FloatGm, FloatGm> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    TSCM<TPosition::GM, 1> scm;
+    pipe.InitBuffer(scm, 1, M16 * K * sizeof(half));
+    LocalTensor<half> l1 = scm.AllocTensor<half>();
+    DataCopy(l1, gnz, M16 * K);
+    scm.EnQue(l1);
+    l1 = scm.DeQue<half>();
+    obj.SetTensorA(l1), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    scm.FreeTensor(l1);
+    write_raw("ts_c", c, sizeof(float) * M * N);
+}
+
+// MultiCoreMatmulTiling's split in whole base blocks: a 64 x 64 x 64 matmul is one base block (one
+// core however many it may use); 512 x 512 x 128 on two cores splits M (asc-devkit's
+// matmul_advanced_api README: singleCoreM 256, singleCoreN 512).
+static void splits() {
+    namespace mt = matmul_tiling;
+    mt::MultiCoreMatmulTiling small;
+    small.SetDim(24);
+    TCubeTiling t1 = host_tiling(small, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 64,
+                                 64, 64, false, false, false);
+    dump_tiling("split_small", t1);
+    mt::MultiCoreMatmulTiling two;
+    two.SetDim(2);
+    TCubeTiling t2 = host_tiling(two, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 512,
+                                 512, 128, false, false, false);
+    dump_tiling("split_two", t2);
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -547,6 +604,8 @@ static void faults() {
     'quant<half, int8_t>("q_b8_vector", true, false);',
     "quant_faults();",
     "callbacks();",
+    "tscm();",
+    "splits();",
     "constant_tiling();",
     "batches();",
 )
@@ -655,7 +714,15 @@ def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
     t = _tiling(run, "mc")
     assert t["usedCoreNum"] <= 4
     assert t["singleCoreM"] * t["singleCoreN"] * t["usedCoreNum"] >= 512 * 512
-    assert (t["singleCoreM"], t["singleCoreN"]) in {(128, 512), (256, 256)}
+    # four 128-row base blocks of M and two 256-column ones of N: one base block a core either way,
+    # and the tie goes to the larger mDim
+    assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (128, 512, 4)
+
+
+def test_multicore_tiling_splits_in_whole_base_blocks(run):
+    small, two = _tiling(run, "split_small"), _tiling(run, "split_two")
+    assert (small["singleCoreM"], small["singleCoreN"], small["usedCoreNum"]) == (64, 64, 1)
+    assert (two["singleCoreM"], two["singleCoreN"], two["usedCoreNum"]) == (256, 512, 2)
 
 
 def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
@@ -886,3 +953,8 @@ def test_copy_a1_and_copy_b1_callbacks_load_each_base_block(run):
     b = _half_matrix(run, "cb_b", (128, 48))
     np.testing.assert_array_equal(run("cb_c", np.float32).reshape(40, 48), _cube(a, b, None, False))
     assert run("cb_calls", np.int32).tolist() == [16, 16]
+
+
+def test_a_in_tscm_as_nz_is_read_in_place(run):
+    a, b = _half_matrix(run, "ts_a", (40, 64)), _half_matrix(run, "ts_b", (64, 48))
+    np.testing.assert_array_equal(run("ts_c", np.float32).reshape(40, 48), _cube(a, b, None, False))

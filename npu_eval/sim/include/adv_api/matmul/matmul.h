@@ -218,6 +218,11 @@ public:
     __aicore__ inline void SetTensorA(const GlobalTensor<SrcT>& gm, bool isTransposeA = false) {
         a_ = gm, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1;
     }
+    // A in L1 (MatmulType<TPosition::TSCM, CubeFormat::NZ, ...>): the whole singleCoreM x K in NZ
+    // fractals the kernel staged (C0 columns of K, each up(M, 16) rows), read by the L0 loads in place.
+    __aicore__ inline void SetTensorA(const LocalTensor<SrcT>& l1, bool isTransposeA = false) {
+        aL1_ = l1, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1, aL1Set_ = true;
+    }
     __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
         b_ = gm, transB_ = isTransposeB || B_TYPE::isTrans, iter_ = -1;
     }
@@ -419,6 +424,10 @@ private:
     bool quant_used_ = false;
     uint32_t curN0_ = 0;  // the current block's first column
     uint64_t userInfo_ = 0, selfData_ = 0;  // SetUserDefInfo, SetSelfDefineData
+    static constexpr bool kAInL1 = A_TYPE::pos == TPosition::TSCM;
+    LocalTensor<SrcT> aL1_;     // A in TSCM (SetTensorA(LocalTensor))
+    uint32_t chunkK0_ = 0, curMb_ = 0;
+    bool aL1Set_ = false;
     __aicore__ inline void QuantTypes(const char* api, sage::sim::SrcLoc loc) const {
         sage::sim::touch(loc);
         if (kQuant == QuantMode_t::NoQuant)
@@ -602,15 +611,19 @@ private:
     __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc) const {
         using namespace sage::sim;
         if (!init_) fail("api-misuse", loc, "Matmul %s before Init (REGIST_MATMUL_OBJ), in block %d", api, blk().idx);
-        if (a_.addr_ == nullptr || b_.addr_ == nullptr)
+        if ((kAInL1 ? !aL1Set_ : a_.addr_ == nullptr) || b_.addr_ == nullptr)
             fail("api-misuse", loc, "Matmul %s before SetTensorA and SetTensorB, in block %d", api, blk().idx);
         // A in CubeFormat::VECTOR is one row of K (GEMV, M = 1): in GM the same bytes as an ND row.
-        if constexpr (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM ||
-                      (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) ||
+        constexpr bool aTscmNz = kAInL1 && A_TYPE::format == CubeFormat::NZ;
+        if constexpr ((A_TYPE::pos != TPosition::GM && !aTscmNz) || B_TYPE::pos != TPosition::GM ||
+                      (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR && !aTscmNz) ||
                       B_TYPE::format != CubeFormat::ND ||
                       (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
+        if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
+            fail("api-misuse", loc, "Matmul %s with A in TSCM, in block %d: SetTensorA needs an L1 (TSCM) tensor "
+                 "holding A in NZ, not transposed (a transposed A in TSCM is not emulated yet)", api, blk().idx);
         if (transA_ && kEs != 2)
             fail("api-misuse", loc, "Matmul with A transposed for %s is not emulated yet (in block %d): half and "
                  "bfloat16_t A may be transposed", dtype_name<SrcT>(), blk().idx);
@@ -670,7 +683,7 @@ private:
     __aicore__ inline void ComputeBlock(int32_t i, bool partial, sage::sim::SrcLoc loc) {
         uint32_t mb, nb;
         Block(i, mb, nb);
-        curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN);
+        curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN), curMb_ = mb;
         // A CopyA1/CopyB1 callback moves one base block a call (the MatmulCallBackFunc page): one baseK
         // slice of K per GM -> L1 copy then.
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
@@ -680,7 +693,8 @@ private:
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
             if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
-            CopyA1(mb, k0, kLen, loc);
+            if constexpr (!kAInL1) CopyA1(mb, k0, kLen, loc);
+            chunkK0_ = k0;
             CopyB1(nb, k0, kLen, loc);
             if (first && bias_on_) CopyBias1(nb, loc);
             matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
@@ -771,6 +785,7 @@ private:
     __aicore__ inline uint32_t M16() const { return matmul_detail::up(curM_, 16) / 16; }
     __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, kInt8 && !transB_ ? 32 : 16) / 16; }
     __aicore__ inline void LoadA2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
+        if constexpr (kAInL1) return LoadA2FromL1(kk, kl, loc);
         LocalTensor<SrcT> a1 = a1_.template Get<SrcT>(), a2 = A2();
         const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
         if (!transA_) {  // L0A: (mi, kc) at mi * k1 + kc
@@ -809,6 +824,15 @@ private:
                                       LoadData2dTransposeParams(uint16_t(nc * kAl32 + p0), uint8_t(k1), 1,
                                                                 uint16_t(n16 - 1), 0), loc);
         }
+    }
+    // A staged in L1 as NZ over the core's whole M: fractal (mi, kc) at kc * up(singleCoreM, 16) / 16 + mi.
+    __aicore__ inline void LoadA2FromL1(uint32_t kk, uint32_t kl, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> a2 = A2();
+        const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = (chunkK0_ + kk) / kC0;
+        const uint32_t rows16 = matmul_detail::up(uint32_t(singleM_), 16) / 16, m0 = curMb_ * uint32_t(t_.baseM) / 16;
+        for (uint32_t kc = 0; kc < k1; ++kc)
+            LoadData(a2[kc * kFrac], aL1_, LoadData2DParams(uint16_t((kf + kc) * rows16 + m0), uint8_t(m16), 1, 0,
+                                                            uint16_t(k1 - 1), false, 0), loc);
     }
     // Mmad's n: int8 B transposed in squares fills whole 32-column pairs of n blocks
     __aicore__ inline uint32_t NMad() const { return kInt8 && !transB_ ? N16() * 16 : curN_; }
