@@ -538,6 +538,39 @@ static void tscm() {
     write_raw("ts_c", c, sizeof(float) * M * N);
 }
 
+// C in NZ (CubeFormat::NZ in GM): column blocks of 16 floats, or of 8 with isEnableChannelSplit, each
+// all 48 rows (M = 40 rounded up); 2 x 2 base blocks place their fractals by block. The padding
+// rows are left as they were (filled with -7 here).
+constexpr MatmulConfig kChannelSplit = [] { MatmulConfig c = CFG_NORM; c.isEnableChannelSplit = true; return c; }();
+template <const auto& CFG>
+static void nz_c(const std::string& name, int w) {
+    namespace mt = matmul_tiling;
+    const int M = 40, N = 48, K = 64, M16 = 48;
+    half* a = gm_alloc<half>((name + "_a").c_str(), size_t(M) * K);
+    half* b = gm_alloc<half>((name + "_b").c_str(), size_t(K) * N);
+    float* c = gm_alloc<float>((name + "_c").c_str(), size_t(M16) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    for (int i = 0; i < M16 * N; ++i) c[i] = -7.0f;
+    write_raw(name + "_a", a, sizeof(half) * M * K);
+    write_raw(name + "_b", b, sizeof(half) * K * N);
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(32, 32, 32);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M16 * N);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, MatmulType<TPosition::GM, CubeFormat::NZ, float>, FloatGm, CFG> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    write_raw(name + "_c", c, sizeof(float) * M16 * N);
+    (void)w;
+}
+
 // MultiCoreMatmulTiling's split in whole base blocks: a 64 x 64 x 64 matmul is one base block (one
 // core however many it may use); 512 x 512 x 128 on two cores splits M (asc-devkit's
 // matmul_advanced_api README: singleCoreM 256, singleCoreN 512).
@@ -606,6 +639,8 @@ static void faults() {
     "callbacks();",
     "tscm();",
     "splits();",
+    'nz_c<CFG_NORM>("nz16", 16);',
+    'nz_c<kChannelSplit>("nz8", 8);',
     "constant_tiling();",
     "batches();",
 )
@@ -958,3 +993,11 @@ def test_copy_a1_and_copy_b1_callbacks_load_each_base_block(run):
 def test_a_in_tscm_as_nz_is_read_in_place(run):
     a, b = _half_matrix(run, "ts_a", (40, 64)), _half_matrix(run, "ts_b", (64, 48))
     np.testing.assert_array_equal(run("ts_c", np.float32).reshape(40, 48), _cube(a, b, None, False))
+
+
+@pytest.mark.parametrize(("name", "w"), [("nz16", 16), ("nz8", 8)])
+def test_c_in_nz_with_and_without_channel_split(run, name, w):
+    a, b = _half_matrix(run, f"{name}_a", (40, 64)), _half_matrix(run, f"{name}_b", (64, 48))
+    nz = run(f"{name}_c", np.float32).reshape(48 // w, 48, w)  # column block, row (48: M rounded), column
+    np.testing.assert_array_equal(np.concatenate(list(nz[:, :40]), axis=1), _cube(a, b, None, False))
+    np.testing.assert_array_equal(nz[:, 40:], -7.0)  # the padding rows: not written

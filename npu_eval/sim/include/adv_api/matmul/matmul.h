@@ -292,7 +292,7 @@ public:
         matmul_detail::Atomic atomic(enAtomic, loc);
         uint32_t mb, nb;
         Block(computed_, mb, nb);
-        const uint64_t at = enSequentialWrite ? 0 : uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
+        const uint64_t at = enSequentialWrite ? 0 : COffset(mb, nb);
         WriteGm(gm[at], enSequentialWrite ? uint32_t(t_.baseN) : RowC(), loc);
     }
     template <bool sync = true>
@@ -317,7 +317,7 @@ public:
             uint32_t mb, nb;
             Block(i, mb, nb);
             ComputeBlock(i, false, loc);
-            WriteGm(gm[uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN], RowC(), loc);
+            WriteGm(gm[COffset(mb, nb)], RowC(), loc);
         }
         computed_ = -1, iter_ = -1;
     }
@@ -618,7 +618,8 @@ private:
         if constexpr ((A_TYPE::pos != TPosition::GM && !aTscmNz) || B_TYPE::pos != TPosition::GM ||
                       (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR && !aTscmNz) ||
                       B_TYPE::format != CubeFormat::ND ||
-                      (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
+                      (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
+                       !(kNzC && C_TYPE::pos == TPosition::GM)))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
         if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
@@ -864,12 +865,24 @@ private:
     // ND_ALIGN: C's rows padded to 32 bytes in GM, the padding columns written (zeros: B's and
     // the bias's padding in their last 32-byte block is zero-filled by the ND -> NZ copy).
     static constexpr bool kAlignC = C_TYPE::format == CubeFormat::ND_ALIGN;
+    // C in NZ (CubeFormat::NZ, GM): column blocks of kNzW columns, each all of C's rows (M rounded up
+    // to 16) of kNzW elements; 8 float columns with MatmulConfig.isEnableChannelSplit (the Fixpipe's
+    // channel split), 32 for a 1-byte C, else 16.
+    static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ;
+    static constexpr uint32_t kNzW = sizeof(DstT) == 1 ? 32 : std::is_same_v<DstT, float> && kCfg.isEnableChannelSplit ? 8 : 16;
+    __aicore__ inline uint32_t NzRows() const { return matmul_detail::up(uint32_t(orgM_), 16); }
+    // Where block (mb, nb) of C starts, in elements.
+    __aicore__ inline uint64_t COffset(uint32_t mb, uint32_t nb) const {
+        if constexpr (kNzC) return uint64_t(nb) * t_.baseN / kNzW * NzRows() * kNzW + uint64_t(mb) * t_.baseM * kNzW;
+        return uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
+    }
     __aicore__ inline uint32_t RowC() const {
         return kAlignC ? matmul_detail::up(uint32_t(orgKc_), 32 / sizeof(DstT)) : uint32_t(orgKc_);
     }
     __aicore__ inline FixpipeParamsV220 FixParams(uint32_t stride) const {
         const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
         FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, kCfg.enableRelu);
+        if constexpr (kNzC) p.dstStride = NzRows() * kNzW * sizeof(DstT) / 32, p.isChannelSplit = kCfg.isEnableChannelSplit;
         p.quantPre = matmul_detail::out_quant<DstT>();
         if (quant_ == Quant::Scalar) p.quantPre = kQuant, p.deqScalar = quantScalar_;
         if (quant_ == Quant::Vector) p.quantPre = detail::vector_mode(kQuant);
@@ -884,7 +897,7 @@ private:
         Computed("GetTensorC", loc);
         if (sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
         const int64_t vec = QuantWords(loc);
-        detail::fixpipe_to_gm(gm, co1_.template Get<L0cT>(), FixParams(stride), false, vec, loc);
+        detail::fixpipe_to_gm(gm, co1_.template Get<L0cT>(), FixParams(stride), kNzC, vec, loc);
     }
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
