@@ -239,6 +239,8 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'SetNextTaskStart': (('docs/zh/api/SIMD-API/基础API/同步控制/任务间同步/SetNextTaskStart.md',), (310, 910), ()),
     'SetOrgShape': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetOrgShape.md',), (310, 910), ()),
     'SetPadValue': (('docs/zh/api/SIMD-API/基础API/Memory矢量计算/数据搬运辅助配置接口/SetPadValue(ISASI).md',), (910,), (310,)),
+    'SetQuantScalar': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetQuantScalar.md',), (310, 910), ()),
+    'SetQuantVector': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetQuantVector.md',), (310, 910), ()),
     'SetSelfDefineData': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetSelfDefineData.md',), (910,), (310,)),
     'SetShapeAddr': (('docs/zh/api/SIMD-API/基础API/辅助数据结构/TensorDesc/SetShapeAddr.md',), (310, 910), ()),
     'SetShapeInfo': (('docs/zh/api/SIMD-API/基础API/数据结构/GlobalTensor/SetShapeInfo.md', 'docs/zh/api/SIMD-API/基础API/数据结构/LocalTensor/SetShapeInfo.md'), (310, 910), ()),

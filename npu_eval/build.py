@@ -126,7 +126,9 @@ def _parse_depfile(text: str) -> list[str]:
 # The APIs whose blocks wait for each other: SyncAll's barrier, the GM flags of IBSet/IBWait,
 # WaitPreBlock/NotifyNextBlock and GroupBarrier, and GM poll loops (DataCacheCleanAndInvalid, ReadGmByPassDCache).
 _COOP_APIS = (b"SyncAll", b"IBWait", b"IBSet", b"WaitPreBlock", b"NotifyNextBlock", b"GroupBarrier",
-              b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag", b"ReadGmByPassDCache")
+              b"DataCacheCleanAndInvalid", b"CrossCoreSetFlag", b"CrossCoreWaitFlag", b"ReadGmByPassDCache",
+              # a Matmul accumulating into GM (split K) waits for the other cores to clear C first
+              b"EnableMultiCoreSplitK", b"SetSplitK", b"enAtomic")
 # KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_...), or a kernel's __mix__(aic, aiv), __cube__ or __vector__
 # qualifier (before or after __global__: the samples write both orders), in a kernel file outside
 # comments.

@@ -261,6 +261,333 @@ static void shared() {
     write_raw("sh_c2", c2, sizeof(float) * M * N);
 }
 
+// Split K (EnableMultiCoreSplitK) as the launch's cores would run it, one after another here: each
+// core's offsets from the tiling as asc-devkit's matmul_splitk kernel computes them, its part of K
+// accumulated into the cleared C with enAtomic 1 (and into a second C with 2, max); then the whole
+// matmul twice into a third C under the kernel's own SetAtomicAdd around Iterate/GetTensorC.
+static void split_k(int M, int N, int K, int dim) {
+    namespace mt = matmul_tiling;
+    half* a = gm_alloc<half>("sk_a", size_t(M) * K);
+    half* b = gm_alloc<half>("sk_b", size_t(K) * N);
+    float* c[3] = {gm_alloc<float>("sk_c_add", size_t(M) * N), gm_alloc<float>("sk_c_max", size_t(M) * N),
+                   gm_alloc<float>("sk_c_twice", size_t(M) * N)};
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    write_raw("sk_a", a, sizeof(half) * M * K);
+    write_raw("sk_b", b, sizeof(half) * K * N);
+    mt::MultiCoreMatmulTiling api;
+    api.SetDim(dim);
+    api.EnableMultiCoreSplitK(true);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    dump_tiling("sk", t);
+    mt::MultiCoreMatmulTiling biased;
+    biased.EnableMultiCoreSplitK(true);
+    biased.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    biased.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    biased.SetShape(M, N, K), biased.EnableBias(true);
+    optiling::TCubeTiling unused;
+    int64_t refused = biased.GetTiling(unused);
+    write_raw("sk_bias_refused", &refused, sizeof(refused));
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc[3];
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N);
+    for (int i = 0; i < 3; ++i) gc[i].SetGlobalBuffer(c[i], M * N);
+    InitGlobalMemory(gc[0], uint64_t(M) * N, 0.0f);
+    InitGlobalMemory(gc[1], uint64_t(M) * N, -1e30f);
+    InitGlobalMemory(gc[2], uint64_t(M) * N, 0.0f);
+    const int mDim = (t.M + t.singleCoreM - 1) / t.singleCoreM, kDim = (t.Ka + t.singleCoreK - 1) / t.singleCoreK;
+    const int perK = t.usedCoreNum / kDim;
+    for (int core = 0; core < t.usedCoreNum; ++core) {
+        const int mi = (core % perK) % mDim, ni = (core % perK) / mDim, ki = core / perK;
+        for (int op = 1; op <= 2; ++op) {
+            TPipe pipe;
+            Matmul<HalfGm, HalfGm, FloatGm, FloatGm> obj;
+            REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+            obj.SetTensorA(ga[mi * t.Ka * t.singleCoreM + ki * t.singleCoreK]);
+            obj.SetTensorB(gb[ki * t.singleCoreK * t.N + ni * t.singleCoreN]);
+            obj.IterateAll(gc[op - 1][mi * t.N * t.singleCoreM + ni * t.singleCoreN], uint8_t(op));
+            obj.End();
+        }
+    }
+    matmul_tiling::MatmulApiTiling one;
+    TCubeTiling whole = host_tiling(one, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M,
+                                    N, K, false, false, false);
+    for (int round = 0; round < 2; ++round) {
+        TPipe pipe;
+        Matmul<HalfGm, HalfGm, FloatGm, FloatGm> obj;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &whole);
+        obj.SetTensorA(ga), obj.SetTensorB(gb);
+        SetAtomicAdd<float>();
+        while (obj.Iterate()) obj.GetTensorC(gc[2]);
+        SetAtomicNone();
+        if (round == 1) {
+            try {
+                expect("api-misuse", __LINE__ + 1);
+                obj.IterateAll(gc[2], 4);
+            } catch (const sage::sim::KernelAbort&) {
+            }
+        }
+        obj.End();
+    }
+    write_raw("sk_c_add", c[0], sizeof(float) * M * N);
+    write_raw("sk_c_max", c[1], sizeof(float) * M * N);
+    write_raw("sk_c_twice", c[2], sizeof(float) * M * N);
+}
+
+// Quantised C (SetQuantScalar / SetQuantVector): int8 x int8 with an int32 bias into half (DEQF16) or
+// int8 (REQ8), half x half into int8 (QF322B8_PRE). Words: a scale per column (or one), and for int8
+// out a 9-bit offset and the sign bit. N = 300 is two base blocks (baseN 256), so the words of the
+// second block start at column 256. ub: Iterate + GetTensorC into the UB block by block.
+template <typename U, typename C>
+static void quant(const std::string& name, bool vec, bool ub) {
+    namespace mt = matmul_tiling;
+    const int M = 24, N = 300, K = 64;
+    constexpr bool b8 = sizeof(C) == 1;
+    U* a = gm_alloc<U>("a", size_t(M) * K);
+    U* b = gm_alloc<U>("b", size_t(K) * N);
+    int32_t* bs = gm_alloc<int32_t>("bias", N);
+    uint64_t* w = gm_alloc<uint64_t>("words", N);
+    C* c = gm_alloc<C>("c", size_t(M) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * (sizeof(U) == 1 ? 1.0f : 0.37f));
+    for (int i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * (sizeof(U) == 1 ? 1.0f : 0.21f));
+    for (int j = 0; j < N; ++j) bs[j] = j % 9 - 4;
+    for (int j = 0; j < N; ++j) {
+        // half inputs give small sums (0.37 x 0.21 steps): scale them up to reach int8's range
+        const float scale = (vec ? 0.03f + 0.011f * float(j % 13) : 0.1f) * (sizeof(U) == 2 ? 20.0f : 1.0f);
+        uint32_t bits;
+        memcpy(&bits, &scale, 4);
+        const uint64_t offset = b8 ? uint64_t(int64_t(vec ? j % 7 - 3 : 5) & 0x1FF) << 37 : 0;
+        w[j] = (bits & 0xFFFFE000u) | offset | (b8 ? uint64_t(1) << 46 : 0);
+    }
+    const bool bias = sizeof(U) == 1;
+    write_raw(name + "_a", a, sizeof(U) * M * K);
+    write_raw(name + "_b", b, sizeof(U) * K * N);
+    write_raw(name + "_bias", bs, sizeof(int32_t) * N);
+    write_raw(name + "_words", w, sizeof(uint64_t) * (vec ? N : 1));
+    mt::MatmulApiTiling api;
+    api.SetDequantType(vec ? mt::DequantType::TENSOR : mt::DequantType::SCALAR);
+    TCubeTiling t = host_tiling(api, dt<U>(), sizeof(C) == 1 ? mt::DataType::DT_INT8 : mt::DataType::DT_FLOAT16,
+                                mt::DataType::DT_INT32, M, N, K, false, false, bias);
+    GlobalTensor<U> ga, gb;
+    GlobalTensor<int32_t> gbias;
+    GlobalTensor<uint64_t> gw;
+    GlobalTensor<C> gc;
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N), gbias.SetGlobalBuffer(bs, N);
+    gw.SetGlobalBuffer(w, N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    using L = std::conditional_t<sizeof(U) == 1, int32_t, float>;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
+           MatmulType<TPosition::GM, CubeFormat::ND, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
+        obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    if constexpr (sizeof(U) == 1) obj.SetBias(gbias);
+    if (vec) obj.SetQuantVector(gw);
+    else obj.SetQuantScalar(w[0]);
+    if (!ub) {
+        obj.IterateAll(gc);
+    } else {
+        TQue<TPosition::VECIN, 1> q;
+        pipe.InitBuffer(q, 1, t.baseM * t.baseN * sizeof(C));
+        while (obj.Iterate()) {
+            LocalTensor<C> blk = q.AllocTensor<C>();
+            obj.GetTensorC(blk, 0, true);
+            q.EnQue(blk);
+            blk = q.DeQue<C>();
+            MatrixOffset at = obj.GetOffsetC();
+            for (int i = 0; i < at.height; ++i)
+                memcpy(c + size_t(at.row + i) * N + at.col, blk.data() + i * t.baseN, at.width * sizeof(C));
+            q.FreeTensor(blk);
+        }
+    }
+    obj.End();
+    write_raw(name + "_c", c, sizeof(C) * M * N);
+}
+
+// A quantisation on types it does not apply to, and a quantising Matmul run without its scale.
+static void quant_faults() {
+    half* a = gm_alloc<half>("qf_a", 32 * 32);
+    int8_t* a8 = gm_alloc<int8_t>("qf_a8", 32 * 32);
+    half* c = gm_alloc<half>("qf_c", 32 * 32);
+    for (int i = 0; i < 32 * 32; ++i) a[i] = half(1.0f), a8[i] = 1;
+    GlobalTensor<half> ga, gc;
+    GlobalTensor<int8_t> ga8;
+    ga.SetGlobalBuffer(a, 32 * 32), gc.SetGlobalBuffer(c, 32 * 32), ga8.SetGlobalBuffer(a8, 32 * 32);
+    matmul_tiling::MatmulApiTiling api;
+    TCubeTiling t = host_tiling(api, matmul_tiling::DataType::DT_INT8, matmul_tiling::DataType::DT_FLOAT16,
+                                matmul_tiling::DataType::DT_INT32, 32, 32, 32, false, false, false);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, MatmulType<TPosition::GM, CubeFormat::ND, half>, FloatGm> plain;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, int8_t>, MatmulType<TPosition::GM, CubeFormat::ND, int8_t>,
+           MatmulType<TPosition::GM, CubeFormat::ND, half>, MatmulType<TPosition::GM, CubeFormat::ND, int32_t>>
+        deq;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), deq, &t);
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        plain.SetQuantScalar(0);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    deq.SetTensorA(ga8), deq.SetTensorB(ga8);
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        deq.IterateAll(gc);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
+// CopyA1/CopyB1 callbacks (MatmulCallBackFunc): A lies in two GM pieces, K columns 0..63 and 64..127,
+// and the A callback finds each base block's piece from its (row, col) block index, as asc-devkit's
+// matmul_callback sample does; the B callback copies block (row, col) of K x N itself. tilingPtr
+// (SetUserDefInfo) carries the layout, dataPtr (SetSelfDefineData) a marker the callbacks check.
+struct CbLayout {
+    int baseM, baseN, baseK, halfK, n;
+    half *lo, *hi, *b;
+};
+static int g_cb_calls[2] = {0, 0};
+static void cb_copy_a(const LocalTensor<int8_t>& l1, const __gm__ void*, int row, int col, int useM, int useK,
+                      const uint64_t tilingPtr, const uint64_t dataPtr) {
+    const CbLayout& l = *reinterpret_cast<const CbLayout*>(tilingPtr);
+    if (dataPtr != 0x5A6E) std::exit(4);
+    const int k0 = col * l.baseK;
+    GlobalTensor<half> src;
+    src.SetGlobalBuffer(k0 < l.halfK ? l.lo : l.hi);
+    Nd2NzParams p(1, uint16_t(useM), uint16_t(useK), 0, uint16_t(l.halfK), uint16_t((useM + 15) / 16 * 16), 1, 0);
+    DataCopy(l1.ReinterpretCast<half>(), src[row * l.baseM * l.halfK + k0 % l.halfK], p);
+    ++g_cb_calls[0];
+}
+static void cb_copy_b(const LocalTensor<int8_t>& l1, const __gm__ void*, int row, int col, int useK, int useN,
+                      const uint64_t tilingPtr, const uint64_t) {
+    const CbLayout& l = *reinterpret_cast<const CbLayout*>(tilingPtr);
+    GlobalTensor<half> src;
+    src.SetGlobalBuffer(l.b);
+    Nd2NzParams p(1, uint16_t(useK), uint16_t(useN), 0, uint16_t(l.n), uint16_t((useK + 15) / 16 * 16), 1, 0);
+    DataCopy(l1.ReinterpretCast<half>(), src[row * l.baseK * l.n + col * l.baseN], p);
+    ++g_cb_calls[1];
+}
+static void callbacks() {
+    namespace mt = matmul_tiling;
+    const int M = 40, N = 48, K = 128, H = K / 2;
+    half* lo = gm_alloc<half>("cb_lo", size_t(M) * H);
+    half* hi = gm_alloc<half>("cb_hi", size_t(M) * H);
+    half* b = gm_alloc<half>("cb_b", size_t(K) * N);
+    float* c = gm_alloc<float>("cb_c", size_t(M) * N);
+    for (int i = 0; i < M * H; ++i) lo[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < M * H; ++i) hi[i] = half(float(int((i * 3 + 5) % 11) - 5) * 0.29f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    write_raw("cb_lo", lo, sizeof(half) * M * H);
+    write_raw("cb_hi", hi, sizeof(half) * M * H);
+    write_raw("cb_b", b, sizeof(half) * K * N);
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(32, 32, 32);  // two M blocks (one a tail), two N blocks, four K blocks
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    CbLayout layout{t.baseM, t.baseN, t.baseK, H, N, lo, hi, b};
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer(lo, M * H), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_NORM, MatmulCallBackFunc<nullptr, cb_copy_a, cb_copy_b>> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetUserDefInfo(reinterpret_cast<uint64_t>(&layout));
+    obj.SetSelfDefineData(uint64_t(0x5A6E));
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    write_raw("cb_c", c, sizeof(float) * M * N);
+    write_raw("cb_calls", g_cb_calls, sizeof(g_cb_calls));
+}
+
+// A staged in L1 (TSCM) as NZ by the kernel: a TSCM queue's buffer filled from GM holding A's NZ
+// fractals (C0 columns of 16 halves, 48 rows each: M = 40 padded), two M blocks (32 + a tail of 8)
+// and two K blocks read in place.
+static void tscm() {
+    namespace mt = matmul_tiling;
+    const int M = 40, N = 48, K = 64, M16 = 48;
+    half* a = gm_alloc<half>("ts_a", size_t(M) * K);
+    half* nz = gm_alloc<half>("ts_nz", size_t(M16) * K);
+    half* b = gm_alloc<half>("ts_b", size_t(K) * N);
+    float* c = gm_alloc<float>("ts_c", size_t(M) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    for (int kc = 0; kc < K / 16; ++kc)
+        for (int r = 0; r < M16; ++r)
+            for (int e = 0; e < 16; ++e) nz[(kc * M16 + r) * 16 + e] = r < M ? a[r * K + kc * 16 + e] : half(0.0f);
+    write_raw("ts_a", a, sizeof(half) * M * K);
+    write_raw("ts_b", b, sizeof(half) * K * N);
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(32, 48, 32);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    GlobalTensor<half> gnz, gb;
+    GlobalTensor<float> gc;
+    gnz.SetGlobalBuffer(nz, M16 * K), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<MatmulType<TPosition::TSCM, CubeFormat::NZ, half>, HalfGm, FloatGm, FloatGm> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    TSCM<TPosition::GM, 1> scm;
+    pipe.InitBuffer(scm, 1, M16 * K * sizeof(half));
+    LocalTensor<half> l1 = scm.AllocTensor<half>();
+    DataCopy(l1, gnz, M16 * K);
+    scm.EnQue(l1);
+    l1 = scm.DeQue<half>();
+    obj.SetTensorA(l1), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    scm.FreeTensor(l1);
+    write_raw("ts_c", c, sizeof(float) * M * N);
+}
+
+// C in NZ (CubeFormat::NZ in GM): column blocks of 16 floats, or of 8 with isEnableChannelSplit, each
+// all 48 rows (M = 40 rounded up); 2 x 2 base blocks place their fractals by block. The padding
+// rows are left as they were (filled with -7 here).
+constexpr MatmulConfig kChannelSplit = [] { MatmulConfig c = CFG_NORM; c.isEnableChannelSplit = true; return c; }();
+template <const auto& CFG>
+static void nz_c(const std::string& name, int w) {
+    namespace mt = matmul_tiling;
+    const int M = 40, N = 48, K = 64, M16 = 48;
+    half* a = gm_alloc<half>((name + "_a").c_str(), size_t(M) * K);
+    half* b = gm_alloc<half>((name + "_b").c_str(), size_t(K) * N);
+    float* c = gm_alloc<float>((name + "_c").c_str(), size_t(M16) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    for (int i = 0; i < M16 * N; ++i) c[i] = -7.0f;
+    write_raw(name + "_a", a, sizeof(half) * M * K);
+    write_raw(name + "_b", b, sizeof(half) * K * N);
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(32, 32, 32);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(b, K * N), gc.SetGlobalBuffer(c, M16 * N);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, MatmulType<TPosition::GM, CubeFormat::NZ, float>, FloatGm, CFG> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    write_raw(name + "_c", c, sizeof(float) * M16 * N);
+    (void)w;
+}
+
+// MultiCoreMatmulTiling's split in whole base blocks: a 64 x 64 x 64 matmul is one base block (one
+// core however many it may use); 512 x 512 x 128 on two cores splits M (asc-devkit's
+// matmul_advanced_api README: singleCoreM 256, singleCoreN 512).
+static void splits() {
+    namespace mt = matmul_tiling;
+    mt::MultiCoreMatmulTiling small;
+    small.SetDim(24);
+    TCubeTiling t1 = host_tiling(small, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 64,
+                                 64, 64, false, false, false);
+    dump_tiling("split_small", t1);
+    mt::MultiCoreMatmulTiling two;
+    two.SetDim(2);
+    TCubeTiling t2 = host_tiling(two, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 512,
+                                 512, 128, false, false, false);
+    dump_tiling("split_two", t2);
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -301,6 +628,19 @@ static void faults() {
     "multicore(512, 512, 128);",
     "shared();",
     "faults();",
+    "split_k(32, 48, 512, 8);",
+    'quant<int8_t, half>("q_deq_scalar", false, false);',
+    'quant<int8_t, half>("q_deq_vector", true, false);',
+    'quant<int8_t, half>("q_deq_vector_ub", true, true);',
+    'quant<int8_t, int8_t>("q_req_scalar", false, false);',
+    'quant<int8_t, int8_t>("q_req_vector", true, true);',
+    'quant<half, int8_t>("q_b8_vector", true, false);',
+    "quant_faults();",
+    "callbacks();",
+    "tscm();",
+    "splits();",
+    'nz_c<CFG_NORM>("nz16", 16);',
+    'nz_c<kChannelSplit>("nz8", 8);',
     "constant_tiling();",
     "batches();",
 )
@@ -409,7 +749,15 @@ def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
     t = _tiling(run, "mc")
     assert t["usedCoreNum"] <= 4
     assert t["singleCoreM"] * t["singleCoreN"] * t["usedCoreNum"] >= 512 * 512
-    assert (t["singleCoreM"], t["singleCoreN"]) in {(128, 512), (256, 256)}
+    # four 128-row base blocks of M and two 256-column ones of N: one base block a core either way,
+    # and the tie goes to the larger mDim
+    assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (128, 512, 4)
+
+
+def test_multicore_tiling_splits_in_whole_base_blocks(run):
+    small, two = _tiling(run, "split_small"), _tiling(run, "split_two")
+    assert (small["singleCoreM"], small["singleCoreN"], small["usedCoreNum"]) == (64, 64, 1)
+    assert (two["singleCoreM"], two["singleCoreN"], two["usedCoreNum"]) == (256, 512, 2)
 
 
 def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
@@ -481,3 +829,175 @@ def test_iterate_batch_broadcasts_a_and_adds_a_bias_per_batch(run):
     got = run("bn_c", np.float32)[: 3 * 20 * 24].reshape(3, 20, 24)
     for j in range(3):
         np.testing.assert_array_equal(got[j], _cube(a, b[j], np.broadcast_to(bias[j], (20, 24)), False))
+
+
+def test_split_k_tiling_gives_each_core_an_equal_part_of_k(run):
+    t = _tiling(run, "sk")
+    k_dim = 512 // t["singleCoreK"]
+    assert t["singleCoreK"] * k_dim == 512 and k_dim > 1 and t["singleCoreK"] % 16 == 0
+    m_dim, n_dim = -(-32 // t["singleCoreM"]), -(-48 // t["singleCoreN"])
+    assert t["usedCoreNum"] == m_dim * n_dim * k_dim <= 8
+    assert run("sk_bias_refused", np.int64).tolist() == [-1]  # no bias with a K split (the page)
+
+
+def test_split_k_parts_accumulate_into_gm_in_core_order(run):
+    """enAtomic 1: each core's part of K (its own cube sum) added into the cleared C in float, one
+    rounding per add, in core order; enAtomic 2 keeps the largest part."""
+    t = _tiling(run, "sk")
+    a = _half_matrix(run, "sk_a", (32, 512))
+    b = _half_matrix(run, "sk_b", (512, 48))
+    sk = t["singleCoreK"]
+    parts = [_cube(a[:, p : p + sk], b[p : p + sk], None, False) for p in range(0, 512, sk)]
+    want = np.zeros((32, 48), np.float32)
+    for part in parts:
+        want = (want + part).astype(np.float32)
+    np.testing.assert_array_equal(run("sk_c_add", np.float32).reshape(32, 48), want)
+    np.testing.assert_array_equal(run("sk_c_max", np.float32).reshape(32, 48), np.maximum.reduce(parts))
+
+
+def test_set_atomic_add_around_get_tensor_c_accumulates_into_gm(run):
+    whole = _cube(_half_matrix(run, "sk_a", (32, 512)), _half_matrix(run, "sk_b", (512, 48)), None, False)
+    np.testing.assert_array_equal(run("sk_c_twice", np.float32).reshape(32, 48), whole + whole)
+
+
+def _quantise(c: np.ndarray, words: np.ndarray, out) -> np.ndarray:
+    """The Fixpipe's QUANT_PRE on L0C values `c` (M x N) with a word a column (docs/cube.md, the
+    随路量化 page): times the scale in bits 31..13 in float; to half saturating to its range, or for
+    int8 saturate to [-256, 255], round to even, add the 9-bit offset (bits 45..37) and saturate to
+    int8 or uint8 by the sign bit 46. No shift bit here (the words leave bit 36 clear)."""
+    w = words.astype(np.uint64)[None, :]
+    y = (c.astype(np.float32) * (w & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)).astype(np.float32)
+    if out is np.float16:
+        return np.clip(y, -65504, 65504).astype(np.float16)
+    off = ((w >> np.uint64(37)) & np.uint64(0x1FF)).astype(np.int64)
+    r = np.rint(np.clip(y, -256, 255)).astype(np.int64) + np.where(off >= 256, off - 512, off)
+    signed = ((w >> np.uint64(46)) & np.uint64(1)) == 1
+    return np.where(signed, np.clip(r, -128, 127), np.clip(r, 0, 255)).astype(np.int8)
+
+
+@pytest.mark.parametrize(("name", "dt", "out"), [
+    ("q_deq_scalar", np.int8, np.float16), ("q_deq_vector", np.int8, np.float16),
+    ("q_deq_vector_ub", np.int8, np.float16), ("q_req_scalar", np.int8, np.int8),
+    ("q_req_vector", np.int8, np.int8), ("q_b8_vector", np.float16, np.int8)])
+def test_quantised_c_matches_the_fixpipe_conversion(run, name, dt, out):
+    integer = dt is np.int8
+    a = run(f"{name}_a", dt).reshape(24, 64).astype(np.int64 if integer else np.float32)
+    b = run(f"{name}_b", dt).reshape(64, 300).astype(np.int64 if integer else np.float32)
+    init = run(f"{name}_bias", np.int32) if integer else None
+    c = _cube(a, b, init, integer)
+    words = run(f"{name}_words", np.uint64)
+    words = np.repeat(words, 300) if words.size == 1 else words
+    want = _quantise(c, words, out)
+    np.testing.assert_array_equal(run(f"{name}_c", out).reshape(24, 300), want)
+    assert len(np.unique(want)) > 20  # scales, offsets and saturation all show in the result
+
+
+SPLIT_K_PROGRAM = r"""#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/tiling_api.h"
+
+constexpr uint32_t M = 32, N = 32, K = 512;
+
+// Every core clears all of C, then adds its part of K (asc-devkit's matmul_splitk kernel).
+__global__ __cube__ void mm(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c, TCubeTiling t) {
+    AscendC::TPipe pipe;
+    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    AscendC::GlobalTensor<half> ga, gb;
+    AscendC::GlobalTensor<float> gc;
+    ga.SetGlobalBuffer((__gm__ half*)a, M * K), gb.SetGlobalBuffer((__gm__ half*)b, K * N);
+    gc.SetGlobalBuffer((__gm__ float*)c, M * N);
+    AscendC::Fill(gc, M * N, 0.0f);
+    const uint32_t kPart = AscendC::GetBlockIdx();  // M and N are one core's each here
+    mm.SetTensorA(ga[kPart * t.singleCoreK]);
+    mm.SetTensorB(gb[kPart * t.singleCoreK * N]);
+    mm.IterateAll(gc, 1);
+    mm.End();
+}
+
+int main() {
+    matmul_tiling::MultiCoreMatmulTiling api;
+    api.SetDim(8);
+    api.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+    api.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    api.SetShape(M, N, K);
+    api.EnableMultiCoreSplitK(true);
+    optiling::TCubeTiling t;
+    if (api.GetTiling(t) != 0 || t.singleCoreM != int(M) || t.singleCoreN != int(N)) return 2;
+    std::vector<uint16_t> a(M * K), b(K * N);
+    std::vector<float> fa(M * K), fb(K * N), c(M * N);
+    for (uint32_t i = 0; i < M * K; ++i) fa[i] = float(int(i % 9) - 4);
+    for (uint32_t i = 0; i < K * N; ++i) fb[i] = float(int(i % 5) - 2);
+    for (uint32_t i = 0; i < M * K; ++i) { _Float16 h = fa[i]; std::memcpy(&a[i], &h, 2); }
+    for (uint32_t i = 0; i < K * N; ++i) { _Float16 h = fb[i]; std::memcpy(&b[i], &h, 2); }
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    uint8_t *da, *db, *dc;
+    aclrtMalloc((void**)&da, a.size() * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&db, b.size() * 2, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&dc, c.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(da, a.size() * 2, a.data(), a.size() * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(db, b.size() * 2, b.data(), b.size() * 2, ACL_MEMCPY_HOST_TO_DEVICE);
+    mm<<<t.usedCoreNum, nullptr, stream>>>(da, db, dc, t);
+    aclrtSynchronizeStream(stream);
+    aclrtMemcpy(c.data(), c.size() * 4, dc, c.size() * 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    int bad = 0;  // small integers: every sum is exact, whatever the order of the parts
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) {
+            float s = 0;
+            for (uint32_t k = 0; k < K; ++k) s += fa[i * K + k] * fb[k * N + j];
+            bad += c[i * N + j] != s;
+        }
+    std::printf("cores %d bad %d\n", int(t.usedCoreNum), bad);
+    aclFinalize();
+    return bad ? 1 : 0;
+}
+"""
+
+
+def test_a_split_k_program_clears_c_on_every_core_then_accumulates(tmp_path):
+    """The split-K kernel's pattern on several cores: each core's Fill of C lands before any core's
+    atomic sum (the Matmul waits for the other cores), so C is the whole product; the repeated
+    clearing is a warning (duplicated work), not an error."""
+    from sage_npu.npu_eval.program import run_program
+
+    path = tmp_path / "splitk.asc"
+    path.write_text(SPLIT_K_PROGRAM)
+    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
+    assert report.exit_code == 0 and report.status == "ok", report
+    assert "cores 8 bad 0" in report.stdout, report.stdout
+    (launch,) = report.launches
+    assert {d.code for d in launch.diagnostics if d.severity == "error"} == set(), launch.diagnostics
+    assert any(d.code == "gm-race" and "same values" in d.message for d in launch.diagnostics)
+
+
+def test_copy_a1_and_copy_b1_callbacks_load_each_base_block(run):
+    """The callbacks replace the Matmul's GM -> L1 copies, one base block a call: 2 x 2 C blocks,
+    each over four K blocks, so 16 calls each; A assembled from its two GM pieces."""
+    a = np.concatenate([_half_matrix(run, "cb_lo", (40, 64)), _half_matrix(run, "cb_hi", (40, 64))], axis=1)
+    b = _half_matrix(run, "cb_b", (128, 48))
+    np.testing.assert_array_equal(run("cb_c", np.float32).reshape(40, 48), _cube(a, b, None, False))
+    assert run("cb_calls", np.int32).tolist() == [16, 16]
+
+
+def test_a_in_tscm_as_nz_is_read_in_place(run):
+    a, b = _half_matrix(run, "ts_a", (40, 64)), _half_matrix(run, "ts_b", (64, 48))
+    np.testing.assert_array_equal(run("ts_c", np.float32).reshape(40, 48), _cube(a, b, None, False))
+
+
+@pytest.mark.parametrize(("name", "w"), [("nz16", 16), ("nz8", 8)])
+def test_c_in_nz_with_and_without_channel_split(run, name, w):
+    a, b = _half_matrix(run, f"{name}_a", (40, 64)), _half_matrix(run, f"{name}_b", (64, 48))
+    nz = run(f"{name}_c", np.float32).reshape(48 // w, 48, w)  # column block, row (48: M rounded), column
+    np.testing.assert_array_equal(np.concatenate(list(nz[:, :40]), axis=1), _cube(a, b, None, False))
+    np.testing.assert_array_equal(nz[:, 40:], -7.0)  # the padding rows: not written

@@ -4,6 +4,8 @@
 // Fixpipe doc pages). The conversion runs in sage_sim/cube.h (optimised, prebuilt).
 #pragma once
 
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "../sage_sim/cube.h"
@@ -79,6 +81,9 @@ namespace detail {
 
 // A per-column (V) mode reads one quantisation word a column; its scalar counterpart one word.
 constexpr bool per_column(QuantMode_t q) { return q == VDEQF16 || q == VQF322B8_PRE || q == VREQ8; }
+constexpr QuantMode_t vector_mode(QuantMode_t q) {
+    return q == DEQF16 ? VDEQF16 : q == QF322B8_PRE ? VQF322B8_PRE : q == REQ8 ? VREQ8 : q;
+}
 constexpr QuantMode_t scalar_mode(QuantMode_t q) {
     return q == VDEQF16 ? DEQF16 : q == VQF322B8_PRE ? QF322B8_PRE : q == VREQ8 ? REQ8 : q;
 }
@@ -223,6 +228,55 @@ inline std::vector<uint8_t> fix_words(const sage::sim::FixpipeShape& s) {
     return std::vector<uint8_t>(at, at + uint64_t(s.nSize) * 8);
 }
 
+// The GM runs a Fixpipe writes: ND rows (ndNum x mSize runs of nSize elements) or NZ column
+// blocks (mSize x w elements each), as (element offset, elements).
+inline std::vector<std::pair<uint64_t, uint32_t>> fix_runs(const sage::sim::FixpipeShape& s) {
+    std::vector<std::pair<uint64_t, uint32_t>> runs;
+    const uint32_t osz = sage::sim::cube_size(s.dst), w = s.w;
+    for (uint32_t nd = 0; nd < s.ndNum && !s.nz; ++nd)
+        for (uint32_t i = 0; i < s.mSize; ++i) runs.push_back({uint64_t(nd) * s.dstNdStride + uint64_t(i) * s.dstStride, s.nSize});
+    for (uint32_t jb = 0; jb < (s.nSize + w - 1) / w && s.nz; ++jb)
+        runs.push_back({uint64_t(jb) * s.dstStride * 32 / osz, s.mSize * w});
+    return runs;
+}
+
+// One element of an atomic write: what GM held (`a`) combined with the value written (`v`), in T
+// (an add rounded once to T; integers wrap as the device's adder does).
+template <typename T>
+inline T atomic_combine(T a, T v, int op) {
+    using namespace sage::sim;
+    if constexpr (std::is_integral_v<T>) {
+        using W = std::make_unsigned_t<T>;
+        if (op == AtomicAddOp) return T(W(W(a) + W(v)));
+        return op == AtomicMaxOp ? (v > a ? v : a) : (v < a ? v : a);
+    } else {
+        if (op == AtomicAddOp) return T(float(a) + float(v));
+        return op == AtomicMaxOp ? (float(v) > float(a) ? v : a) : (float(v) < float(a) ? v : a);
+    }
+}
+
+// SetAtomicAdd/Max/Min (or a Matmul's enAtomic) in force: each element the Fixpipe writes combines
+// with what GM held; `old` is the span as it was before the conversion wrote its values over it.
+// Reading GM no one wrote is the uninitialized-gm-read warning, as for any read (the split-K page:
+// clear C before accumulating into it).
+template <typename T>
+inline void fix_atomic(sage::sim::GmBuffer* b, uint8_t* g, const std::vector<uint8_t>& old,
+                       const std::vector<std::pair<uint64_t, uint32_t>>& runs, int op, sage::sim::SrcLoc loc) {
+    for (const auto& r : runs) {
+        if (b->written)
+            sage::sim::gm_check_written(b, g + r.first * sizeof(T), uint64_t(r.second) * sizeof(T), loc,
+                                        "Fixpipe (atomic)", sizeof(T));
+        for (uint32_t e = 0; e < r.second; ++e) {
+            const uint64_t at = (r.first + e) * sizeof(T);
+            T a, v;
+            memcpy(&a, old.data() + at, sizeof(T));
+            memcpy(&v, g + at, sizeof(T));
+            a = atomic_combine(a, v, op);
+            memcpy(g + at, &a, sizeof(T));
+        }
+    }
+}
+
 // L0C -> GM; `vec` as fixpipe_source takes it.
 template <typename T, typename U>
 inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
@@ -235,16 +289,27 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.addr_);
     GmBuffer* b = gm_check(g, bytes, loc, true, "Fixpipe", sizeof(T), dst.gm_);
     s.words = words.empty() ? nullptr : words.data();
+    const int op = blk().atomic_op;
+    // What GM held: an atomic write combines with it; a plain one that leaves a run as it was (two
+    // cores writing the same C, as both AIVs of a mixed Matmul kernel may) is duplicated work, not a race.
+    const std::vector<uint8_t> old = op || b->writer ? std::vector<uint8_t>(g, g + bytes) : std::vector<uint8_t>();
     cube_fixpipe(blk().ub, src.addr_, g, s);
-    // The writer bookkeeping (races between blocks, a mismatch's line) per written row.
-    const uint32_t osz = sizeof(T);
-    for (uint32_t nd = 0; nd < s.ndNum && !s.nz; ++nd)
-        for (uint32_t i = 0; i < s.mSize; ++i)
-            gm_wrote(b, g + (uint64_t(nd) * s.dstNdStride + uint64_t(i) * s.dstStride) * osz, s.nSize * osz, loc,
-                     "Fixpipe", osz);
-    const uint32_t w = s.w;
-    for (uint32_t jb = 0; jb < (s.nSize + w - 1) / w && s.nz; ++jb)
-        gm_wrote(b, g + uint64_t(jb) * s.dstStride * 32, uint64_t(s.mSize) * w * osz, loc, "Fixpipe", osz);
+    const auto runs = fix_runs(s);
+    if (op) {
+        constexpr bool ok = std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> ||
+                            std::is_same_v<T, int32_t> || std::is_same_v<T, int8_t>;
+        if constexpr (!ok) fail("dtype-unsupported", loc, "Fixpipe under SetAtomicAdd/Max/Min to %s, in block %d: "
+                                "atomic writes take float, half, bfloat16_t, int32_t or int8_t", dtype_name<T>(),
+                                blk().idx);
+        else fix_atomic<T>(b, g, old, runs, op, loc);
+    }
+    // The writer bookkeeping (races between blocks, a mismatch's line) per written run.
+    const uint32_t osz = sizeof(T), w = s.w;
+    for (const auto& r : runs) {
+        const uint64_t at = r.first * osz, len = uint64_t(r.second) * osz;
+        const bool identical = !op && !old.empty() && memcmp(old.data() + at, g + at, len) == 0;
+        gm_wrote(b, g + at, len, loc, "Fixpipe", osz, identical);
+    }
     const uint64_t moved = uint64_t(s.ndNum) * s.mSize * s.nSize * osz;
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize, moved, loc, {},
                 {src.addr_, fix_src_bytes(s)});

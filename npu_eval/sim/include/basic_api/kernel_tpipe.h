@@ -458,6 +458,11 @@ private:
 template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue : public TQueBind<pos, pos, depth, mask> {};
 
+// A queue whose buffers are in L1 (TPosition::TSCM), filled from `pos` (GM): a Matmul's A or B
+// staged in L1 by the kernel (the Matmul API's TSCM inputs).
+template <TPosition pos, int32_t depth = 1, auto mask = 0>
+using TSCM = TQueBind<pos, TPosition::TSCM, depth, mask>;
+
 template <TPosition pos = TPosition::VECCALC>
 class TBuf {
 public:

@@ -60,15 +60,29 @@ constexpr QuantMode_t out_quant() {
 
 inline uint32_t up(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 
+// The Fixpipe quantisation a Matmul's types call for (the SetQuantScalar page): int8 in and half
+// out dequantises (DEQF16), int8 in and int8 out requantises (REQ8), half/bfloat16 in and int8 out
+// quantises (QF322B8_PRE); NoQuant for any other pair, which SetQuantScalar/Vector do not apply to.
+template <typename L0C, typename Dst>
+constexpr QuantMode_t quant_mode() {
+    constexpr bool b8 = std::is_same_v<Dst, int8_t> || std::is_same_v<Dst, uint8_t>;
+    if constexpr (std::is_same_v<L0C, int32_t> && std::is_same_v<Dst, half>) return QuantMode_t::DEQF16;
+    else if constexpr (std::is_same_v<L0C, int32_t> && b8) return QuantMode_t::REQ8;
+    else if constexpr (std::is_same_v<L0C, float> && b8) return QuantMode_t::QF322B8_PRE;
+    else return QuantMode_t::NoQuant;
+}
+
 // L0C (NZ) -> a UB tensor as ND rows `stride` elements apart. The 910B has no L0C -> UB path: the
 // Fixpipe writes a GM workspace (FIX) and an MTE2 copy brings it into the UB, so the trace records
 // those two, and the UB write is MTE2's, which a VECIN queue orders against the vector unit.
 template <typename T, typename U>
 inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
-                          sage::sim::SrcLoc loc) {
+                          sage::sim::SrcLoc loc, int64_t vec = -1) {
     using namespace sage::sim;
-    FixpipeShape s = detail::fixpipe_source<T>(src, p, false, loc);
+    FixpipeShape s = detail::fixpipe_source<T>(src, p, false, loc, vec);
     if (s.nSize == 0 || s.mSize == 0) return;
+    const std::vector<uint8_t> words = detail::fix_words(s);
+    s.words = words.empty() ? nullptr : words.data();
     const uint64_t bytes = detail::fix_out_bytes(s);
     if (mem_at(dst.addr_) != Mem::UB) {
         fail("api-misuse", loc, "Matmul writes C to a %s tensor, in block %d: a C of TPosition VECIN/VECCALC/VECOUT "
@@ -84,6 +98,45 @@ inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
     ub_mark(w);
     trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), s.mSize * s.nSize, moved, loc, w);
     hand_off<HardEvent::MTE2_V>(loc);  // the call returns with C in the UB (sync = true)
+}
+
+// enAtomic (0 none, 1 add, 2 max, 3 min: the IterateAll/GetTensorC pages) as the core's atomic mode
+// while one call writes C, then the mode the kernel had (its own SetAtomicAdd stays in force: a 0
+// changes nothing).
+class Atomic {
+public:
+    Atomic(uint8_t enAtomic, sage::sim::SrcLoc loc) : saved_(sage::sim::blk().atomic_op) {
+        using namespace sage::sim;
+        if (enAtomic > 3)
+            fail("api-misuse", loc, "Matmul with enAtomic %u, in block %d: 0 (none), 1 (AtomicAdd), 2 (AtomicMax) "
+                 "and 3 (AtomicMin) are the values", unsigned(enAtomic), blk().idx);
+        if (enAtomic) blk().atomic_op = enAtomic == 1 ? AtomicAddOp : enAtomic == 2 ? AtomicMaxOp : AtomicMinOp;
+    }
+    ~Atomic() { sage::sim::blk().atomic_op = saved_; }
+    Atomic(const Atomic&) = delete;
+    Atomic& operator=(const Atomic&) = delete;
+
+private:
+    int saved_;
+};
+
+// Before a Matmul accumulates into GM atomically (split K: every core adds its part of K into the
+// same C, cleared first). On the device the cores start together and a core's matmul takes far
+// longer than the stores before it (the clearing of C), so every core's clearing lands before any
+// core's sum. The cooperative runner runs cores one at a time: here the writing core waits until
+// every other core has run up to a wait of its own (this one, a barrier, a poll) or finished. The
+// sums then arrive in core order.
+inline void await_other_cores(sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    Coop& c = coop();
+    if (!c.active || !rt().poll) return;
+    for (;;) {
+        bool others_parked = true;
+        for (const auto& f : c.fibers)
+            if (f->idx != c.cur && f->state == FiberState::Ready) others_parked = false;
+        if (others_parked) return;
+        rt().poll(loc, "accumulates C into GM (Matmul enAtomic) once the other cores have cleared it", 1);
+    }
 }
 
 // While a Matmul call runs on an AIV of a mixed kernel, the cube work it issues is the AIC's
@@ -120,7 +173,8 @@ private:
     using L0cT = typename GetMmDstType<SrcT>::Type;
     static_assert(std::is_same_v<SrcT, SrcBT>, "Matmul: A and B have one type on Atlas A2 (half, bfloat16_t, "
                                                "float or int8_t)");
-    static_assert(MM_CB::none, "Matmul: user callbacks (MatmulCallBackFunc) are not emulated yet");
+    static_assert(!MM_CB::kDataCopyOut, "Matmul: a DataCopyOut callback (MatmulCallBackFunc's first) is not "
+                                        "emulated yet; CopyA1 and CopyB1 are");
     static constexpr uint32_t kEs = sizeof(SrcT);
     static constexpr uint32_t kC0 = 32 / kEs;         // elements of a 32-byte block
     static constexpr uint32_t kFrac = 512 / kEs;      // elements of a 512-byte L0 fractal
@@ -164,6 +218,11 @@ public:
     __aicore__ inline void SetTensorA(const GlobalTensor<SrcT>& gm, bool isTransposeA = false) {
         a_ = gm, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1;
     }
+    // A in L1 (MatmulType<TPosition::TSCM, CubeFormat::NZ, ...>): the whole singleCoreM x K in NZ
+    // fractals the kernel staged (C0 columns of K, each up(M, 16) rows), read by the L0 loads in place.
+    __aicore__ inline void SetTensorA(const LocalTensor<SrcT>& l1, bool isTransposeA = false) {
+        aL1_ = l1, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1, aL1Set_ = true;
+    }
     __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
         b_ = gm, transB_ = isTransposeB || B_TYPE::isTrans, iter_ = -1;
     }
@@ -175,6 +234,17 @@ public:
     __aicore__ inline void SetBatchNum(int32_t batchA, int32_t batchB) { batchA_ = batchA, batchB_ = batchB; }
     __aicore__ inline void SetHF32(bool enableHF32 = false, int32_t = 0, SAGE_LOC) {
         if (enableHF32) sage::sim::fail("api-misuse", loc, "Matmul SetHF32(true): HF32 mode is not emulated yet");
+    }
+    // Quantisation of C on its way out of L0C (the SetQuantScalar/SetQuantVector pages): one word
+    // for all of C, or one a column of N (uint64_t words: scale bits 31..13, offset 45..37, sign 46,
+    // as the Fixpipe's QUANT_PRE reads them). Set before Iterate/IterateAll.
+    __aicore__ inline void SetQuantScalar(const uint64_t quantScalar, SAGE_LOC) {
+        QuantTypes("SetQuantScalar", loc);
+        quant_ = Quant::Scalar, quantScalar_ = quantScalar;
+    }
+    __aicore__ inline void SetQuantVector(const GlobalTensor<uint64_t>& quantTensor, SAGE_LOC) {
+        QuantTypes("SetQuantVector", loc);
+        quant_ = Quant::Vector, quantVec_ = quantTensor;
     }
     __aicore__ inline void SetSubBlockIdx(uint8_t subBlockIdx) { subBlock_ = subBlockIdx; }
     __aicore__ inline uint8_t GetSubBlockIdx() { return subBlock_; }
@@ -192,9 +262,12 @@ public:
         cOffset_ = 0;
     }
     __aicore__ inline void SetLocalWorkspace(const LocalTensor<uint8_t>&) {}  // 310P's ND->NZ buffer: unused on A2
+    // What the CopyA1/CopyB1 callbacks receive as dataPtr and tilingPtr (the MatmulCallBackFunc page).
     template <class T>
-    __aicore__ inline void SetSelfDefineData(T) {}
-    __aicore__ inline void SetUserDefInfo(const uint64_t) {}
+    __aicore__ inline void SetSelfDefineData(T dataPtr) {
+        if constexpr (std::is_convertible_v<T, uint64_t>) selfData_ = uint64_t(dataPtr);
+    }
+    __aicore__ inline void SetUserDefInfo(const uint64_t tilingPtr) { userInfo_ = tilingPtr; }
 
     // One base block (in the tiling's iterate order) into L0C; false when every block is done.
     template <bool sync = true>
@@ -216,10 +289,10 @@ public:
                                       bool enSequentialWrite = false, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
-        NoAtomic(enAtomic, loc);
+        matmul_detail::Atomic atomic(enAtomic, loc);
         uint32_t mb, nb;
         Block(computed_, mb, nb);
-        const uint64_t at = enSequentialWrite ? 0 : uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
+        const uint64_t at = enSequentialWrite ? 0 : COffset(mb, nb);
         WriteGm(gm[at], enSequentialWrite ? uint32_t(t_.baseN) : RowC(), loc);
     }
     template <bool sync = true>
@@ -238,13 +311,13 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
-        NoAtomic(enAtomic, loc);
+        matmul_detail::Atomic atomic(enAtomic, loc);
         if (SharedPairServed()) return;
         for (int32_t i = 0; i < Blocks(); ++i) {
             uint32_t mb, nb;
             Block(i, mb, nb);
             ComputeBlock(i, false, loc);
-            WriteGm(gm[uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN], RowC(), loc);
+            WriteGm(gm[COffset(mb, nb)], RowC(), loc);
         }
         computed_ = -1, iter_ = -1;
     }
@@ -340,6 +413,40 @@ private:
 
     GlobalTensor<DstT> workspace_;
     uint64_t cOffset_ = 0;
+
+    // ---- quantisation (SetQuantScalar/SetQuantVector)
+    static constexpr QuantMode_t kQuant = matmul_detail::quant_mode<L0cT, DstT>();
+    enum class Quant : uint8_t { None, Scalar, Vector };
+    Quant quant_ = Quant::None;
+    uint64_t quantScalar_ = 0;
+    GlobalTensor<uint64_t> quantVec_;
+    TBuf<TPosition::C1> quant1_;  // a block's baseN words in L1 (the device's copy on their way to the FB)
+    bool quant_used_ = false;
+    uint32_t curN0_ = 0;  // the current block's first column
+    uint64_t userInfo_ = 0, selfData_ = 0;  // SetUserDefInfo, SetSelfDefineData
+    static constexpr bool kAInL1 = A_TYPE::pos == TPosition::TSCM;
+    LocalTensor<SrcT> aL1_;     // A in TSCM (SetTensorA(LocalTensor))
+    uint32_t chunkK0_ = 0, curMb_ = 0;
+    bool aL1Set_ = false;
+    __aicore__ inline void QuantTypes(const char* api, sage::sim::SrcLoc loc) const {
+        sage::sim::touch(loc);
+        if (kQuant == QuantMode_t::NoQuant)
+            sage::sim::fail("api-misuse", loc, "Matmul %s with %s A/B and a %s C, in block %d: quantisation applies "
+                            "to int8_t in with half or int8_t out, and half/bfloat16_t in with int8_t out",
+                            api, sage::sim::dtype_name<SrcT>(), sage::sim::dtype_name<DstT>(), sage::sim::blk().idx);
+    }
+    // The block's per-column words, GM -> L1 (MTE2), for the Fixpipe's cbufWorkspace; -1 for none.
+    __aicore__ inline int64_t QuantWords(sage::sim::SrcLoc loc) {
+        if (quant_ != Quant::Vector) return -1;
+        LocalTensor<uint64_t> q1 = quant1_.template Get<uint64_t>();
+        if (quant_used_) matmul_detail::hand_off<HardEvent::FIX_MTE2>(loc);
+        detail::gm_to_ub(q1, quantVec_[curN0_], 0, uint64_t(curN_) * 8, 0, "Matmul SetQuantVector", loc);
+        sage::sim::trace_instr(detail::Pipe::MTE2, "DataCopy", "uint64_t", curN_, uint64_t(curN_) * 8, loc,
+                               q1.range(curN_));
+        matmul_detail::hand_off<HardEvent::MTE2_FIX>(loc);
+        quant_used_ = true;
+        return int64_t(q1.addr_);
+    }
 
     // ---- batches
     __aicore__ inline void BatchReady(const char* api, uint32_t batchA, uint32_t batchB, uint8_t enAtomic,
@@ -444,16 +551,18 @@ private:
     }
     // The bytes of each buffer a tiling takes (Init's contract, docs/cube.md "Buffers").
     struct BufferBytes {
-        uint32_t a1, b1, a2, b2, co1, bias;
+        uint32_t a1, b1, a2, b2, co1, bias, quant;
         bool FitIn(const BufferBytes& o) const {
-            return a1 <= o.a1 && b1 <= o.b1 && a2 <= o.a2 && b2 <= o.b2 && co1 <= o.co1 && bias <= o.bias;
+            return a1 <= o.a1 && b1 <= o.b1 && a2 <= o.a2 && b2 <= o.b2 && co1 <= o.co1 && bias <= o.bias &&
+                   quant <= o.quant;
         }
     };
     static BufferBytes Buffers(const TCubeTiling& t) {
         const uint32_t ab = uint32_t(t.baseK) * kEs;
         return {uint32_t(t.depthA1) * t.baseM * ab, uint32_t(t.depthB1) * t.baseN * ab,
                 uint32_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * ab, uint32_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * ab,
-                uint32_t(t.baseM) * t.baseN * 4, t.isBias ? matmul_detail::up(uint32_t(t.baseN) * 4, 64) : 0u};
+                uint32_t(t.baseM) * t.baseN * 4, t.isBias ? matmul_detail::up(uint32_t(t.baseN) * 4, 64) : 0u,
+                kQuant != QuantMode_t::NoQuant ? uint32_t(t.baseN) * 8 : 0u};
     }
     __aicore__ inline void Allocate(sage::sim::SrcLoc loc) {
         if (pipe_ == nullptr)
@@ -473,6 +582,7 @@ private:
             pipe_->InitBuffer(bias1_, b.bias, loc);
             pipe_->InitBuffer(bias2_, b.bias, loc);
         }
+        if (b.quant) pipe_->InitBuffer(quant1_, b.quant, loc);
     }
     // MatmulConfig.isA2B2Shared: L0A and L0B are managed globally, one double buffer (two 32 KB
     // halves each) every Matmul object of the kernel shares, so an A or B base block may not pass
@@ -501,15 +611,20 @@ private:
     __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc) const {
         using namespace sage::sim;
         if (!init_) fail("api-misuse", loc, "Matmul %s before Init (REGIST_MATMUL_OBJ), in block %d", api, blk().idx);
-        if (a_.addr_ == nullptr || b_.addr_ == nullptr)
+        if ((kAInL1 ? !aL1Set_ : a_.addr_ == nullptr) || b_.addr_ == nullptr)
             fail("api-misuse", loc, "Matmul %s before SetTensorA and SetTensorB, in block %d", api, blk().idx);
         // A in CubeFormat::VECTOR is one row of K (GEMV, M = 1): in GM the same bytes as an ND row.
-        if constexpr (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM ||
-                      (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR) ||
+        constexpr bool aTscmNz = kAInL1 && A_TYPE::format == CubeFormat::NZ;
+        if constexpr ((A_TYPE::pos != TPosition::GM && !aTscmNz) || B_TYPE::pos != TPosition::GM ||
+                      (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR && !aTscmNz) ||
                       B_TYPE::format != CubeFormat::ND ||
-                      (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN))
+                      (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
+                       !(kNzC && C_TYPE::pos == TPosition::GM)))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
+        if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
+            fail("api-misuse", loc, "Matmul %s with A in TSCM, in block %d: SetTensorA needs an L1 (TSCM) tensor "
+                 "holding A in NZ, not transposed (a transposed A in TSCM is not emulated yet)", api, blk().idx);
         if (transA_ && kEs != 2)
             fail("api-misuse", loc, "Matmul with A transposed for %s is not emulated yet (in block %d): half and "
                  "bfloat16_t A may be transposed", dtype_name<SrcT>(), blk().idx);
@@ -519,6 +634,10 @@ private:
         if (bias_on_ && !t_.isBias)
             fail("api-misuse", loc, "Matmul with a bias, but the tiling has isBias 0, in block %d: call "
                  "EnableBias(true) on the host tiling so it reserves the bias buffers", blk().idx);
+        if (kQuant != QuantMode_t::NoQuant && quant_ == Quant::None)
+            fail("api-misuse", loc, "Matmul %s with %s A/B and a %s C before SetQuantScalar or SetQuantVector, in "
+                 "block %d: the C leaves L0C through a quantisation, whose scale these set", api,
+                 dtype_name<SrcT>(), dtype_name<DstT>(), blk().idx);
         if (t_.baseK % KAlign())
             fail("api-misuse", loc, "Matmul: baseK %d is not a multiple of %u, which %s B not transposed needs (in "
                  "block %d)", t_.baseK, KAlign(), dtype_name<SrcT>(), blk().idx);
@@ -532,10 +651,12 @@ private:
                    sage::sim::blk().sub_idx != 0;
         return false;
     }
+    // Atomic writes are to GM (IterateAll's page: enAtomic for a GM C; a UB C takes none here).
     __aicore__ inline void NoAtomic(uint8_t enAtomic, sage::sim::SrcLoc loc) const {
         if (enAtomic)
-            sage::sim::fail("api-misuse", loc, "Matmul with enAtomic %u is not emulated yet (in block %d): write C "
-                            "with enAtomic 0", unsigned(enAtomic), sage::sim::blk().idx);
+            sage::sim::fail("api-misuse", loc, "Matmul with enAtomic %u to a UB tensor or in IterateBatch is not "
+                            "emulated yet (in block %d): sage-npu accumulates into a C in GM (IterateAll and "
+                            "GetTensorC)", unsigned(enAtomic), sage::sim::blk().idx);
     }
 
     // ---- the block loop
@@ -563,14 +684,18 @@ private:
     __aicore__ inline void ComputeBlock(int32_t i, bool partial, sage::sim::SrcLoc loc) {
         uint32_t mb, nb;
         Block(i, mb, nb);
-        curM_ = RowsOf(mb), curN_ = ColsOf(nb);
-        const uint32_t chunk = uint32_t(t_.baseK) * uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
+        curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN), curMb_ = mb;
+        // A CopyA1/CopyB1 callback moves one base block a call (the MatmulCallBackFunc page): one baseK
+        // slice of K per GM -> L1 copy then.
+        const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
+        const uint32_t chunk = uint32_t(t_.baseK) * steps;
         if (l0c_used_) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
             if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
-            CopyA1(mb, k0, kLen, loc);
+            if constexpr (!kAInL1) CopyA1(mb, k0, kLen, loc);
+            chunkK0_ = k0;
             CopyB1(nb, k0, kLen, loc);
             if (first && bias_on_) CopyBias1(nb, loc);
             matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
@@ -595,6 +720,11 @@ private:
     __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> a1 = a1_.template Get<SrcT>();
         const uint32_t m0 = mb * uint32_t(t_.baseM);
+        if constexpr (MM_CB::kCopyA1) {  // block (mb, k block) of curM_ x kLen, A's layout in L1 the user's
+            MM_CB::CopyA1Fn(a1.template ReinterpretCast<int8_t>(), a_.GetPhyAddr(), int(mb), int(k0 / t_.baseK),
+                            int(curM_), int(kLen), userInfo_, selfData_);
+            return;
+        }
         if (!transA_) {  // M x K rows: NZ fractals (mi, kc) at kc * m16 + mi
             Nd2NzParams p(1, uint16_t(curM_), uint16_t(kLen), 0, uint16_t(orgKa_),
                           uint16_t(matmul_detail::up(curM_, 16)), 1, 0);
@@ -608,6 +738,11 @@ private:
     __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> b1 = b1_.template Get<SrcT>();
         const uint32_t n0 = nb * uint32_t(t_.baseN);
+        if constexpr (MM_CB::kCopyB1) {  // block (k block, nb) of kLen x curN_
+            MM_CB::CopyB1Fn(b1.template ReinterpretCast<int8_t>(), b_.GetPhyAddr(), int(k0 / t_.baseK), int(nb),
+                            int(kLen), int(curN_), userInfo_, selfData_);
+            return;
+        }
         if (transB_) {  // N x K rows: NZ fractals (nr, kc) at kc * n16 + nr, already L0B's order
             Nd2NzParams p(1, uint16_t(curN_), uint16_t(kLen), 0, uint16_t(orgKb_),
                           uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
@@ -651,6 +786,7 @@ private:
     __aicore__ inline uint32_t M16() const { return matmul_detail::up(curM_, 16) / 16; }
     __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, kInt8 && !transB_ ? 32 : 16) / 16; }
     __aicore__ inline void LoadA2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
+        if constexpr (kAInL1) return LoadA2FromL1(kk, kl, loc);
         LocalTensor<SrcT> a1 = a1_.template Get<SrcT>(), a2 = A2();
         const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
         if (!transA_) {  // L0A: (mi, kc) at mi * k1 + kc
@@ -690,6 +826,15 @@ private:
                                                                 uint16_t(n16 - 1), 0), loc);
         }
     }
+    // A staged in L1 as NZ over the core's whole M: fractal (mi, kc) at kc * up(singleCoreM, 16) / 16 + mi.
+    __aicore__ inline void LoadA2FromL1(uint32_t kk, uint32_t kl, sage::sim::SrcLoc loc) {
+        LocalTensor<SrcT> a2 = A2();
+        const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = (chunkK0_ + kk) / kC0;
+        const uint32_t rows16 = matmul_detail::up(uint32_t(singleM_), 16) / 16, m0 = curMb_ * uint32_t(t_.baseM) / 16;
+        for (uint32_t kc = 0; kc < k1; ++kc)
+            LoadData(a2[kc * kFrac], aL1_, LoadData2DParams(uint16_t((kf + kc) * rows16 + m0), uint8_t(m16), 1, 0,
+                                                            uint16_t(k1 - 1), false, 0), loc);
+    }
     // Mmad's n: int8 B transposed in squares fills whole 32-column pairs of n blocks
     __aicore__ inline uint32_t NMad() const { return kInt8 && !transB_ ? N16() * 16 : curN_; }
     __aicore__ inline void LoadBias2(sage::sim::SrcLoc loc) {
@@ -720,13 +865,27 @@ private:
     // ND_ALIGN: C's rows padded to 32 bytes in GM, the padding columns written (zeros: B's and
     // the bias's padding in their last 32-byte block is zero-filled by the ND -> NZ copy).
     static constexpr bool kAlignC = C_TYPE::format == CubeFormat::ND_ALIGN;
+    // C in NZ (CubeFormat::NZ, GM): column blocks of kNzW columns, each all of C's rows (M rounded up
+    // to 16) of kNzW elements; 8 float columns with MatmulConfig.isEnableChannelSplit (the Fixpipe's
+    // channel split), 32 for a 1-byte C, else 16.
+    static constexpr bool kNzC = C_TYPE::format == CubeFormat::NZ;
+    static constexpr uint32_t kNzW = sizeof(DstT) == 1 ? 32 : std::is_same_v<DstT, float> && kCfg.isEnableChannelSplit ? 8 : 16;
+    __aicore__ inline uint32_t NzRows() const { return matmul_detail::up(uint32_t(orgM_), 16); }
+    // Where block (mb, nb) of C starts, in elements.
+    __aicore__ inline uint64_t COffset(uint32_t mb, uint32_t nb) const {
+        if constexpr (kNzC) return uint64_t(nb) * t_.baseN / kNzW * NzRows() * kNzW + uint64_t(mb) * t_.baseM * kNzW;
+        return uint64_t(mb) * t_.baseM * RowC() + uint64_t(nb) * t_.baseN;
+    }
     __aicore__ inline uint32_t RowC() const {
         return kAlignC ? matmul_detail::up(uint32_t(orgKc_), 32 / sizeof(DstT)) : uint32_t(orgKc_);
     }
     __aicore__ inline FixpipeParamsV220 FixParams(uint32_t stride) const {
         const uint32_t cols = kAlignC ? matmul_detail::up(curN_, 32 / sizeof(DstT)) : curN_;
         FixpipeParamsV220 p(uint16_t(cols), uint16_t(curM_), uint16_t(M16() * 16), stride, kCfg.enableRelu);
+        if constexpr (kNzC) p.dstStride = NzRows() * kNzW * sizeof(DstT) / 32, p.isChannelSplit = kCfg.isEnableChannelSplit;
         p.quantPre = matmul_detail::out_quant<DstT>();
+        if (quant_ == Quant::Scalar) p.quantPre = kQuant, p.deqScalar = quantScalar_;
+        if (quant_ == Quant::Vector) p.quantPre = detail::vector_mode(kQuant);
         return p;
     }
     __aicore__ inline void Computed(const char* api, sage::sim::SrcLoc loc) const {
@@ -736,11 +895,14 @@ private:
     }
     __aicore__ inline void WriteGm(const GlobalTensor<DstT>& gm, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
-        Fixpipe<DstT, L0cT, CFG_ROW_MAJOR>(gm, co1_.template Get<L0cT>(), FixParams(stride), loc);
+        if (sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
+        const int64_t vec = QuantWords(loc);
+        detail::fixpipe_to_gm(gm, co1_.template Get<L0cT>(), FixParams(stride), kNzC, vec, loc);
     }
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
-        matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc);
+        const int64_t vec = QuantWords(loc);
+        matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc, vec);
     }
 };
 

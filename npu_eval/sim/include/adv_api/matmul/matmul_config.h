@@ -242,11 +242,23 @@ struct MatmulType {
     constexpr static TPosition srcPos = SRCPOS;
 };
 
-// The user's callbacks (DataCopyOut, CopyA1, CopyB1); the emulator calls none of them yet and
-// refuses a Matmul given any (see matmul.h).
+// The user's callbacks (the MatmulCallBackFunc page): DataCopyOut (L0C -> GM; not emulated yet,
+// matmul.h refuses it), CopyA1 and CopyB1 (GM -> L1, one base block a call, replacing the Matmul's
+// own copy), each a function pointer or nullptr.
 template <auto DataCopyOut = nullptr, auto CopyA1 = nullptr, auto CopyB1 = nullptr>
 struct MatmulCallBackFunc {
     constexpr static bool none = DataCopyOut == nullptr && CopyA1 == nullptr && CopyB1 == nullptr;
+    constexpr static bool kDataCopyOut = DataCopyOut != nullptr;
+    constexpr static bool kCopyA1 = CopyA1 != nullptr;
+    constexpr static bool kCopyB1 = CopyB1 != nullptr;
+    template <auto F, class... Args>
+    __aicore__ static void Call(Args&&... args) {
+        if constexpr (F != nullptr) F(args...);
+    }
+    template <class... Args>
+    __aicore__ static void CopyA1Fn(Args&&... args) { Call<CopyA1>(args...); }
+    template <class... Args>
+    __aicore__ static void CopyB1Fn(Args&&... args) { Call<CopyB1>(args...); }
 };
 
 // The policy slot of the Matmul template (custom policies are not emulated).

@@ -4,12 +4,17 @@
 //
 // The tiling rule sage-npu implements (its own, documented in docs/cube.md "The Matmul API"; CANN's
 // search is not published) on the chip profile's memory sizes, or SetBufferSpace's:
-//   1. Cores (MultiCoreMatmulTiling): for every split mDim x nDim <= dim, singleCoreM =
-//      ceil(M / mDim) and singleCoreN = ceil(N / nDim), each rounded up to 16 (at most M, N); the split with the
-//      least per-core time wins, time = singleCoreM * singleCoreN / 4096 (the cube's 16x16x16 MACs
-//      per cycle) + (singleCoreM + singleCoreN) * sizeof(A) / 64 (an assumed 64 bytes per cycle of
-//      GM reads per core); ties go to fewer cores, then to the larger mDim. usedCoreNum is
-//      ceil(M / singleCoreM) * ceil(N / singleCoreN); singleCoreK is K.
+//   1. Cores (MultiCoreMatmulTiling): the whole shape in base blocks bm x bn (step 2's caps on
+//      the whole M and N, or SetFixSplit's); for every split mDim x nDim <= dim (no more parts than
+//      blocks), singleCoreM = ceil(mBlocks / mDim) * bm and singleCoreN = ceil(nBlocks / nDim) * bn
+//      (at most M, N); the split with the least per-core time wins, time = the core's base blocks
+//      x (bm * bn * K / 4096, the cube's 16x16x16 MACs per cycle, + (bm + bn) * K * sizeof(A) / 64,
+//      an assumed 64 bytes per cycle of GM reads per core); ties go to fewer cores, then to the
+//      larger mDim. usedCoreNum is ceil(M / singleCoreM) * ceil(N / singleCoreN); singleCoreK is K.
+//      With EnableMultiCoreSplitK the splits are mDim x nDim x kDim <= dim, K in kDim equal parts of
+//      whole 16-element blocks (32 for int8; so no core has a K tail), K in the time the core's
+//      part, plus for kDim > 1 singleCoreM * singleCoreN * 4 / 64 (reading C for the atomic add),
+//      and usedCoreNum = mDim * nDim * kDim.
 //   2. Base block: baseM = min(singleCoreM rounded up to 16, 128), baseN = min(singleCoreN rounded up
 //      to 16 (32 for int8), 256); baseK the largest multiple of kAlign (16 elements, 32 for int8)
 //      up to singleCoreK rounded up to kAlign with both L0A and L0B double-buffered (dbL0A = dbL0B =
@@ -341,6 +346,10 @@ public:
         return 0;
     }
     int32_t SetAlignSplit(int32_t, int32_t, int32_t) { return 0; }
+    // Split K over the cores too (step 1 of the rule with kDim); the kernel accumulates the cores'
+    // parts of C into GM with enAtomic 1, C cleared first. No bias then (the EnableMultiCoreSplitK page).
+    void EnableMultiCoreSplitK(bool flag) { splitK_ = flag; }
+    void SetSplitK(bool flag) { splitK_ = flag; }
     int32_t GetSingleShape(int32_t& shapeM, int32_t& shapeN, int32_t& shapeK) const {
         shapeM = singleCoreM, shapeN = singleCoreN, shapeK = singleCoreK;
         return 0;
@@ -356,6 +365,10 @@ public:
             Fail("SetDim needs at least one core");
             return -1;
         }
+        if (splitK_ && isBias) {
+            Fail("EnableMultiCoreSplitK with a bias: each core's part of K would add it (the page allows none)");
+            return -1;
+        }
         Split();
         if (!Blocks()) return -1;
         tiling_.usedCoreNum = used_;
@@ -366,27 +379,45 @@ public:
 private:
     int32_t dim_ = SAGE_CHIP_CUBE_CORES;
     int32_t fixSingleM_ = -1, fixSingleN_ = -1, fixSingleK_ = -1;
-    int32_t used_ = 1, mDim_ = 1, nDim_ = 1;
+    int32_t used_ = 1, mDim_ = 1, nDim_ = 1, kDim_ = 1;
+    bool splitK_ = false;
 
+    // Step 1 of the rule: the split of M, N (and with EnableMultiCoreSplitK, K) with the least time,
+    // in whole base blocks of the whole shape (step 2's caps, or SetFixSplit's).
     void Split() {
         const int32_t es = std::max(cube_dtype_bytes(aType_.dataType), 1);
+        const int32_t kAlign = es == 1 ? 32 : 16;
+        const int32_t bm = fixM_ > 0 ? fixM_ : std::min(round_up(singleM, 16), 128);
+        const int32_t bn = fixN_ > 0 ? fixN_ : std::min(round_up(singleN, kAlign), 256);
+        const int32_t mBlocks = ceil_div(singleM, bm), nBlocks = ceil_div(singleN, bn);
         double best = 0;
         bool have = false;
-        for (int32_t md = 1; md <= dim_; ++md) {
-            for (int32_t nd = 1; md * nd <= dim_; ++nd) {
-                // rounded up to 16, but never past the whole shape (one core's share is all of it)
-                const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : std::min(round_up(ceil_div(singleM, md), 16), singleM);
-                const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(round_up(ceil_div(singleN, nd), 16), singleN);
-                const int32_t used = ceil_div(singleM, sm) * ceil_div(singleN, sn);
-                const double time = double(sm) * sn / 4096.0 + double(sm + sn) * es / 64.0;
-                const bool better = !have || time < best - 1e-9 ||
-                                    (time < best + 1e-9 && (used < used_ || (used == used_ && md > mDim_)));
-                if (used > dim_ || !better) continue;
-                have = true, best = time, used_ = used, mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn);
-                singleCoreM = sm, singleCoreN = sn;
+        for (int32_t kd = 1; kd <= (splitK_ ? dim_ : 1); ++kd) {
+            // K in kd equal parts of whole kAlign blocks: every core the same K, so no K tail
+            if (kd > 1 && (singleK % (kd * kAlign) != 0)) continue;
+            const int32_t sk = fixSingleK_ > 0 ? fixSingleK_ : singleK / kd;
+            for (int32_t md = 1; md <= mBlocks && md * kd <= dim_; ++md) {
+                for (int32_t nd = 1; nd <= nBlocks && md * nd * kd <= dim_; ++nd) {
+                    const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : std::min(ceil_div(mBlocks, md) * bm, singleM);
+                    const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(ceil_div(nBlocks, nd) * bn, singleN);
+                    const int32_t kParts = splitK_ ? ceil_div(singleK, sk) : 1;  // a SetSingleShape K alone splits nothing
+                    const int32_t used = ceil_div(singleM, sm) * ceil_div(singleN, sn) * kParts;
+                    const double time = SplitTime(ceil_div(sm, bm) * ceil_div(sn, bn), bm, bn, sk, es) +
+                                        (kd > 1 ? double(sm) * sn * 4 / 64.0 : 0.0);
+                    const bool better = !have || time < best - 1e-9 ||
+                                        (time < best + 1e-9 && (used < used_ || (used == used_ && md > mDim_)));
+                    if (used > dim_ || !better) continue;
+                    have = true, best = time, used_ = used;
+                    mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn), kDim_ = kParts;
+                    singleCoreM = sm, singleCoreN = sn, singleCoreK = sk;
+                }
             }
         }
-        singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : singleK;
+    }
+    // A core's cycles for `blocks` base blocks: each block's MACs at 16x16x16 a cycle plus its A and
+    // B slices at an assumed 64 bytes of GM a cycle (a K split adds reading C for the atomic add).
+    static double SplitTime(int32_t blocks, int32_t bm, int32_t bn, int32_t sk, int32_t es) {
+        return double(blocks) * (double(bm) * bn * sk / 4096.0 + double(bm + bn) * sk * es / 64.0);
     }
 };
 
