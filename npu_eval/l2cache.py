@@ -44,8 +44,9 @@ class L2Result:
     shared_fill_bytes: int = 0
 
 
-# An access: (is_read, [(key, mask, bytes per mask bit)]); a key is a chunk index (int) or, for a
-# copy without a recorded span, the copy's (address, bytes, bursts).
+# What an access touches, as parts (key, mask, bytes per mask bit): a key is a chunk index (int, its
+# mask the chunk's lines) or, for a copy without a recorded span, the copy's (address, bytes, bursts)
+# with mask 1.
 _Part = tuple[object, int, int]
 
 
