@@ -6,11 +6,16 @@ Assertions are ratios and orderings, never absolute times.
 
 from __future__ import annotations
 
+import pytest
+
+from sage_npu.cli import format_profile
 from sage_npu.npu_eval.advisor import double_buffered, halved
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.cost_model import estimate
 from sage_npu.npu_eval.costs import default_costs
 from sage_npu.npu_eval.l2cache import LruL2, replay
+from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.timing import timing_of
 from sage_npu.npu_eval.trace import GmSpan, Rec, Trace
 
 CHIP = chip_profile("910B2")
@@ -219,3 +224,21 @@ def test_a_halved_multi_burst_copy_splits_its_bursts():
     first, second = halved(many, 0), halved(many, 1)
     assert (first.gm, second.gm) == (GmSpan(BASE, 256, 2, 768), GmSpan(BASE + 2 * 1024, 256, 3, 768))
     assert (first.b, second.b, first.bytes + second.bytes) == (2, 3, 5 * 256)
+
+
+def test_the_profile_shows_the_gm_reads_the_l2_served_and_what_they_saved():
+    """`--profile` on a kernel re-reading one block: every read but the first comes from L2, and the
+    MTE2 time saved is what the hits would have cost more at the HBM rate (here, one core with
+    nothing else on MTE2, the whole difference from reading distinct blocks)."""
+    n = 64
+    same = _trace({0: _loads([BASE] * n)})
+    est = estimate(same, CHIP, COSTS, 1)
+    assert (est.gm_read_bytes, est.l2_hit_bytes) == (n * TILE, (n - 1) * TILE)
+    saved_cycles = _mte2_busy({0: _loads([BASE + i * TILE for i in range(n)])}) - _mte2_busy({0: same.blocks[0]})
+    assert est.l2_saved_us == pytest.approx(saved_cycles / (CHIP.clock_ghz * 1e3))
+    timing = timing_of(est, same, CHIP)
+    assert (timing.gm_read_bytes, timing.l2_hit_bytes, timing.l2_saved_us) == (
+        n * TILE, (n - 1) * TILE, round(est.l2_saved_us, 4))
+    out = format_profile(Report(task="t", kernel="k", status="correct", timing=timing))
+    assert (f"GM reads {n * TILE:,} bytes, {(n - 1) * TILE:,} (98.4%) from the L2 cache, saving est. "
+            f"{timing.l2_saved_us:.3f} us (CPU model) of MTE2 time (slowest core)") in out
