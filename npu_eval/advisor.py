@@ -86,8 +86,32 @@ def scaled(r: Rec, f: float) -> Rec:
     def span(x: tuple[int, int]) -> tuple[int, int]:
         return (x[0], round(x[1] * f))
 
+    # the rescaled copy's GM bytes are not the recorded ones: no span, so the L2 model counts it a
+    # miss rather than matching it against the original's address (halved() gives halves their own)
     return replace(r, elems=max(1, round(r.elems * f)), bytes=max(1, round(r.bytes * f)),
-                   b=bursts if r.pipe in ("MTE2", "MTE3") else r.b, w=span(r.w), r0=span(r.r0), r1=span(r.r1))
+                   b=bursts if r.pipe in ("MTE2", "MTE3") else r.b, w=span(r.w), r0=span(r.r0), r1=span(r.r1),
+                   gm=None, gm_at=0)
+
+
+def halved(r: Rec, k: int) -> Rec:
+    """The k-th (0 or 1) half of an instruction (scaled(r, 0.5)); a GM transfer's half keeps its own
+    part of the recorded GM span (the first or second half of its bursts, or of its one burst), so
+    the L2 model sees the two halves as the distinct bytes they are, and a later re-read of either."""
+    half = scaled(r, 0.5)
+    gm = r.gm
+    if half is r or not (gm or r.gm_at):
+        return half
+    if gm is None:  # spanless (tracked whole by address and shape): a key of its own per half
+        return replace(half, gm_at=r.gm_at + k * half.bytes)
+    if gm.count != max(r.b, 1):
+        return half
+    if gm.count > 1:
+        first = gm.count // 2 if k else 0
+        n = gm.count - first if k else gm.count // 2
+        return replace(half, b=n, bytes=max(1, round(r.bytes * n / gm.count)),
+                       gm=GmSpan(gm.addr + first * (gm.burst + gm.gap), gm.burst, n, gm.gap))
+    lo = gm.burst // 2
+    return replace(half, gm=GmSpan(gm.addr + k * lo, gm.burst - lo if k else lo, 1))
 
 
 def _us(trace: Trace, blocks: dict[int, list[Rec]], inp: AdviceInput, block_dim: int | None = None) -> float:
@@ -118,7 +142,7 @@ def double_buffered(recs: list[Rec], queues: set[int], split: bool) -> list[Rec]
     the length (a tile length divided by BUFFER_NUM)."""
     if split:
         loop = split_loop(recs)
-        halves = [[scaled(r, 0.5) for r in it] for it in loop.iterations for _ in range(2)]
+        halves = [[halved(r, k) for r in it] for it in loop.iterations for k in range(2)]
         recs = Loop(loop.head, halves).records()
     seen: Counter = Counter()
     out = []

@@ -112,6 +112,7 @@ class BlockSchedule:
     share: dict[str, float] = field(default_factory=dict)
     # cross-core synchronisation id -> when this block's set of it was done (cycles from launch start)
     xsets: dict[int, float] = field(default_factory=dict)
+    l2_saved: float = 0.0  # MTE2 cycles the L2 hits saved (each hit read's cost at the HBM rate less its own)
 
 
 @dataclass(frozen=True)
@@ -374,12 +375,15 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                         break
 
     l2 = l2 or {}
+    l2_saved = 0.0
     for i, r in enumerate(recs):
         p = _PIX.get(r.pipe, _S)
         k = r.kind
         if k == "I":
             hit = l2.get(i, 0.0) if p == _MTE2 else 0.0
             c, b_extra, s_extra = instr_cost(r, costs, rates, hit)
+            if hit:
+                l2_saved += instr_cost(r, costs, rates)[0] - c
             h0 = head[p]
             if h0:
                 c, heads[p], head[p] = c + h0, h0, 0.0
@@ -464,7 +468,8 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                           dict(line_cycles), gm_bytes, vec_cycles, events,
                           heads={PIPES[i]: heads[i] for i in named if heads[i]},
                           bank={PIPES[i]: bank[i] for i in named if bank[i]},
-                          share={PIPES[i]: share[i] for i in named if share[i]}, xsets=xsets)
+                          share={PIPES[i]: share[i] for i in named if share[i]}, xsets=xsets,
+                          l2_saved=l2_saved)
     return sched, hazards
 
 
@@ -564,6 +569,7 @@ class Estimate:
     causes: list[TimeShare] = field(default_factory=list)
     l2_hit_bytes: int = 0   # GM bytes read from the L2 cache (the rest of gm_read_bytes from HBM)
     gm_read_bytes: int = 0
+    l2_saved_us: float = 0.0  # MTE2 time the L2 hits saved on the critical core (BlockSchedule.l2_saved)
 
 
 def block_cores(trace: Trace, chip: ChipProfile) -> dict[int, int]:
@@ -634,7 +640,7 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
                     launch_overhead_us=costs.launch_overhead_us, bottleneck=bottleneck, pipes=pipes,
                     hot_lines=[(loc, c * to_us) for loc, c in hot], hazards=hazards, schedules=schedules,
                     block_core=block_core, core_offsets=offsets, causes=causes, l2_hit_bytes=l2.hit_bytes,
-                    gm_read_bytes=l2.read_bytes)
+                    gm_read_bytes=l2.read_bytes, l2_saved_us=sum(s.l2_saved for s in crit) * to_us)
 
 
 def _sum_blocks(blocks: list[BlockSchedule], part: Literal["busy", "heads", "bank", "share"]) -> dict[str, float]:

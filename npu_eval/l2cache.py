@@ -44,8 +44,9 @@ class L2Result:
     shared_fill_bytes: int = 0
 
 
-# An access: (is_read, [(key, mask, bytes per mask bit)]); a key is a chunk index (int) or, for a
-# copy without a recorded span, the copy's (address, bytes, bursts).
+# What an access touches, as parts (key, mask, bytes per mask bit): a key is a chunk index (int, its
+# mask the chunk's lines) or, for a copy without a recorded span, the copy's (address, bytes, bursts)
+# with mask 1.
 _Part = tuple[object, int, int]
 
 
@@ -67,14 +68,16 @@ class LruL2:
                 held += (mask & got[0]).bit_count() * unit
         return held, asked
 
-    def missed_in(self, parts: list[_Part], fetched: LruL2) -> int:
-        """Bytes of an access that this cache does not hold and `fetched` does."""
+    def missed_in(self, parts: list[_Part], fetched: dict[object, int]) -> int:
+        """Bytes of an access that this cache does not hold and `fetched` (key -> mask) does; then the
+        access is added to `fetched`."""
         n = 0
         for key, mask, unit in parts:
-            got = fetched.held.get(key)
-            if got is not None:
+            got = fetched.get(key, 0)
+            if got & mask:
                 mine = self.held.get(key)
-                n += (mask & got[0] & ~(mine[0] if mine else 0)).bit_count() * unit
+                n += (mask & got & ~(mine[0] if mine else 0)).bit_count() * unit
+            fetched[key] = got | mask
         return n
 
     def touch(self, parts: list[_Part]) -> None:
@@ -139,7 +142,7 @@ def replay(trace: Trace, waves: list[list[int]], capacity: int, line: int) -> L2
         streams = [(b, trace.blocks[b], _accesses(cache, trace.blocks[b])) for b in wave]
         for k in range(max((len(s) for _, _, s in streams), default=0)):
             step = [(b, recs, s[k]) for b, recs, s in streams if k < len(s)]
-            fetched = LruL2(1 << 62, line) if len(step) > 1 else None  # what this step's reads asked for
+            fetched: dict[object, int] | None = {} if len(step) > 1 else None  # what this step's reads asked for
             for b, recs, (i, is_read, parts) in step:
                 if is_read:
                     _look_up(cache, out, b, recs[i].bytes, i, parts, fetched)
@@ -150,7 +153,7 @@ def replay(trace: Trace, waves: list[list[int]], capacity: int, line: int) -> L2
 
 
 def _look_up(cache: LruL2, out: L2Result, block: int, nbytes: int, i: int, parts: list[_Part] | None,
-             fetched: LruL2 | None) -> None:
+             fetched: dict[object, int] | None) -> None:
     out.read_bytes += nbytes
     if not parts:
         return
@@ -162,4 +165,3 @@ def _look_up(cache: LruL2, out: L2Result, block: int, nbytes: int, i: int, parts
         shared = cache.missed_in(parts, fetched)
         if shared:
             out.shared_fill_bytes += round(nbytes * shared / asked)
-        fetched.touch(parts)

@@ -95,6 +95,11 @@ class Timing(_Model):
     pipes: dict[str, float]
     hot_lines: list[HotLine] = []
     causes: list[TimeCause] = []  # parts of estimated_us by cause (estimates only)
+    # The L2 cache (estimates only; docs/cost-model.md "L2 cache"): GM bytes the launch read, how many
+    # of them the model found in L2, and the MTE2 time those hits saved on the slowest core.
+    gm_read_bytes: int = Field(default=0, ge=0)
+    l2_hit_bytes: int = Field(default=0, ge=0)
+    l2_saved_us: float = Field(default=0.0, ge=0.0)
 
 
 # The performance advisor's findings (npu_eval/advisor.py, docs/advisor.md); each code is also one

@@ -49,6 +49,12 @@ def estimate_launch(outdir: Path, site: LaunchSite, chip: ChipProfile, costs: Co
     _bounds(est, trace, site, chip, diags)
     if trace_out is not None:
         write_chrome_trace(trace_out, est, trace, chip)
+    timing = timing_of(est, trace, chip)
+    return timing, trace
+
+
+def timing_of(est: Estimate, trace: Trace, chip: ChipProfile) -> Timing:
+    """The report's timing section of an estimate: hot lines at their source lines, times in us."""
     hot = []
     for loc, us in est.hot_lines:
         file, line = trace.where(loc)
@@ -56,10 +62,10 @@ def estimate_launch(outdir: Path, site: LaunchSite, chip: ChipProfile, costs: Co
             hot.append(HotLine(file=file, line=line, us=round(us, 4)))
     to_us = 1.0 / (chip.clock_ghz * 1e3)
     causes = [TimeCause(cause=c.cause, pipe=c.pipe, us=round(c.cycles * to_us, 4)) for c in est.causes]
-    timing = Timing(estimated_us=round(est.estimated_us, 4), launch_overhead_us=est.launch_overhead_us,
-                    roofline_us=round(est.roofline_us, 4), bottleneck=est.bottleneck, pipes=est.pipes,
-                    hot_lines=hot, causes=causes)
-    return timing, trace
+    return Timing(estimated_us=round(est.estimated_us, 4), launch_overhead_us=est.launch_overhead_us,
+                  roofline_us=round(est.roofline_us, 4), bottleneck=est.bottleneck, pipes=est.pipes,
+                  hot_lines=hot, causes=causes, gm_read_bytes=est.gm_read_bytes, l2_hit_bytes=est.l2_hit_bytes,
+                  l2_saved_us=round(est.l2_saved_us, 4))
 
 
 def _hazards(est: Estimate, trace: Trace, diags: dict[tuple, Diagnostic]) -> None:

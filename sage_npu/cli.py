@@ -574,6 +574,10 @@ def format_profile(report: Report) -> str:
             label = CAUSE_LABELS.get(c.cause, c.cause).format(pipe=c.pipe)
             share = c.us / t.estimated_us if t.estimated_us else 0.0
             lines.append(f"  {label:<38} {c.us:9.3f} us {share * 100:5.1f}%")
+    if t.gm_read_bytes:
+        share = t.l2_hit_bytes / t.gm_read_bytes
+        lines.append(f"GM reads {t.gm_read_bytes:,} bytes, {t.l2_hit_bytes:,} ({share * 100:.1f}%) from the L2 cache, "
+                     f"saving {labelled(f'{t.l2_saved_us:.3f} us', t.estimated)} of MTE2 time (slowest core)")
     lines.append("pipe   busy")
     for pipe, ratio in sorted(t.pipes.items(), key=lambda kv: -kv[1]):
         lines.append(f"{pipe:<6} {ratio * 100:5.1f}%  {'#' * round(ratio * 40)}")

@@ -6,10 +6,16 @@ Assertions are ratios and orderings, never absolute times.
 
 from __future__ import annotations
 
+import pytest
+
+from sage_npu.cli import format_profile
+from sage_npu.npu_eval.advisor import double_buffered, halved
 from sage_npu.npu_eval.chips import chip_profile
 from sage_npu.npu_eval.cost_model import estimate
 from sage_npu.npu_eval.costs import default_costs
 from sage_npu.npu_eval.l2cache import LruL2, replay
+from sage_npu.npu_eval.report import Report
+from sage_npu.npu_eval.timing import timing_of
 from sage_npu.npu_eval.trace import GmSpan, Rec, Trace
 
 CHIP = chip_profile("910B2")
@@ -126,9 +132,9 @@ def test_a_copy_without_a_recorded_span_hits_when_re_read_whole():
     assert replay(_trace({0: other}), [[0]], CHIP.l2_bytes, 128).hits == {}
 
 
-def test_a_rescaled_copy_whose_span_no_longer_fits_its_bytes_is_a_miss():
-    """The advisor's counterfactuals rescale a copy's bytes and keep its old span: the span does not
-    describe the bytes, so the model does not guess a hit."""
+def test_a_copy_whose_span_no_longer_fits_its_bytes_is_a_miss():
+    """A span that does not describe the record's bytes (a record rescaled and the span kept): the
+    model does not guess a hit."""
     cache = LruL2(CHIP.l2_bytes, 128)
     r = _copy("MTE2", BASE)
     halved = Rec(r.kind, r.pipe, r.api, r.dtype, r.elems // 2, r.bytes // 2, r.loc, r.a, r.b, r.w, r.r0, r.r1, r.gm)
@@ -184,3 +190,55 @@ def test_a_transfer_without_a_span_keeps_its_gm_address(tmp_path):
     assert (a.gm, a.gm_at) == (None, 8192)
     assert b.gm == GmSpan(4096, 128, 1) and b.gm_at == 0
     assert (c.gm, c.gm_at) == (None, 0)
+
+
+def _distinct_tiles(span: bool) -> list[Rec]:
+    """A tile loop reading distinct GM tiles (every read a first touch), one copy an iteration."""
+    return [_copy("MTE2", BASE + i * TILE, span=span) for i in range(8)]
+
+
+def test_the_single_buffer_split_halves_read_distinct_bytes():
+    """The advisor's what-if splitting each iteration into two halves (double_buffered with split):
+    each half reads its own part of the tile, so reading distinct tiles stays all misses, with or
+    without a recorded span (a shared address and shape would make the second half a false hit)."""
+    for span in (True, False):
+        recs = double_buffered(_distinct_tiles(span), set(), split=True)
+        assert len(recs) == 16
+        r = replay(_trace({0: recs}), [[0]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+        assert r.hits == {} and r.read_bytes == 8 * TILE
+
+
+def test_the_split_halves_of_a_re_read_tile_hit_when_re_read():
+    """The halves keep spans that describe their bytes: a tile read twice is, split, two halves read
+    twice, and the second reading of each half hits."""
+    for span in (True, False):
+        recs = double_buffered([_copy("MTE2", BASE, span=span)] * 2, set(), split=True)
+        r = replay(_trace({0: recs}), [[0]], CHIP.l2_bytes, COSTS.l2_line_bytes)
+        assert r.hits == {0: {2: 1.0, 3: 1.0}}
+
+
+def test_a_halved_multi_burst_copy_splits_its_bursts():
+    r = _copy("MTE2", BASE)
+    many = Rec(r.kind, r.pipe, r.api, r.dtype, r.elems, 5 * 256, r.loc, r.a, 5, r.w, r.r0, r.r1,
+               GmSpan(BASE, 256, 5, 768))
+    first, second = halved(many, 0), halved(many, 1)
+    assert (first.gm, second.gm) == (GmSpan(BASE, 256, 2, 768), GmSpan(BASE + 2 * 1024, 256, 3, 768))
+    assert (first.b, second.b, first.bytes + second.bytes) == (2, 3, 5 * 256)
+
+
+def test_the_profile_shows_the_gm_reads_the_l2_served_and_what_they_saved():
+    """`--profile` on a kernel re-reading one block: every read but the first comes from L2, and the
+    MTE2 time saved is what the hits would have cost more at the HBM rate (here, one core with
+    nothing else on MTE2, the whole difference from reading distinct blocks)."""
+    n = 64
+    same = _trace({0: _loads([BASE] * n)})
+    est = estimate(same, CHIP, COSTS, 1)
+    assert (est.gm_read_bytes, est.l2_hit_bytes) == (n * TILE, (n - 1) * TILE)
+    saved_cycles = _mte2_busy({0: _loads([BASE + i * TILE for i in range(n)])}) - _mte2_busy({0: same.blocks[0]})
+    assert est.l2_saved_us == pytest.approx(saved_cycles / (CHIP.clock_ghz * 1e3))
+    timing = timing_of(est, same, CHIP)
+    assert (timing.gm_read_bytes, timing.l2_hit_bytes, timing.l2_saved_us) == (
+        n * TILE, (n - 1) * TILE, round(est.l2_saved_us, 4))
+    out = format_profile(Report(task="t", kernel="k", status="correct", timing=timing))
+    assert (f"GM reads {n * TILE:,} bytes, {(n - 1) * TILE:,} (98.4%) from the L2 cache, saving est. "
+            f"{timing.l2_saved_us:.3f} us (CPU model) of MTE2 time (slowest core)") in out
