@@ -2,7 +2,7 @@
 int4 x int4 -> int32) and the 4:2 structured-sparse matmul (LoadDataWithSparse, MmadWithSparse).
 
 One C++ driver (built once) runs each case through the basic API (DataCopy with Nd2NzParams,
-LoadData, LoadDataWithTranspose, Mmad or MmadWithSparse, Fixpipe) on several shapes, full and
+LoadData (2D and img2col), LoadDataWithTranspose, Mmad or MmadWithSparse, Fixpipe) on several shapes, full and
 tail, and dumps the inputs and C. numpy recomputes C from the doc pages' definitions, written
 here independently of sage_sim/cube.h: nibble unpacking (element 2i in the low nibble), and the
 sparse selection table of the MmadWithSparse page. Provoked faults are checked for code and line."""
@@ -33,8 +33,9 @@ static void store_c(const std::string& name, const LocalTensor<int32_t>& c, uint
 
 // int4b_t: A (M x K) and B packed two a byte in GM. `b_kn`: B is K x N rows (ND), moved to L0B
 // with LoadDataWithTranspose's 64 x 64 int4 squares; else B is N x K rows (B transposed, as the
-// mmad sample's scenario 4), its NZ copy already ZN and loaded with LoadData.
-static void int4_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool b_kn) {
+// mmad sample's scenario 4), its NZ copy already ZN and loaded with LoadData. `a3d`: A goes to L0A
+// through img2col (LoadData3DParamsV2<int4b_t>: the NZ copy read as a 1 x M16 map of K0 channels).
+static void int4_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool b_kn, bool a3d = false) {
     const uint32_t M16 = al(M, 16), K0 = al(K, 64), N16 = al(N, 16), N64 = al(N, 64);
     const uint32_t nb = b_kn ? N64 : N16;  // B's columns in L0B (and the Mmad's n)
     int8_t* a = gm_alloc<int8_t>("a4", size_t(M) * K / 2);
@@ -54,7 +55,11 @@ static void int4_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_
     if (b_kn) DataCopy(b1, gb, Nd2NzParams{1, uint16_t(K), uint16_t(N / 2), 0, uint16_t(N / 2), uint16_t(K0), 1, 0});
     else DataCopy(b1, gb, Nd2NzParams{1, uint16_t(N), uint16_t(K / 2), 0, uint16_t(K / 2), uint16_t(N16), 1, 0});
     sync_all();
-    for (uint32_t i = 0; i < M16 / 16; ++i)
+    const uint8_t pads[4] = {0, 0, 0, 0};
+    if (a3d)
+        LoadData(a2, a1, LoadData3DParamsV2<int4b_t>(pads, 1, uint16_t(M16), uint16_t(K0), uint16_t(K0), uint16_t(M16),
+                                                     0, 0, 1, 1, 1, 1, 1, 1, false, false, 0));
+    for (uint32_t i = 0; !a3d && i < M16 / 16; ++i)
         LoadData(a2[i * K0 * 16], a1[i * 16 * 64],
                  LoadData2DParams{0, uint8_t(K0 / 64), uint16_t(M16 / 16), 0, 0, false, 0});
     if (b_kn) {  // per 64 of k: the N64 / 64 squares of that k-block, each into 4 ZN fractals
@@ -153,6 +158,12 @@ static void lowbit_faults() {
     } catch (const sage::sim::KernelAbort&) {
     }
     try {
+        const uint8_t pads[4] = {0, 0, 0, 0};
+        expect("dtype-unsupported", __LINE__ + 1);  // img2col has no b4 (nor b8) path into L0B
+        LoadData(b2, a1, LoadData3DParamsV2<int4b_t>(pads, 1, 16, 64, 64, 16, 0, 0, 1, 1, 1, 1, 1, 1, false, false, 0));
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    try {
         expect("api-misuse", __LINE__ + 1);  // LoadData2D transposes 2-byte types only
         LoadData(b2, b1, LoadData2DParams{0, 1, 0, 0, 0, true, 0});
     } catch (const sage::sim::KernelAbort&) {
@@ -196,6 +207,7 @@ static void lowbit_faults() {
     'int4_matmul("i4_kn", 32, 128, 64, true);',
     'int4_matmul("i4_kn_tail", 17, 70, 40, true);',
     'int4_matmul("i4_kn_wide", 48, 192, 130, true);',
+    'int4_matmul("i4_img2col", 40, 70, 50, true, true);',
     'sparse_matmul("sp_sample", 128, 64, 128, false, false);',
     'sparse_matmul("sp_tail", 30, 96, 40, false, false);',
     'sparse_matmul("sp_deep", 16, 256, 32, false, false);',
@@ -206,7 +218,7 @@ static void lowbit_faults() {
 )
 
 INT4 = [("i4_t", 30, 70, 40, False), ("i4_full", 32, 128, 48, False), ("i4_kn", 32, 128, 64, True),
-        ("i4_kn_tail", 17, 70, 40, True), ("i4_kn_wide", 48, 192, 130, True)]
+        ("i4_kn_tail", 17, 70, 40, True), ("i4_kn_wide", 48, 192, 130, True), ("i4_img2col", 40, 70, 50, True)]
 SPARSE = [("sp_sample", 128, 64, 128, 1), ("sp_tail", 30, 96, 40, 1), ("sp_deep", 16, 256, 32, 1),
           ("sp_acc", 32, 64, 48, 2)]
 # The MmadWithSparse page's table: (index 0, index 1) -> the two elements of a group of 4 of A they

@@ -365,12 +365,13 @@ inline void load3d_types(bool to_l0b, bool transpose, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     constexpr bool known = std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> || std::is_same_v<T, float> ||
                            std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
-                           std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
+                           std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || sage::sim::is_int4<T>();
+    // sizeof(int4b_t) is 1: b4, like b8, goes to L0A untransposed only (the page: L0B has no b4/b8)
     if (!known || (to_l0b && sizeof(T) == 1) || (!to_l0b && transpose && sizeof(T) == 1)) {
         fail("dtype-unsupported", loc,
              "LoadData (img2col, LoadData3DParamsV2) of %s to %s%s, in block %d: on %s it loads half, bfloat16_t, "
-             "float, int32_t and uint32_t to L0A or L0B, and int8_t/uint8_t to L0A untransposed only (the "
-             "LoadData_3D doc page; int4b_t is not emulated yet)",
+             "float, int32_t and uint32_t to L0A or L0B, and int8_t/uint8_t/int4b_t to L0A untransposed only (the "
+             "LoadData_3D doc page)",
              dtype_name<T>(), to_l0b ? "L0B" : "L0A", transpose && !to_l0b ? " transposed" : "", blk().idx,
              chip_name());
     }
@@ -381,7 +382,7 @@ inline void load3d_types(bool to_l0b, bool transpose, sage::sim::SrcLoc loc) {
 template <typename T>
 inline void load3d_window(const Load3dCall& c, const sage::sim::BlockState::Fmatrix& f, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
-    const uint32_t c0 = 32 / sizeof(T);
+    const uint32_t c0 = uint32_t(bytes_elems<T>(32));
     if (c.channelSize % c0 != 0) {
         fail("not-emulated", loc,
              "LoadData (img2col) with channelSize %u, in block %d: sage-npu emulates channelSize a multiple of %u "
@@ -422,11 +423,11 @@ inline void load3d(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
     // Any of these 0 makes the instruction a NOP (the doc page).
     if (!f.l1H || !f.l1W || !c.channelSize || !c.kExtension || !c.mExtension || !c.filterW || !c.filterH) return;
     load3d_window<T>(c, f, loc);
-    const uint32_t c0 = 32 / sizeof(T);
-    Load3d p{uint32_t(sizeof(T)), f.l1H, f.l1W, c.channelSize, f.pad[0], f.pad[1], f.pad[2], f.pad[3],
+    const uint32_t c0 = uint32_t(bytes_elems<T>(32));
+    Load3d p{is_int4<T>() ? 4u : uint32_t(sizeof(T) * 8), f.l1H, f.l1W, c.channelSize, f.pad[0], f.pad[1], f.pad[2], f.pad[3],
              c.kStartPt, c.mStartPt, c.kExtension, c.mExtension, c.strideW, c.strideH, c.filterW, c.filterH,
              c.dilW, c.dilH, uint32_t(pad_bits), to == Mem::L0B ? 2 : c.enTranspose ? 1 : 0};
-    const uint64_t src_bytes = uint64_t(c.channelSize) * f.l1H * f.l1W * sizeof(T);
+    const uint64_t src_bytes = elem_bytes<T>(uint64_t(c.channelSize) * f.l1H * f.l1W);
     const uint64_t rows = p.to == 1 ? c.kExtension : c.mExtension, cols = p.to == 1 ? c.mExtension : c.kExtension;
     const uint64_t dst_bytes = p.to == 2 ? (rows + c0 - 1) / c0 * ((cols + 15) / 16) * 512
                                          : (rows + 15) / 16 * ((cols + c0 - 1) / c0) * 512;

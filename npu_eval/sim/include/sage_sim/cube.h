@@ -223,11 +223,11 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load_transpose(uint8_t* local, uint8_t* 
 // of X go to L0A as the ZZ fractals of X (to: 0) or of X transposed (1), or to L0B as the ZN
 // fractals Mmad reads B from, X's rows being K (2), as the doc page and load3d.py lay them out.
 struct Load3d {
-    uint32_t esize, l1H, l1W, channelSize;
+    uint32_t bits, l1H, l1W, channelSize;  // bits of an element: 4 (int4b_t), 8, 16 or 32
     uint32_t padLeft, padRight, padTop, padBottom;
     uint32_t kStart, mStart, kExt, mExt;
     uint32_t strideW, strideH, filterW, filterH, dilW, dilH;
-    uint32_t padBits;  // padValue's bits, esize bytes
+    uint32_t padBits;  // padValue's bits (int4b_t: the low nibble)
     int to;
 };
 // The output width of the window's walk (Wo), or 0 when the dilated kernel is wider than the map.
@@ -235,9 +235,9 @@ inline uint32_t load3d_wo(const Load3d& p) {
     const uint32_t span = (p.filterW - 1) * p.dilW + 1, wide = p.l1W + p.padLeft + p.padRight;
     return wide < span ? 0 : (wide - span) / p.strideW + 1;
 }
-// The byte offset in dst of X's element (r, c), both counted from the window's start.
+// The element offset in dst of X's element (r, c), both counted from the window's start.
 inline uint64_t load3d_dst(const Load3d& p, uint32_t r, uint32_t c) {
-    const uint32_t c0 = 32 / p.esize;
+    const uint32_t c0 = 256 / p.bits;
     uint64_t frac, in;
     if (p.to == 0) {
         frac = uint64_t(r / 16) * ((p.kExt + c0 - 1) / c0) + c / c0, in = (r % 16) * c0 + c % c0;
@@ -246,12 +246,26 @@ inline uint64_t load3d_dst(const Load3d& p, uint32_t r, uint32_t c) {
     } else {
         frac = uint64_t(r / c0) * ((p.kExt + 15) / 16) + c / 16, in = (c % 16) * c0 + r % c0;
     }
-    return (frac * 16 * c0 + in) * p.esize;
+    return frac * 16 * c0 + in;
 }
-// With a SetLoadDataBoundary bound, a read at L1 byte b >= bound reads byte b % bound instead.
+// One element of `bits` from local element s_el (from byte base src, or the pad value) to element
+// d_el from byte base dst; int4b_t moves a nibble (element 2i in a byte's low half). With a
+// SetLoadDataBoundary bound, a read at L1 byte b >= bound reads byte b % bound instead.
+inline void load3d_move(uint8_t* local, uint8_t* init, uint64_t dst, uint64_t d_el, const uint8_t* from,
+                        uint64_t s_el, uint32_t bits) {
+    if (bits != 4) {
+        memcpy(local + dst + d_el * (bits / 8), from + s_el * (bits / 8), bits / 8);
+        memset(init + dst + d_el * (bits / 8), 1, bits / 8);
+        return;
+    }
+    const uint8_t v = uint8_t(from[s_el / 2] >> (s_el % 2 * 4)) & 0xF;
+    uint8_t& out = local[dst + d_el / 2];
+    out = uint8_t(d_el % 2 ? (out & 0x0F) | v << 4 : (out & 0xF0) | v);
+    init[dst + d_el / 2] = 1;
+}
 SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load3d(uint8_t* local, uint8_t* init, uint32_t dst, uint32_t src,
                                                const Load3d& p, uint32_t l1_base, uint32_t bound) {
-    const uint32_t c0 = 32 / p.esize, wo = load3d_wo(p), points = p.filterH * p.filterW;
+    const uint32_t c0 = 256 / p.bits, wo = load3d_wo(p), points = p.filterH * p.filterW;
     for (uint32_t r = 0; r < p.mExt; ++r) {
         const uint32_t R = p.mStart + r, ho = R / wo, wi = R % wo;
         for (uint32_t c = 0; c < p.kExt; ++c) {
@@ -259,15 +273,15 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_load3d(uint8_t* local, uint8_t* init, ui
             const int64_t h = int64_t(ho) * p.strideH + int64_t(pt / p.filterW) * p.dilH - p.padTop;
             const int64_t w = int64_t(wi) * p.strideW + int64_t(pt % p.filterW) * p.dilW - p.padLeft;
             const bool inside = h >= 0 && h < p.l1H && w >= 0 && w < p.l1W && c1 * c0 + C % c0 < p.channelSize;
-            const uint64_t d = dst + load3d_dst(p, r, c);
-            if (inside) {
-                uint64_t s = src + (((uint64_t(c1) * p.l1H + h) * p.l1W + w) * c0 + C % c0) * p.esize;
-                if (bound) s = l1_base + (s - l1_base) % bound;
-                memcpy(local + d, local + s, p.esize);
-            } else {
-                memcpy(local + d, &p.padBits, p.esize);
+            const uint64_t d_el = load3d_dst(p, r, c);
+            if (!inside) {
+                load3d_move(local, init, dst, d_el, reinterpret_cast<const uint8_t*>(&p.padBits), 0, p.bits);
+                continue;
             }
-            memset(init + d, 1, p.esize);
+            const uint64_t s_el = ((uint64_t(c1) * p.l1H + h) * p.l1W + w) * c0 + C % c0;
+            uint64_t s = src + s_el * p.bits / 8;  // the byte holding it
+            if (bound) s = l1_base + (s - l1_base) % bound;
+            load3d_move(local, init, dst, d_el, local + s, p.bits == 4 ? s_el % 2 : 0, p.bits);
         }
     }
 }

@@ -97,6 +97,9 @@ namespace AscendC {
 // LoadDataWithTranspose page: the even element's bits are the byte's low four). A tensor of it
 // counts elements (GetSize, operator[], tileSize) but holds half as many bytes.
 struct int4b_t {
+    int4b_t() = default;
+    // From an integer, as CANN's type converts (a pad value written `0`): its low four bits.
+    constexpr int4b_t(int v) : storage(uint8_t(v & 0xF)) {}
     uint8_t storage;
 };
 }  // namespace AscendC
