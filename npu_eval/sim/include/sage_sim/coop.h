@@ -81,6 +81,28 @@ inline Coop& coop() {
 // address-space limit.
 constexpr size_t kFiberStackBytes = 1u << 20;
 
+// Fibers a finished launch left, their memories kept: a program that launches thousands of times
+// would otherwise map, fault in and free each core's local memory and stack at every launch, several
+// times the work of a small kernel. A launch still fills the memories afresh (coop_run). A few are
+// kept, so a launch of many cores does not hold its memory for the rest of the program.
+constexpr size_t kSpareFibers = 8;
+inline std::vector<std::unique_ptr<Fiber>>& spare_fibers() {
+    static std::vector<std::unique_ptr<Fiber>> spare;
+    return spare;
+}
+// A fiber in its initial state, with a spare one's memories when there is one.
+inline std::unique_ptr<Fiber> fresh_fiber() {
+    auto& spare = spare_fibers();
+    if (spare.empty()) return std::make_unique<Fiber>();
+    std::unique_ptr<Fiber> f = std::move(spare.back());
+    spare.pop_back();
+    std::vector<uint8_t> ub = std::move(f->ub), ub_init = std::move(f->ub_init);
+    std::unique_ptr<char[]> stack = std::move(f->stack);
+    *f = Fiber{};
+    f->ub = std::move(ub), f->ub_init = std::move(ub_init), f->stack = std::move(stack);
+    return f;
+}
+
 inline void fiber_entry() {
     Coop& c = coop();
     Fiber& f = *c.fibers[size_t(c.cur)];
@@ -204,7 +226,7 @@ inline int coop_run(const std::vector<CoreSlot>& cores, bool mixed, uint8_t ub_f
     c.body = body;
     for (size_t i = 0; i < cores.size(); ++i) {
         const CoreSlot& k = cores[i];
-        auto f = std::make_unique<Fiber>();
+        std::unique_ptr<Fiber> f = fresh_fiber();
         f->idx = int(i);
         f->ub.assign(local_bytes(), ub_fill);
         f->ub_init.assign(local_bytes(), 0);
@@ -213,7 +235,7 @@ inline int coop_run(const std::vector<CoreSlot>& cores, bool mixed, uint8_t ub_f
         f->st.ub_init = f->ub_init.data();
         f->regs = VecRegs{};
         f->regs.block = k.idx;
-        f->stack.reset(new char[kFiberStackBytes]);
+        if (!f->stack) f->stack.reset(new char[kFiberStackBytes]);
         getcontext(&f->ctx);
         f->ctx.uc_stack.ss_sp = f->stack.get();
         f->ctx.uc_stack.ss_size = kFiberStackBytes;
@@ -251,6 +273,11 @@ inline int coop_run(const std::vector<CoreSlot>& cores, bool mixed, uint8_t ub_f
     }
     int status = c.status;
     c.active = false;
+    for (auto& f : c.fibers) {
+        if (spare_fibers().size() >= kSpareFibers) break;
+        f->st = BlockState{};  // its trace and slots go now
+        spare_fibers().push_back(std::move(f));
+    }
     c.fibers.clear();
     return status;
 }

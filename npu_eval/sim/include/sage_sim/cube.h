@@ -64,10 +64,16 @@ inline uint32_t mem_bytes(Mem m) {
 }
 // Where a memory's window starts in the block's local array (4 KB aligned, so a 1024-byte
 // aligned L0C address is aligned in the array too).
+// Every operand check asks, so the bases are kept, computed again only when the UB size changes
+// (a manifest's ub_bytes).
 inline uint32_t mem_base(Mem m) {
-    uint32_t base = 0;
-    for (int i = 0; i < int(m); ++i) base += (mem_bytes(Mem(i)) + 4095u) / 4096u * 4096u;
-    return base;
+    static size_t ub = SIZE_MAX;
+    static uint32_t bases[int(Mem::Count) + 1] = {};
+    if (ub != rt().ub_bytes) {
+        ub = rt().ub_bytes;
+        for (int i = 0; i < int(Mem::Count); ++i) bases[i + 1] = bases[i] + (mem_bytes(Mem(i)) + 4095u) / 4096u * 4096u;
+    }
+    return bases[int(m)];
 }
 // The bytes of a block's local memory array: what the runners allocate per block.
 inline size_t local_bytes() { return mem_base(Mem::Count); }

@@ -277,8 +277,7 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
     rt().faults.clear();
     trace_truncated() = false;
     rt().tracing = p.trace && !dir.empty();
-    for (auto& g : rt().gm)  // a race is between the blocks of one launch
-        if (g.writer) memset(g.writer, 0, g.bytes * sizeof(uint32_t));
+    for (auto& g : rt().gm) gm_clear_writers(g);  // a race is between the blocks of one launch
     blk() = BlockState{};
     blk().idx = -1;  // findings at the launch itself belong to no block
     check_launch_args(site, std::index_sequence_for<A...>{}, args...);

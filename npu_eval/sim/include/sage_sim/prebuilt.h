@@ -17,7 +17,7 @@
 SAGE_SIM_INSTANTIATE std::vector<sage::sim::GmBuffer>;
 SAGE_SIM_INSTANTIATE std::vector<sage::sim::FreedGm>;
 SAGE_SIM_INSTANTIATE std::vector<sage::sim::FaultRecord>;
-SAGE_SIM_INSTANTIATE std::vector<sage::sim::TraceRec>;
+SAGE_SIM_INSTANTIATE std::vector<sage::sim::TraceRec*>;
 SAGE_SIM_INSTANTIATE std::vector<sage::sim::Slot*>;
 SAGE_SIM_INSTANTIATE std::vector<std::pair<std::string, int>>;
 SAGE_SIM_INSTANTIATE std::vector<std::pair<unsigned, std::string>>;

@@ -137,6 +137,76 @@ struct TraceRec {
     uint32_t gm_burst = 0, gm_gap = 0;
 };
 
+// A block's trace: records in fixed chunks, so a growing trace never copies what it holds (a vector
+// reallocating and copying millions of records, element by element in a -O0 build, was most of a large
+// cube kernel's run), and a finished block's chunks go to a small pool the next block fills first,
+// without faulting in fresh pages. Records keep their order; only size, empty, back, push_back and
+// iteration are offered, which is all the trace's users need.
+class TraceLog {
+public:
+    static constexpr size_t kChunk = 4096;      // records per chunk
+    static constexpr size_t kSpareChunks = 64;  // chunks the pool keeps (about 25 MB)
+
+    TraceLog() = default;
+    TraceLog(TraceLog&& o) noexcept { take(o); }
+    TraceLog& operator=(TraceLog&& o) noexcept {
+        if (this != &o) release(), take(o);
+        return *this;
+    }
+    TraceLog(const TraceLog&) = delete;
+    TraceLog& operator=(const TraceLog&) = delete;
+    ~TraceLog() { release(); }
+
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    TraceRec& back() { return cur_[-1]; }  // the last chunk holds at least one record when not empty
+    void push_back(const TraceRec& r) {
+        if (cur_ == end_) grow();
+        *cur_++ = r;
+        ++n_;
+    }
+
+    struct const_iterator {
+        const TraceLog* log;
+        size_t i;
+        const TraceRec& operator*() const { return log->chunks_[i / kChunk][i % kChunk]; }
+        const_iterator& operator++() { return ++i, *this; }
+        bool operator!=(const const_iterator& o) const { return i != o.i; }
+    };
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, n_}; }
+
+private:
+    std::vector<TraceRec*> chunks_;
+    TraceRec *cur_ = nullptr, *end_ = nullptr;
+    size_t n_ = 0;
+
+    // Never destroyed: a block state may be destroyed after it at exit.
+    static std::vector<TraceRec*>& spare() {
+        static auto* s = new std::vector<TraceRec*>();
+        return *s;
+    }
+    void grow() {
+        std::vector<TraceRec*>& s = spare();
+        TraceRec* c = s.empty() ? new TraceRec[kChunk] : s.back();
+        if (!s.empty()) s.pop_back();
+        chunks_.push_back(c);
+        cur_ = c, end_ = c + kChunk;
+    }
+    void release() {
+        for (TraceRec* c : chunks_) {
+            if (spare().size() < kSpareChunks) spare().push_back(c);
+            else delete[] c;
+        }
+        chunks_.clear();
+        cur_ = end_ = nullptr, n_ = 0;
+    }
+    void take(TraceLog& o) {
+        chunks_ = std::move(o.chunks_), cur_ = o.cur_, end_ = o.end_, n_ = o.n_;
+        o.chunks_.clear(), o.cur_ = o.end_ = nullptr, o.n_ = 0;
+    }
+};
+
 struct GmBuffer {
     uint8_t* base;
     size_t bytes;
@@ -146,7 +216,16 @@ struct GmBuffer {
     // Per byte: 1 once the host (aclrtMemcpy, aclrtMemset) or a kernel wrote it, across launches;
     // null when not tracked (task mode, GmAlloc memory the host writes through plain pointers).
     uint8_t* written = nullptr;
+    // The writer entries outside [writer_lo, writer_hi) are zero: a launch clears, and a cross-block
+    // wait re-tags, only the bytes stored since the last clear, not a large workspace every time.
+    size_t writer_lo = SIZE_MAX, writer_hi = 0;
 };
+
+// The writer entries of `b` back to zero (nobody stored since).
+inline void gm_clear_writers(GmBuffer& b) {
+    if (b.writer && b.writer_lo < b.writer_hi) memset(b.writer + b.writer_lo, 0, (b.writer_hi - b.writer_lo) * 4);
+    b.writer_lo = SIZE_MAX, b.writer_hi = 0;
+}
 
 // A GM buffer the program freed (aclrtFree, GmFree): an access to it names the free.
 struct FreedGm {
@@ -220,7 +299,7 @@ struct BlockState {
     uint32_t ubuf_used = 0;
     std::vector<Slot*> ubuf_slots;
     Slot ub_whole{};           // what a raw UB address (no array around it) is checked against
-    std::vector<TraceRec> trace;
+    TraceLog trace;
 };
 
 struct Runtime {
@@ -692,6 +771,8 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void gm_wrote(GmBuffer* b, const void* p, uint64_t
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
+    if (off < b->writer_lo) b->writer_lo = off;
+    if (off + bytes > b->writer_hi) b->writer_hi = size_t(off + bytes);
     uint32_t* w = b->writer + off;
     if (blk().atomic_op) {
         for (uint64_t i = 0; i < bytes; ++i) w[i] = me;  // not std::fill: -O0 in a -O0 build
@@ -716,7 +797,7 @@ SAGE_SIM_OUTLINE void gm_retag_writers() {
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     for (auto& b : rt().gm) {
         if (!b.writer) continue;
-        for (size_t i = 0; i < b.bytes; ++i) {
+        for (size_t i = b.writer_lo; i < b.writer_hi; ++i) {  // the rest is zero
             uint32_t w = b.writer[i];
             if (w && (w & 0xFFF) != mine) b.writer[i] = (w & ~uint32_t(0xFFF)) | mine;
         }
