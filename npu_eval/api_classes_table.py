@@ -1179,7 +1179,6 @@ NAMES: dict[str, tuple[str, str]] = {
     'DEFAULT_BITWISE_OR_CONFIG': ('missing', 'include/adv_api/math/bitwise_or.h'),
     'DEFAULT_BITWISE_XOR_CONFIG': ('missing', 'include/adv_api/math/bitwise_xor.h'),
     'DEFAULT_BLK_STRIDE': ('missing', 'include/basic_api/kernel_struct_binary.h'),
-    'DEFAULT_C0_SIZE': ('cube', 'include/adv_api/matmul/matmul_client.h'),
     'DEFAULT_CFG': ('hccl', 'include/adv_api/hccl/hccl.h'),
     'DEFAULT_CLAMP_CONFIG': ('missing', 'include/adv_api/math/clamp.h'),
     'DEFAULT_DATA_COPY_NBURST': ('missing', 'include/basic_api/kernel_struct_data_copy.h'),

@@ -576,3 +576,60 @@ def test_the_device_printf_header_at_asc_devkits_path_and_the_older_one(tmp_path
     report = run(settings, path, stdout=None)
     assert report.status == "ok", report.diagnostics
     assert "Hello from block 0" in report.stdout and "Hello from block 1" in report.stdout, report.stdout
+
+
+# A launch argument that is host memory: legal while the kernel never reads it (the samples pass
+# an unset bias pointer when there is no bias); a read through it faults at the kernel's line.
+HOST_ARG = """\
+#include <cstdlib>
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+__global__ __vector__ void scale(__gm__ float* x, __gm__ float* bias, __gm__ float* z, uint32_t useBias)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    AscendC::GlobalTensor<float> xGm, biasGm, zGm;
+    xGm.SetGlobalBuffer(x, 64);
+    biasGm.SetGlobalBuffer(bias, 64);
+    zGm.SetGlobalBuffer(z, 64);
+    pipe.InitBuffer(buf, 64 * sizeof(float));
+    AscendC::LocalTensor<float> v = buf.Get<float>();
+    AscendC::DataCopy(v, xGm, 64);
+    if (useBias) AscendC::DataCopy(v, biasGm, 64);  // read: bias
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(zGm, v, 64);
+}
+
+int main(int argc, char** argv)
+{
+    constexpr size_t bytes = 64 * sizeof(float);
+    float host[64] = {};
+    aclrtSetDevice(0);
+    float *x = nullptr, *z = nullptr;
+    float* garbage = reinterpret_cast<float*>(std::malloc(bytes));  // host memory, never copied to the device
+    aclrtMalloc((void**)&x, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&z, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    uint32_t useBias = argc > 1 ? 1 : 0;
+    scale<<<1, nullptr, nullptr>>>(x, garbage, z, useBias);
+    aclrtSynchronizeDevice();
+    return 0;
+}
+"""
+
+
+def test_a_host_pointer_argument_the_kernel_never_reads_runs_clean(tmp_path, settings):
+    path = write_program(tmp_path / "hostarg", "hostarg.asc", HOST_ARG, with_data=False)
+    report = run(settings, path)
+    assert report.status == "ok" and all_diagnostics(report) == [], all_diagnostics(report)
+
+
+def test_a_read_through_a_host_pointer_argument_faults_at_the_kernels_line(tmp_path, settings):
+    path = write_program(tmp_path / "hostarg", "hostarg.asc", HOST_ARG, with_data=False)
+    report = run(settings, path, "use-bias")
+    assert report.status == "faulted"
+    (d,) = [d for d in all_diagnostics(report) if d.severity == "error"]
+    assert d.line == line_of(path, "// read: bias") and Path(d.file) == path, d
+    assert "argument 2 ('garbage') of scale" in d.message and "host memory" in d.message, d.message
+    assert "aclrtMalloc" in d.message

@@ -115,3 +115,13 @@
 #include "adv_api/transpose/confusion_transpose.h"
 #include "adv_api/transpose/transdata.h"
 #include "c_api/asc_simd.h"
+
+// Branch hints kernels use unqualified, as CANN's kernel_operator.h brings them in (from its
+// kernel_utils_macros.h): defined after the emulator's own headers, so none of them sees the
+// macros, and only when the program has not defined its own.
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif

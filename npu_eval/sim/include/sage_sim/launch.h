@@ -240,10 +240,10 @@ inline void check_launch_arg(const LaunchSite& site, size_t i, const T& v) {
                          format("%s of %s is device buffer '%s', which %s freed at %s", what.c_str(), site.kernel,
                                 f->name.c_str(), f->api, line_ref(f->at, at).c_str()));
         } else if (site.device) {
-            record_fault("acl-error", Severity::Error, at,
-                         format("%s of %s is host memory, not device memory: on the NPU the kernel cannot reach it. "
-                                "Allocate it with aclrtMalloc and copy the data in with aclrtMemcpy",
-                                what.c_str(), site.kernel));
+            // Legal while the kernel never reads it (a bias pointer passed only when there is a bias):
+            // a GM access through it faults at the kernel's line instead (gm_out_of_bounds).
+            rt().host_args.push_back(HostArg{static_cast<const uint8_t*>(ptr), format("%s of %s", what.c_str(),
+                                                                                        site.kernel)});
         }
     }
 }
@@ -280,6 +280,7 @@ inline void run_launch(const LaunchSite& site, F& f, int64_t block_dim, A&... ar
     for (auto& g : rt().gm) gm_clear_writers(g);  // a race is between the blocks of one launch
     blk() = BlockState{};
     blk().idx = -1;  // findings at the launch itself belong to no block
+    rt().host_args.clear();
     check_launch_args(site, std::index_sequence_for<A...>{}, args...);
     SrcLoc at{site.file, site.line};
     int status = 0;

@@ -236,6 +236,14 @@ struct FreedGm {
     SrcLoc at;
 };
 
+// A launch argument that is not device memory (a host pointer, or one never set). On the device a
+// kernel that never touches it runs fine, so the launch accepts it; a GM access through it faults
+// naming the argument (gm_out_of_bounds).
+struct HostArg {
+    const uint8_t* p;
+    std::string what;  // "argument 3 ('biasDevice') of kernel"
+};
+
 enum AtomicOp : int { AtomicNone = 0, AtomicAddOp = 1, AtomicMaxOp = 2, AtomicMinOp = 3 };
 
 // One 64-byte line of a core's data cache (sage_sim/dcache.h): the GM bytes a scalar load
@@ -306,6 +314,7 @@ struct Runtime {
     BlockState block;
     std::vector<GmBuffer> gm;
     std::vector<FreedGm> gm_freed;  // program mode: the most recent frees, newest last
+    std::vector<HostArg> host_args;  // the running launch's arguments that are not device memory
     std::vector<FaultRecord> faults;
     std::vector<std::pair<std::string, int>> locs;  // interned (file, line); id = index + 1
     SrcLoc last{"", 0};         // the last user location an API call saw
@@ -519,6 +528,17 @@ SAGE_SIM_OUTLINE int gm_home(const void* p) {
     return below;
 }
 
+// The host-memory launch argument an address outside every GM buffer came from: the nearest one at
+// or below it, when it is nearer than the GM buffer `b` the access was bound to (as gm_home picks).
+SAGE_SIM_OUTLINE const HostArg* host_arg_below(const uint8_t* q, const GmBuffer* b) {
+    if (b && q >= b->base && q < b->base + b->bytes) return nullptr;
+    const HostArg* best = nullptr;
+    for (const HostArg& h : rt().host_args)
+        if (h.p <= q && (!best || h.p > best->p)) best = &h;
+    if (best && b && b->base <= q && b->base > best->p) return nullptr;
+    return best;
+}
+
 [[noreturn]] SAGE_SIM_OUTLINE void gm_out_of_bounds(const GmBuffer* b, const uint8_t* q, uint64_t bytes, SrcLoc loc,
                                           bool write, const char* api, uint32_t elem) {
     const char* verb = write ? "writes" : "reads";
@@ -530,6 +550,11 @@ SAGE_SIM_OUTLINE int gm_home(const void* p) {
                  "free device memory only after the last launch that uses it", api, verb, f.name.c_str(), f.bytes,
                  f.api, line_ref(f.at, loc).c_str(), blk().idx);
         }
+    }
+    if (const HostArg* h = host_arg_below(q, b)) {
+        fail("acl-error", loc, "%s %s %llu bytes through %s, which is host memory, not device memory (not from "
+             "aclrtMalloc), in block %d: on the NPU the kernel cannot reach it. Allocate it with aclrtMalloc and "
+             "copy the data in with aclrtMemcpy", api, verb, (unsigned long long)bytes, h->what.c_str(), blk().idx);
     }
     if (!b) {
         fail("gm-out-of-bounds", loc, "%s %s %llu bytes at an address outside every GM buffer the host passed "

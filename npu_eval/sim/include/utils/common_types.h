@@ -245,6 +245,9 @@ constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;
 constexpr uint32_t DEFAULT_BLK_NUM = 8;
 constexpr uint32_t DEFAULT_REPEAT_STRIDE = 8;
 constexpr uint32_t MAX_REPEAT_TIMES = 255;
+// CANN's C0 in bytes (a fractal row, one 32-byte DataBlock): samples divide byte sizes by it to count
+// DataBlocks for DataCopyParams. int32_t as CANN declares it, so the quotient's type is the same.
+constexpr int32_t DEFAULT_C0_SIZE = 32;
 // The UB a kernel may plan its tiles with: the chip's usable size (the reserved top 8 KB
 // excluded), the bound TPipe::InitBuffer enforces.
 constexpr int32_t TOTAL_UB_SIZE = SAGE_CHIP_UB_BYTES;
