@@ -633,3 +633,61 @@ def test_a_read_through_a_host_pointer_argument_faults_at_the_kernels_line(tmp_p
     assert d.line == line_of(path, "// read: bias") and Path(d.file) == path, d
     assert "argument 2 ('garbage') of scale" in d.message and "host memory" in d.message, d.message
     assert "aclrtMalloc" in d.message
+
+
+# asc_dump (asc-devkit utils/debug/asc_dump.h): elements from a raw GM or local-memory address,
+# in DumpTensor's format; the named forms check the memory their name says.
+ASC_DUMP = """\
+#include "acl/acl.h"
+#include "kernel_operator.h"
+#include "utils/debug/asc_dump.h"
+
+__global__ __vector__ void show(__gm__ float* x, uint32_t misuse)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    AscendC::GlobalTensor<float> xGm;
+    xGm.SetGlobalBuffer(x, 64);
+    pipe.InitBuffer(buf, 64 * sizeof(float));
+    AscendC::LocalTensor<float> v = buf.Get<float>();
+    AscendC::DataCopy(v, xGm, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    asc_dump_gm<float>(x + 1, 7, 4);
+    asc_dump_ubuf<float>((__ubuf__ float*)v.GetPhyAddr(), 8, 3);
+    asc_dump<float>((__ubuf__ float*)v.GetPhyAddr(2), 9, 2);
+    if (misuse) asc_dump_l1buf<float>((__cbuf__ float*)v.GetPhyAddr(), 10, 4);  // misuse: not L1
+}
+
+int main(int argc, char** argv)
+{
+    constexpr size_t bytes = 64 * sizeof(float);
+    float host[64];
+    for (int i = 0; i < 64; ++i) host[i] = float(i) + 0.5f;
+    aclrtSetDevice(0);
+    float* x = nullptr;
+    aclrtMalloc((void**)&x, bytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(x, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE);
+    show<<<1, nullptr, nullptr>>>(x, argc > 1 ? 1 : 0);
+    aclrtSynchronizeDevice();
+    return 0;
+}
+"""
+
+
+def test_asc_dump_prints_each_memory_in_the_dumptensor_format(tmp_path, settings):
+    path = write_program(tmp_path / "ascdump", "ascdump.asc", ASC_DUMP, with_data=False)
+    report = run(settings, path)
+    assert report.status == "ok", all_diagnostics(report)
+    assert ("DumpTensor: desc=7, data_type=float32, position=GM, block=0\n[1.5, 2.5, 3.5, 4.5]\n"
+            in report.stdout), report.stdout
+    assert "desc=8, addr=0, data_type=float32, position=UB, block=0\n[0.5, 1.5, 2.5]\n" in report.stdout
+    assert "desc=9, addr=8, data_type=float32, position=UB, block=0\n[2.5, 3.5]\n" in report.stdout
+
+
+def test_asc_dump_l1buf_on_a_ub_address_is_misuse_at_its_line(tmp_path, settings):
+    path = write_program(tmp_path / "ascdump", "ascdump.asc", ASC_DUMP, with_data=False)
+    report = run(settings, path, "misuse")
+    assert report.status == "faulted"
+    (d,) = [d for d in all_diagnostics(report) if d.severity == "error"]
+    assert d.code == "api-misuse" and d.line == line_of(path, "// misuse: not L1"), d
+    assert "asc_dump_l1buf" in d.message and "Unified Buffer" in d.message and "L1 Buffer" in d.message, d.message

@@ -34,6 +34,7 @@
 #include "basic_api/kernel_operator_vec_binary_scalar_intf.h"
 #include "basic_api/kernel_operator_vec_vconv_intf.h"
 #include "basic_api/kernel_operator_vec_cmpsel_intf.h"
+#include "basic_api/kernel_operator_symbol_override.h"
 #include "basic_api/kernel_operator_vec_reduce_intf.h"
 #include "basic_api/kernel_common.h"
 #include "basic_api/kernel_operator_vec_duplicate_intf.h"

@@ -170,11 +170,39 @@ public:
     ShapeInfo shapeInfo_;
 };
 
+// The whole-tensor operators' expression (`src0 + src1`) and its right operand, which carries the
+// expression's line: basic_api/kernel_operator_symbol_override.h.
+enum class SymbolOp : uint8_t { Add, Sub, Mul, Div, And, Or, Compare };
+template <typename T>
+struct SymbolOperand;
+template <typename T, SymbolOp OP>
+class SymbolOverride;
+
 template <typename T>
 class LocalTensor {
 public:
     using PrimType = T;
     __aicore__ LocalTensor() = default;
+
+    // Whole-tensor operators (asc-devkit Add.md, Sub.md, Mul.md, Div.md, And.md, Or.md,
+    // Compare.md: "整个tensor参与计算"): `dst = src0 + src1` runs the named API, so its checks and
+    // costs apply. Defined in kernel_operator_symbol_override.h.
+    template <typename E, typename = typename E::SageSymbolOverride>
+    __aicore__ inline void operator=(const E& expr) {
+        expr.AssignTo(*this);
+    }
+    __aicore__ inline SymbolOverride<T, SymbolOp::Add> operator+(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Sub> operator-(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Mul> operator*(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Div> operator/(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::And> operator&(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Or> operator|(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Compare> operator<(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Compare> operator>(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Compare> operator<=(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Compare> operator>=(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Compare> operator==(const SymbolOperand<T>& src1) const;
+    __aicore__ inline SymbolOverride<T, SymbolOp::Compare> operator!=(const SymbolOperand<T>& src1) const;
 
     // CANN 9: a tensor at a fixed byte address `addr` of its position's memory (the Unified Buffer,
     // or for a cube position L1, L0A, L0B, L0C or the BiasTable), `tileSize` elements, no
