@@ -17,8 +17,8 @@ the same cores).
 
 Granularity: 128-byte cache lines (an assumption: CostTable.sources["l2_line_bytes"]), tracked in
 chunks of 64 lines whose recency is the chunk's; eviction removes the least recently used chunk.
-A copy whose GM span the trace does not record (ND -> NZ GM -> L1, sliced DataCopy, Fixpipe) is
-tracked as a whole: a re-read of the same address and shape hits, a partial overlap with another
+A copy whose GM span the trace does not record (an irregular ND -> NZ GM -> L1, sliced DataCopy,
+Fixpipe) is tracked as a whole: a re-read of the same address and shape hits, a partial overlap with another
 access is not seen (counted as a miss).
 """
 

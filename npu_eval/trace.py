@@ -86,7 +86,7 @@ class Rec:
     r0: tuple[int, int]
     r1: tuple[int, int]
     gm: GmSpan | None = None  # a GM<->UB DataCopy's GM span
-    gm_at: int = 0  # a GM transfer's GM address when its span is not recorded (ND -> NZ, Fixpipe, ...)
+    gm_at: int = 0  # a GM transfer's GM address when its span is not recorded (Fixpipe, ...)
 
 
 @dataclass

@@ -172,8 +172,9 @@ def test_every_l2_figure_names_its_source():
 
 
 def test_a_transfer_without_a_span_keeps_its_gm_address(tmp_path):
-    """The ND -> NZ GM -> L1 copy records gm_addr with no burst (trace_gm_shape(addr, bursts)): read as
-    `gm_at`; a copy with a span has gm_at 0, a vector instruction neither."""
+    """A copy recording gm_addr with no burst (trace_gm_shape(addr, bursts): an ND -> NZ copy whose rows
+    are no one regular pattern, a Fixpipe): read as `gm_at`; a copy with a span has gm_at 0, a vector
+    instruction neither."""
     from sage_npu.npu_eval import protocol
     from sage_npu.npu_eval.trace import read_trace
 
@@ -242,3 +243,4 @@ def test_the_profile_shows_the_gm_reads_the_l2_served_and_what_they_saved():
     out = format_profile(Report(task="t", kernel="k", status="correct", timing=timing))
     assert (f"GM reads {n * TILE:,} bytes, {(n - 1) * TILE:,} (98.4%) from the L2 cache, saving est. "
             f"{timing.l2_saved_us:.3f} us (CPU model) of MTE2 time (slowest core)") in out
+

@@ -955,3 +955,21 @@ def test_fill_writes_blocks_with_gaps_in_l1_l0a_and_l0b(run):
     np.testing.assert_array_equal(l1[~ones], np.float16(0))
     np.testing.assert_array_equal(run("fill_l0a", np.float32), np.float32(-2.25))
     np.testing.assert_array_equal(run("fill_l0b", np.int16), np.int16(-7))
+
+
+def test_the_nd2nz_copy_records_its_gm_span_so_the_l2_model_sees_a_partial_overlap(tmp_path):
+    """The GM -> L1 ND -> NZ copy records its GM span (a burst a row, srcDValue apart): a copy of B's
+    left columns, then of all of B, finds every 128-byte line of B in L2 (the first copy's rows touch
+    each line). With only the address recorded the two copies would be different keys: no hit."""
+    text = PROGRAM.replace(
+        "    AscendC::DataCopy(b1, gb, AscendC::Nd2NzParams{1, K, N, 0, N, K, 1, 0});\n",
+        "    AscendC::DataCopy(b1, gb, AscendC::Nd2NzParams{1, K, N / 2, 0, N, K, 1, 0});\n"
+        "    AscendC::DataCopy(b1, gb, AscendC::Nd2NzParams{1, K, N, 0, N, K, 1, 0});\n")
+    assert text != PROGRAM
+    _, report = _run_program(tmp_path, text)
+    (launch,) = report.launches
+    assert launch.timing is not None
+    b_bytes = 64 * 32 * 2  # K x N halves
+    # A (distinct per block), B's half (both blocks at once: misses), all of B (hits, on both blocks)
+    assert launch.timing.gm_read_bytes == 2 * (32 * 64 * 2 + b_bytes // 2 + b_bytes)
+    assert launch.timing.l2_hit_bytes == 2 * b_bytes

@@ -661,7 +661,16 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     cube_nd2nz(blk().ub, blk().ub_init, dst.addr_, reinterpret_cast<const uint8_t*>(src.addr_), shape);
     trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), uint32_t(p.ndNum) * p.nValue * p.dValue,
                 uint64_t(p.ndNum) * p.nValue * blocks * 32, loc, {dst.addr_, uint32_t(dst_bytes)});
-    trace_gm_shape(src.addr_, uint32_t(p.ndNum) * p.nValue);
+    // The GM span, for the L2 model and the per-burst stride cost: one burst a row, rows srcDValue
+    // apart; the matrices must continue that stride (ndNum 1, or matrices nValue rows apart) for the
+    // span to be one regular pattern, else only the address is recorded (tracked whole).
+    const uint32_t rows = uint32_t(p.ndNum) * p.nValue;
+    const bool regular = p.srcDValue >= p.dValue &&
+                         (p.ndNum == 1 || uint32_t(p.srcNdMatrixStride) == uint32_t(p.nValue) * p.srcDValue);
+    if (regular)
+        trace_gm_shape(src.addr_, rows, uint32_t(p.dValue) * sizeof(T), uint32_t(p.srcDValue - p.dValue) * sizeof(T));
+    else
+        trace_gm_shape(src.addr_, rows);
 }
 
 }  // namespace AscendC
