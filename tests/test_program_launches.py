@@ -1,0 +1,51 @@
+"""Reading a program's launch folders back: a launch whose folder holds the same files as an earlier
+one's gets that report with its own index (program.read_launches), and the reports are the ones
+each folder gives read alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sage_npu.npu_eval import protocol
+from sage_npu.npu_eval.build import PathMap
+from sage_npu.npu_eval.program import launch_fingerprint, read_launches
+from sage_npu.npu_eval.settings import EvalSettings
+
+
+def _launch(out: Path, index: int, fault_line: int, kernel: str = "mm") -> Path:
+    d = out / f"{protocol.LAUNCH_PREFIX}{index}"
+    d.mkdir()
+    src = str(out.parent / "mm.asc")
+    (d / protocol.META).write_text(f"{index}\t{src}\t30\t5\t{kernel}\t2\n")
+    (d / protocol.FAULTS).write_text(f"gm-race\terror\t{src}\t{fault_line}\t1\t1\tblock 1 writes c[0..3]\n")
+    (d / protocol.CRASH).write_text("")
+    (d / protocol.DONE).write_text("0\n")
+    return d
+
+
+def _read(out: Path, reuse: bool):
+    src = str(out.parent / "mm.asc")
+    return read_launches(out, EvalSettings(), src, {src}, False, PathMap(), reuse=reuse)
+
+
+def test_identical_launches_share_a_report_with_their_own_index(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "mm.asc").write_text("// kernel\n" * 40)
+    for i, line in [(1, 12), (2, 12), (3, 14), (10, 12)]:
+        _launch(out, i, line)
+    reused, fresh = _read(out, True), _read(out, False)
+    assert reused == fresh
+    assert [r.index for r in reused] == [1, 2, 3, 10]
+    assert [r.diagnostics[0].line for r in reused] == [12, 12, 14, 12]
+    assert all(r.status == "runtime_error" for r in reused)
+
+
+def test_the_fingerprint_leaves_out_the_index_and_nothing_else(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    a, b, c = _launch(out, 1, 12), _launch(out, 2, 12), _launch(out, 3, 12, kernel="other")
+    assert launch_fingerprint(a) == launch_fingerprint(b)
+    assert launch_fingerprint(a) != launch_fingerprint(c)
+    (b / protocol.TRACE).write_text("B\t0\tAIC\t0\n")
+    assert launch_fingerprint(a) != launch_fingerprint(b)
