@@ -28,6 +28,23 @@ def normalized(report_json: str, task: Path) -> dict:
     d = json.loads(report_json.replace(str(task), "<task>").replace(str(REPO) + "/", "<repo>/"))
     d.pop("timing", None)
     d.pop("advice", None)
+    return without_error_magnitudes(d)
+
+
+# torch's CPU kernels (softmax, exp, matmul) round differently by the host's instruction set
+# (AVX-512 against AVX2), so the reference, and with it the measured error, moves in its last bits
+# from machine to machine (attention_gm_race's max_abs_err is 4.2e-5 on one CI host, 2.2e-5 on
+# another). Pass counts and the first mismatch stay compared; each example's own test holds its
+# errors to its tolerance.
+ERROR_MAGNITUDES = ("max_abs_err", "max_rel_err", "mean_rel_err")
+
+
+def without_error_magnitudes(d: dict) -> dict:
+    correctness = d.get("correctness")
+    if isinstance(correctness, dict):
+        for key in ERROR_MAGNITUDES:
+            assert key in correctness or correctness.get("trials", 0) == 0, key
+            correctness.pop(key, None)
     return d
 
 
@@ -48,4 +65,4 @@ def test_report_equals_golden(ev, fault_tasks, group: str, name: str):
     if os.environ.get("SAGE_NPU_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     assert golden.exists(), f"no golden report for {task}: run with SAGE_NPU_UPDATE_GOLDEN=1"
-    assert got == json.loads(golden.read_text())
+    assert got == without_error_magnitudes(json.loads(golden.read_text()))
