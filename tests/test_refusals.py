@@ -147,7 +147,7 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("MmadBitMode", "LoadDataWithStride", "SetQuantScalar", "SetQuantVector", "Conv3D"):
+    for name in ("MmadBitMode", "LoadDataWithStride", "SetSparse", "SetHF32Mode", "Conv3D"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
