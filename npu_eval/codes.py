@@ -87,7 +87,8 @@ CODES: dict[str, CodeInfo] = {c.code: c for c in (
     CodeInfo("unaligned-copy", ("emulator", "source"),
              "a DataCopy length that is not a multiple of 32 bytes, or a UB address off a 32-byte boundary"),
     CodeInfo("gm-out-of-bounds", ("emulator",),
-             "a global-memory access outside the buffer the host passed (often a tail shape)"),
+             "a global-memory access outside the buffer the host passed (often a tail shape); a warning when "
+             "only the last rows of a DataCopy with Nd2NzParams run past the end (a ragged last ND matrix)"),
     CodeInfo("ub-out-of-bounds", ("emulator",), "a vector op or copy beyond a local tensor"),
     CodeInfo("queue-deadlock", ("emulator", "source"),
              "DeQue on an empty queue, or AllocTensor with every buffer in use: the device would hang (read from "

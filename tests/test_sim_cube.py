@@ -605,6 +605,27 @@ static void nd2nz_reads_rows() {
     expect("uninitialized-gm-read", __LINE__ + 1);
     DataCopy(a1, gw, Nd2NzParams{1, uint16_t(rows), uint16_t(slice), 0, uint16_t(width), 16, 1, 0});
 }
+
+// The Zz trick of load_data_l12l0 scenario 14: a float [k = 20, m = 8] matrix cut into ndNum = 2
+// ND matrices of nValue = 16 rows; the second's rows 4..15 lie past the buffer (a warning, read as
+// 0xFF). An ND matrix whose first row is past the end is a wrong stride or count: a fault.
+static void nd2zz_ragged_tail() {
+    constexpr uint32_t k = 20, m = 8;
+    float* x = gm_alloc<float>("x", k * m);
+    for (uint32_t i = 0; i < k * m; ++i) x[i] = float(i) + 0.5f;
+    GlobalTensor<float> gx;
+    gx.SetGlobalBuffer(x, k * m);
+    LocalMemAllocator<Hardware::L1> l1;
+    auto a1 = l1.Alloc<TPosition::A1, float>(3 * 16 * m);
+    expect("gm-out-of-bounds", __LINE__ + 1);
+    DataCopy(a1, gx, Nd2NzParams{2, 16, uint16_t(m), 16 * m, uint16_t(m), 16, 1, 16 * m});
+    dump("zz_ragged", a1, 2 * 16 * m);
+    try {
+        expect("gm-out-of-bounds", __LINE__ + 1);  // the third matrix would start at row 32 of 20
+        DataCopy(a1, gx, Nd2NzParams{3, 16, uint16_t(m), 16 * m, uint16_t(m), 16, 1, 16 * m});
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
 """ + main_calling(
     'matmul<half, float, half>("h_full", 32, 64, 48, QuantMode_t::F322F16, false, false, false);',
     'matmul<half, float, float>("h_tail", 30, 70, 40, QuantMode_t::NoQuant, false, false, false);',
@@ -631,6 +652,7 @@ static void nd2nz_reads_rows() {
     'per_column<int8_t, int32_t, half>("vdeq_fb_relu", QuantMode_t::VDEQF16, true, 2);',
     'per_column<int8_t, int32_t, int8_t>("req_scalar", QuantMode_t::REQ8, false, 0);',
     "nd2nz_reads_rows();",
+    "nd2zz_ragged_tail();",
 )
 
 
@@ -973,3 +995,14 @@ def test_the_nd2nz_copy_records_its_gm_span_so_the_l2_model_sees_a_partial_overl
     # A (distinct per block), B's half (both blocks at once: misses), all of B (hits, on both blocks)
     assert launch.timing.gm_read_bytes == 2 * (32 * 64 * 2 + b_bytes // 2 + b_bytes)
     assert launch.timing.l2_hit_bytes == 2 * b_bytes
+
+
+def test_nd2zz_ragged_last_matrix_reads_the_buffer_then_garbage(run):
+    """Rows of the last ND matrix past the buffer: the rows inside land as copied (one C0 block of 8
+    floats a row), those past it as 0xFF (NaN), and the copy is a warning, not a fault."""
+    got = run("zz_ragged", np.float32).reshape(32, 8)
+    x = np.arange(160, dtype=np.float32).reshape(20, 8) + 0.5
+    np.testing.assert_array_equal(got[:20], x)
+    assert np.isnan(got[20:]).all()
+    (warning,) = [r for r in run.rows("FAULT") if r[1] == "gm-out-of-bounds" and "last ND matrix" in r[3]]
+    assert "96 elements" in warning[3], warning

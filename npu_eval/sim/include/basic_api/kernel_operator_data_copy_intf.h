@@ -649,15 +649,20 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     // The span's bounds, then each row the copy reads: whether it was written (not the whole span,
     // whose gaps between rows the copy skips: a K slice of a wide matrix reads a small part of it)
     // and, in a mixed launch, whether another core's store to it is ordered before this read.
-    GmBuffer* b = gm_bounds(src.addr_, src_elems * sizeof(T), loc, false, "DataCopy", sizeof(T), src.gm_);
+    const uint64_t readable = sage::sim::nd2nz_src_bounds(src.addr_, src.gm_, src_elems, sizeof(T), p.ndNum,
+                                                          p.srcNdMatrixStride, p.dValue, loc);
+    GmBuffer* b = gm_bounds(src.addr_, 0, loc, false, "DataCopy", sizeof(T), src.gm_);
     for (uint32_t nd = 0; (b->written || gm_order().active) && nd < p.ndNum; ++nd)
         for (uint32_t r = 0; r < p.nValue; ++r) {
-            auto* row = src.addr_ + uint64_t(nd) * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue;
-            if (b->written) gm_check_written(b, row, uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
-            gm_order_read(b, row, uint64_t(p.dValue) * sizeof(T), loc, "DataCopy", sizeof(T));
+            const uint64_t at = (uint64_t(nd) * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue) * sizeof(T);
+            if (at >= readable) continue;  // a ragged tail's row past the end (warned about above)
+            const uint64_t n = std::min<uint64_t>(uint64_t(p.dValue) * sizeof(T), readable - at);
+            auto* row = reinterpret_cast<const uint8_t*>(src.addr_) + at;
+            if (b->written) gm_check_written(b, row, n, loc, "DataCopy", sizeof(T));
+            gm_order_read(b, row, n, loc, "DataCopy", sizeof(T));
         }
     Nd2Nz shape{uint32_t(sizeof(T)), p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride, p.srcDValue,
-                p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride};
+                p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride, readable};
     cube_nd2nz(blk().ub, blk().ub_init, dst.addr_, reinterpret_cast<const uint8_t*>(src.addr_), shape);
     trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), uint32_t(p.ndNum) * p.nValue * p.dValue,
                 uint64_t(p.ndNum) * p.nValue * blocks * 32, loc, {dst.addr_, uint32_t(dst_bytes)});

@@ -10,6 +10,7 @@
 // templates only check the parameters and call them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -107,29 +108,59 @@ inline float cube_load(const uint8_t* p, CubeType t) {
 
 // GM ND -> L1 NZ (DataCopy with Nd2NzParams): each row's dValue elements cut into 32-byte C0
 // blocks, block c of row r of matrix i at dst + i*dstNzMatrixStride elements +
-// (c*dstNzC0Stride + r*dstNzNStride) * 32 bytes; a short last block is zero-filled.
+// (c*dstNzC0Stride + r*dstNzNStride) * 32 bytes; a short last block is zero-filled. Source bytes
+// at or past `readable` (a ragged last ND matrix running off its GM buffer) are not ours to read:
+// they land as 0xFF (NaN for float/half) and stay unwritten in L1, as garbage does on the device.
 struct Nd2Nz {
     uint32_t esize, ndNum, nValue, dValue;
     uint64_t srcNdMatrixStride, srcDValue;
     uint32_t dstNzC0Stride, dstNzNStride;
     uint64_t dstNzMatrixStride;
+    uint64_t readable;
 };
 SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_nd2nz(uint8_t* local, uint8_t* init, uint32_t dst, const uint8_t* src,
                                               const Nd2Nz& p) {
     const uint32_t c0 = 32 / p.esize, blocks = (p.dValue + c0 - 1) / c0;
     for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
-        const uint8_t* s = src + nd * p.srcNdMatrixStride * p.esize;
         uint64_t d = dst + nd * p.dstNzMatrixStride * p.esize;
         for (uint32_t r = 0; r < p.nValue; ++r) {
             for (uint32_t c = 0; c < blocks; ++c) {
                 uint64_t o = d + (uint64_t(c) * p.dstNzC0Stride + uint64_t(r) * p.dstNzNStride) * 32;
                 uint32_t n = (p.dValue - c * c0 < c0 ? p.dValue - c * c0 : c0) * p.esize;
-                memcpy(local + o, s + (uint64_t(r) * p.srcDValue + uint64_t(c) * c0) * p.esize, n);
+                uint64_t at = (nd * p.srcNdMatrixStride + uint64_t(r) * p.srcDValue + uint64_t(c) * c0) * p.esize;
+                uint32_t got = at >= p.readable ? 0 : uint32_t(std::min<uint64_t>(n, p.readable - at));
+                memcpy(local + o, src + at, got);
+                memset(local + o + got, 0xFF, n - got);
                 memset(local + o + n, 0, 32 - n);
-                memset(init + o, 1, 32);
+                memset(init + o, 1, got);
+                memset(init + o + got, 0, n - got);
+                memset(init + o + n, 1, 32 - n);
             }
         }
     }
+}
+
+// The source bounds of a DataCopy with Nd2NzParams: the bytes it may read from `src`. Every ND
+// matrix's first row must lie in the GM buffer (a fault otherwise: a wrong stride or count). Rows
+// after it that run past the end are a ragged last ND matrix (asc-devkit's load_data_l12l0
+// scenario 14 cuts k = 70 rows into ndNum = 5 matrices of nValue = 16 to build a Zz layout): the
+// device reads whatever lies beyond the buffer, into padding the Mmad may skip, so it is a warning.
+SAGE_SIM_OUTLINE uint64_t nd2nz_src_bounds(const void* src, int home, uint64_t span_elems, uint32_t esize,
+                                           uint32_t ndNum, uint64_t ndStride, uint32_t dValue, SrcLoc loc) {
+    const auto* q = static_cast<const uint8_t*>(src);
+    GmBuffer* b = gm_bounds(q, uint64_t(dValue) * esize, loc, false, "DataCopy", esize, home);
+    gm_bounds(q + (ndNum - 1) * ndStride * esize, uint64_t(dValue) * esize, loc, false, "DataCopy", esize, home);
+    const uint64_t readable = uint64_t(b->base + b->bytes - q), span = span_elems * esize;
+    if (span <= readable) return span;
+    report("gm-out-of-bounds", Severity::Warning, loc,
+           "DataCopy with Nd2NzParams reads %llu elements at element %lld of GM buffer '%s', which holds %zu "
+           "elements: the rows of its last ND matrix past element %zu (%llu elements) lie past the end, in "
+           "block %d. The device reads whatever lies beyond the buffer into L1 (here: 0xFF, NaN as a float); "
+           "harmless only if those rows are padding the Mmad skips. Copy the last matrix with nValue = the rows "
+           "left to read only the buffer",
+           (unsigned long long)span_elems, (long long)((q - b->base) / esize), b->name.c_str(), b->bytes / esize,
+           b->bytes / esize, (unsigned long long)((span - readable) / esize), blk().idx);
+    return readable;
 }
 
 // LoadData with LoadData2DParams: `repeat` 512-byte fractals, the j-th from src fractal
