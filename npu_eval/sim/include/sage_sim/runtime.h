@@ -160,6 +160,10 @@ public:
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
     TraceRec& back() { return cur_[-1]; }  // the last chunk holds at least one record when not empty
+    // Random access and clear() keep the std::vector interface the test drivers read the trace with.
+    const TraceRec& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+    TraceRec& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+    void clear() { release(); }
     void push_back(const TraceRec& r) {
         if (cur_ == end_) grow();
         *cur_++ = r;
