@@ -29,11 +29,12 @@ import string
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict
 
@@ -571,6 +572,23 @@ def load_plan(root: Path, cases: Path | None = None) -> list[PlanCase]:
     return [PlanCase.model_validate(c) for c in json.loads(path.read_text())]
 
 
+class Progress:
+    """A line on stderr per finished case, so a run of an hour shows how far it got and what failed."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total, self.done = total, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self._lock = threading.Lock()
+
+    def __call__(self, o: Outcome) -> Outcome:
+        with self._lock:  # cases finish on the pool's threads
+            self.done += 1
+            reason = f" -- {one_line(o.reason)}" if o.reason else ""
+            print(f"[{self.done}/{self.total}] {'PASS' if o.passed else 'FAIL'} {o.case} ({o.seconds:.0f} s){reason}",
+                  file=self.stream, flush=True)
+        return o
+
+
 def report(outcomes: list[Outcome], commit: str, selected: int, left: dict[str, int]) -> str:
     lines = [f"asc-devkit {commit}: {selected} cases selected "
              f"(left out: {', '.join(f'{n} {why}' for why, n in sorted(left.items())) or 'none'})"]
@@ -620,7 +638,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-            outcomes = list(pool.map(lambda c: run_case(root, c, work, a.timeout), chosen))
+            progress = Progress(len(chosen))
+            outcomes = list(pool.map(lambda c: progress(run_case(root, c, work, a.timeout)), chosen))
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)

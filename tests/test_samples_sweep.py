@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -546,8 +547,11 @@ def test_one_sample_runs_end_to_end_and_passes_its_own_check(tmp_path, monkeypat
     [outcome] = json.loads(out.read_text())["outcomes"]
     assert outcome["passed"], outcome["reason"]
     assert outcome["errors_on_pass"] == []
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "1 cases selected" in printed and "PASS  00_intro/vadd" in printed and "summary: 1/1 pass" in printed
+    # the progress line, on stderr as each case finishes
+    assert re.search(r"^\[1/1\] PASS 00_intro/vadd \(\d+ s\)$", captured.err, re.M), captured.err
 
 
 def test_a_program_is_held_to_the_sweeps_limit_not_sage_npu_runs_default(tmp_path, monkeypatch):
