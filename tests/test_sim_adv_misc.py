@@ -341,6 +341,28 @@ static void transdatas() {
     }
 }
 
+// Layout(coord) and Crd2Idx (辅助数据结构/Layout, Coordinate): row-major offsets as the matmul_l2cache
+// sample computes them, the Crd2Idx page's two worked examples (flat and hierarchical, the second
+// delinearizing a single integer over a tuple mode), and a compile-time Std::Int coordinate.
+static void coords() {
+    std::vector<uint32_t> v;
+    const int64_t m = 640, k = 512;
+    auto a = MakeLayout(MakeShape(m, k), MakeStride(k, int64_t(1)));
+    Coord<int64_t, int64_t> ac = MakeCoord(int64_t(128), int64_t(64));
+    v.push_back(uint32_t(a(ac)));
+    v.push_back(uint32_t(Crd2Idx(MakeCoord(1, 2, 3), MakeShape(3, 4, 5), MakeStride(20, 5, 1))));
+    auto nested = MakeLayout(MakeShape(MakeShape(2, 4), MakeShape(3, 5)),
+                             MakeStride(MakeStride(3, 6), MakeStride(1, 24)));
+    v.push_back(uint32_t(nested(MakeCoord(11, 12))));
+    v.push_back(uint32_t(Crd2Idx(7, MakeShape(2, 4), MakeStride(1, 2))));  // (1, 3): 1 + 6
+    constexpr auto fixed = MakeLayout(MakeShape(Std::Int<4>{}, Std::Int<8>{}),
+                                      MakeStride(Std::Int<8>{}, Std::Int<1>{}));
+    static_assert(fixed(MakeCoord(Std::Int<2>{}, Std::Int<3>{})) == 19, "a constant coordinate folds at compile time");
+    static_assert(is_layout<decltype(fixed)>::value && !is_layout<int>::value, "is_layout");
+    v.push_back(uint32_t(std::get<1>(fixed.GetShape())));
+    sizes_out("coords", v);
+}
+
 // The host functions for three shapes each.
 static void host_sizes() {
     std::vector<uint32_t> v;
@@ -380,7 +402,7 @@ static void host_sizes() {
     sizes_out("host_sizes", v);
 }
 """ + main_calling("quant();", "dequant();", "antiquant();", "arange();", "dropout();", "select_bytes();",
-                   "pads();", "transposes();", "transdatas();", "host_sizes();")
+                   "pads();", "transposes();", "transdatas();", "coords();", "host_sizes();")
 
 
 @pytest.fixture(scope="module")
@@ -583,6 +605,12 @@ def test_transdata_round_trips_and_layouts(run):
     assert list(run("td_sizes", np.uint32)) == [max(c * d * 16, d * hw * 16) * 2 + 16 * d * 16 * 16 * 2,
                                                  2 * 16 * 16 * d * 16 * 2, (d * 16 + d * 16 * 16) * 2,
                                                  d * 16 * 16 * 2 + 512]
+
+
+def test_layout_coordinates_give_the_offsets_the_crd2idx_page_computes(run):
+    # 128 * 512 + 64; the page's 1*20 + 2*5 + 3*1 = 33 and its hierarchical 129; 7 over (2, 4)
+    # strides (1, 2) is (1, 3) -> 7; the constant layout's second extent
+    assert list(run("coords", np.uint32)) == [128 * 512 + 64, 33, 129, 7, 8]
 
 
 def test_host_tiling_sizes_follow_cannss_formulas(run):

@@ -15,6 +15,7 @@
 #include "utils/std/algorithm.h"
 #include "basic_api/kernel_log.h"
 #include "basic_api/kernel_tensor.h"
+#include "basic_api/kernel_operator_layout.h"
 #include "basic_api/kernel_tpipe.h"
 #include "basic_api/kernel_operator_data_copy_intf.h"
 #include "basic_api/kernel_operator_mm_intf.h"

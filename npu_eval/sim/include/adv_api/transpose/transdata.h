@@ -18,7 +18,7 @@
 
 #include "../../sage_sim/adv.h"
 #include "../../sage_sim/adv_math.h"
-#include "../../tensor_api/tensor/layout.h"
+#include "../../basic_api/kernel_operator_layout.h"
 #include "transdata_tiling.h"
 
 namespace AscendC {
@@ -33,9 +33,7 @@ namespace detail {
 
 template <typename L>
 inline std::vector<int64_t> layout_dims(const L& l) {
-    std::vector<int64_t> v;
-    for (size_t i = 0; i < decltype(l.shape)::rank; ++i) v.push_back(l.shape.dims[i]);
-    return v;
+    return std::apply([](const auto&... e) { return std::vector<int64_t>{int64_t(e)...}; }, l.GetShape());
 }
 
 // The offset of NCDHW element (n, c, d, hw) in the other format, and whether it exists there.

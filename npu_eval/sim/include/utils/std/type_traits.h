@@ -4,6 +4,7 @@
 // integral_constant; is_constant, is_one_of(_value) and is_tuple are Ascend C's additions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -16,6 +17,9 @@ template <typename Tp, Tp v>
 using integral_constant = std::integral_constant<Tp, v>;
 template <bool B>
 using bool_constant = std::integral_constant<bool, B>;
+// Std::Int: the integral_constant page's shorthand, its value a size_t.
+template <size_t v>
+using Int = std::integral_constant<size_t, v>;
 using true_type = std::true_type;
 using false_type = std::false_type;
 
