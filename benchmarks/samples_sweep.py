@@ -469,6 +469,7 @@ def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEO
     t0 = time.monotonic()
     folder = root / "examples" / c.source_case
     copy = work / c.case.replace("/", "__")
+    shutil.rmtree(copy, ignore_errors=True)  # an earlier run's copy, in a --keep folder used again
     shutil.copytree(folder, copy)
     bdir = copy / "build"
     bdir.mkdir(exist_ok=True)

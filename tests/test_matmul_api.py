@@ -53,7 +53,9 @@ static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_r
 
 // C (M x N) = A (M x K, or K x M stored when ta) x B (K x N, or N x K when tb) [+ bias], on one core.
 // mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor; 3: Iterate +
-// GetTensorC to the UB block by block.
+// GetTensorC to the UB block by block; 4: the asynchronous mode as the GetTensorC page shows it (one
+// Iterate<false>, then a GetTensorC<false> a block, to the UB); 5: while (Iterate<false>()) with
+// GetTensorC<false> to GM.
 template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND, CubeFormat AF = CubeFormat::ND>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
     constexpr int e = 32 / int(sizeof(C));  // elements of C per 32 bytes
@@ -95,12 +97,23 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
         obj.IterateAll(gc);
     } else if (mode == 1) {
         while (obj.Iterate()) obj.GetTensorC(gc);
-    } else if (mode == 3) {  // each block into a VECIN queue's buffer, placed by GetOffsetC
+    } else if (mode == 5) {
+        GlobalTensor<C> ws;
+        ws.SetGlobalBuffer(gm_alloc<C>("ws", size_t(M) * N), size_t(M) * N);
+        obj.SetWorkspace(ws);
+        while (obj.template Iterate<false>()) obj.template GetTensorC<false>(gc);
+    } else if (mode == 3 || mode == 4) {  // each block into a VECIN queue's buffer, placed by GetOffsetC
         TQue<TPosition::VECIN, 1> q;
         pipe.InitBuffer(q, 1, t.baseM * t.baseN * sizeof(C));
-        while (obj.Iterate()) {
+        GlobalTensor<C> ws;
+        ws.SetGlobalBuffer(gm_alloc<C>("ws", size_t(M) * N), size_t(M) * N);
+        obj.SetWorkspace(ws);
+        const int blocks = (M + t.baseM - 1) / t.baseM * ((N + t.baseN - 1) / t.baseN);
+        if (mode == 4) obj.template Iterate<false>();
+        for (int n = 0; mode == 4 ? n < blocks : obj.Iterate(); ++n) {
             LocalTensor<C> blk = q.AllocTensor<C>();
-            obj.GetTensorC(blk, 0, true);
+            if (mode == 4) obj.template GetTensorC<false>(blk, 0, true);
+            else obj.GetTensorC(blk, 0, true);
             q.EnQue(blk);
             blk = q.DeQue<C>();
             MatrixOffset at = obj.GetOffsetC();
@@ -601,6 +614,36 @@ static void faults() {
         REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
     } catch (const sage::sim::KernelAbort&) {
     }
+    // the asynchronous mode: Iterate<false> before SetWorkspace; a GetTensorC<false> past the last block
+    {
+        TCubeTiling s{};
+        s.M = s.N = s.Ka = s.Kb = s.singleCoreM = s.singleCoreN = s.singleCoreK = 32;
+        s.baseM = s.baseN = s.baseK = 32, s.stepKa = s.stepKb = s.depthA1 = s.depthB1 = 1;
+        s.dbL0A = s.dbL0B = s.dbL0C = 1, s.usedCoreNum = 1;
+        GlobalTensor<half> g;
+        g.SetGlobalBuffer(gm_alloc<half>("async_ab", 32 * 32), 32 * 32);
+        GlobalTensor<float> gc, ws;
+        gc.SetGlobalBuffer(gm_alloc<float>("async_c", 32 * 32), 32 * 32);
+        TPipe p3;
+        Matmul<HalfGm, HalfGm, FloatGm> am;
+        REGIST_MATMUL_OBJ(&p3, GetSysWorkSpacePtr(), am, &s);
+        am.SetTensorA(g), am.SetTensorB(g);
+        try {
+            expect("api-misuse", __LINE__ + 1);
+            am.template Iterate<false>();
+        } catch (const sage::sim::KernelAbort&) {
+        }
+        ws.SetGlobalBuffer(gm_alloc<float>("async_ws", 32 * 32), 32 * 32);
+        am.SetWorkspace(ws);
+        am.template Iterate<false>();
+        am.template GetTensorC<false>(gc);
+        try {
+            expect("api-misuse", __LINE__ + 1);
+            am.template GetTensorC<false>(gc);
+        } catch (const sage::sim::KernelAbort&) {
+        }
+        am.End();
+    }
     // isA2B2Shared: an A base block of 128 x 256 halves (64 KB) is past the shared half of L0A
     t.baseM = 128, t.baseN = 16, t.baseK = 256, t.depthA1 = t.depthB1 = 1, t.dbL0A = t.dbL0B = 1;
     TPipe pipe2;
@@ -625,6 +668,8 @@ static void faults() {
     'mm<half, float, float, CubeFormat::ND_ALIGN>("h_nd_align", 20, 13, 40, false, false, true, 0);',
     'mm<half, float, float, CubeFormat::ND, CubeFormat::VECTOR>("h_gemv", 1, 32, 256, false, false, false, 0);',
     'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
+    'mm<half, float, float>("h_async_ub", 512, 64, 128, false, false, true, 4);',
+    'mm<half, float, float>("h_async_gm", 300, 270, 200, false, false, true, 5);',
     "multicore(512, 512, 128);",
     "shared();",
     "faults();",
@@ -664,6 +709,8 @@ CASES = {
     "i8_tb": (np.int8, np.int32, np.int32, 24, 40, 70, False, True, False),
     "h_ub": (np.float16, np.float32, np.float32, 32, 64, 32, False, False, False),
     "h_ub_blocks": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),
+    "h_async_ub": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),  # Iterate<false>
+    "h_async_gm": (np.float16, np.float32, np.float32, 300, 270, 200, False, False, True),
     "h_nd_align": (np.float16, np.float32, np.float32, 20, 13, 40, False, False, True),
     "h_gemv": (np.float16, np.float32, np.float32, 1, 32, 256, False, False, False),  # A in CubeFormat::VECTOR
 }
@@ -774,6 +821,13 @@ def test_a2b2_shared_objects_share_l0_and_each_compute_the_cube_result(run):
     want = _cube(a, b, None, False)
     for name in ("sh_c1", "sh_c2"):
         np.testing.assert_array_equal(run(name, np.float32).reshape(48, 64), want)
+
+
+def test_asynchronous_iterate_needs_a_workspace_and_gives_one_block_a_get_tensor_c(run):
+    # h_async_ub and h_async_gm (in CASES) check the numbers; here the two misuses, at their lines
+    msgs = [m for _, code, _, m in run.rows("FAULT") if code == "api-misuse" and "<false>" in m]
+    assert len(msgs) == 2
+    assert "before SetWorkspace" in msgs[0] and "after all 1 blocks" in msgs[1]
 
 
 def test_a2b2_shared_base_block_past_32kb_is_refused_at_init(run):

@@ -270,11 +270,17 @@ public:
     __aicore__ inline void SetUserDefInfo(const uint64_t tilingPtr) { userInfo_ = tilingPtr; }
 
     // One base block (in the tiling's iterate order) into L0C; false when every block is done.
+    // Iterate<false> (the asynchronous mode of the GetTensorC page) starts every block of the core
+    // at once, into the SetWorkspace GM: each GetTensorC<false> then takes the next block in the
+    // iterate order. The emulator computes a block when it is taken, the same numbers in the same
+    // order. Called again while blocks are pending (a while (Iterate<false>()) loop), it says
+    // whether any is left, and ends the round when none is.
     template <bool sync = true>
     __aicore__ inline bool Iterate(bool enPartialSum = false, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("Iterate", loc);
+        if constexpr (!sync) return StartAsync(loc);
         if (iter_ < 0) iter_ = 0;
         if (iter_ >= Blocks()) {
             iter_ = -1;
@@ -290,6 +296,7 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         matmul_detail::Atomic atomic(enAtomic, loc);
+        if constexpr (!sync) TakeAsync(loc);
         uint32_t mb, nb;
         Block(computed_, mb, nb);
         const uint64_t at = enSequentialWrite ? 0 : COffset(mb, nb);
@@ -301,6 +308,7 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         NoAtomic(enAtomic, loc);
+        if constexpr (!sync) TakeAsync(loc);
         WriteUb(co2Local, uint32_t(t_.baseN), loc);
     }
     // The whole singleCoreM x singleCoreN C of this core, block by block.
@@ -343,7 +351,7 @@ public:
         return {int32_t(mb * t_.baseM * orgKc_ + nb * t_.baseN), int32_t(mb * t_.baseM), int32_t(nb * t_.baseN),
                 int32_t(RowsOf(mb)), int32_t(ColsOf(nb))};
     }
-    __aicore__ inline void End() { iter_ = -1, computed_ = -1; }
+    __aicore__ inline void End() { iter_ = -1, computed_ = -1, async_ = -1; }
     // The emulator computes at the call, so an asynchronous (sync = false) call is done when it returns.
     __aicore__ inline void WaitIterateAll() {}
     __aicore__ inline void WaitIterateBatch() {}
@@ -400,6 +408,7 @@ private:
     int32_t singleM_ = 0, singleN_ = 0, singleK_ = 0;
     int32_t batchA_ = 1, batchB_ = 1;
     int32_t iter_ = -1, computed_ = -1;
+    int32_t async_ = -1;  // the next block GetTensorC<false> takes after Iterate<false>; -1: none started
     uint8_t subBlock_ = 0;
     bool l1_used_ = false, l0_used_ = false, l0c_used_ = false;
     TBuf<TPosition::A1> a1_;
@@ -606,6 +615,32 @@ private:
     __aicore__ inline LocalTensor<SrcT> B2() {
         if constexpr (kCfg.isA2B2Shared) return b2s_;
         else return b2_.template Get<SrcT>();
+    }
+    // Iterate<false>: the round of blocks GetTensorC<false> takes (see Iterate).
+    __aicore__ inline bool StartAsync(sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        if (async_ >= 0) {
+            if (async_ < Blocks()) return true;
+            async_ = -1;
+            return false;
+        }
+        if (workspace_.addr_ == nullptr)
+            fail("api-misuse", loc, "Matmul Iterate<false> before SetWorkspace, in block %d: the asynchronous mode "
+                 "keeps C's blocks in the workspace SetWorkspace gives, and it must be set before Iterate",
+                 blk().idx);
+        async_ = 0;
+        return Blocks() > 0;
+    }
+    // GetTensorC<false>: the next block of the round Iterate<false> started, computed now.
+    __aicore__ inline void TakeAsync(sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        if (async_ < 0) return;  // no round started: the block of the last synchronous Iterate
+        if (async_ >= Blocks())
+            fail("api-misuse", loc, "Matmul GetTensorC<false> after all %d blocks of the Iterate<false> round were "
+                 "taken, in block %d: call it singleCoreM/baseM x singleCoreN/baseN times (rounded up)",
+                 Blocks(), blk().idx);
+        ComputeBlock(async_, false, loc);
+        computed_ = async_++;
     }
     // What this emulation covers, checked where the computation starts.
     __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc) const {
