@@ -304,3 +304,95 @@ def test_active_text_keeps_line_numbers_and_nesting():
     out = active_text(src, {"M": "", "N": "1"}).split(b"\n")
     assert len(out) == len(src.split(b"\n"))
     assert [ln for ln in out if ln and not ln.startswith(b"#")] == [b"e", b"m"]
+
+
+CUBE_ONLY_KERNEL = r"""
+#define ASCENDC_CUBE_ONLY
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+using namespace AscendC;
+using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using FloatGm = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+
+// The AIC computes C = A x B with a pure-cube Matmul object and goes on past REGIST_MATMUL_OBJ to
+// set the flag; each AIV then applies ReLU to its half of C's rows (matmul_fused_manual's shape).
+extern "C" __global__ __mix__(1, 2) void mm_relu(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR y)
+{
+    TPipe pipe;
+    TCubeTiling t{};
+    t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 32;
+    t.baseM = t.baseN = t.baseK = 32, t.stepKa = t.stepKb = t.depthA1 = t.depthB1 = 1;
+    t.dbL0A = t.dbL0B = t.dbL0C = 1, t.stepM = t.stepN = 1, t.usedCoreNum = 1;
+    GlobalTensor<float> cGm, yGm;
+    cGm.SetGlobalBuffer((__gm__ float *)c, 32 * 32);
+    yGm.SetGlobalBuffer((__gm__ float *)y, 32 * 32);
+    if ASCEND_IS_AIC {
+        GlobalTensor<half> aGm, bGm;
+        aGm.SetGlobalBuffer((__gm__ half *)a, 32 * 32);
+        bGm.SetGlobalBuffer((__gm__ half *)b, 32 * 32);
+        Matmul<HalfGm, HalfGm, FloatGm> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+        mm.SetTensorA(aGm);
+        mm.SetTensorB(bGm);
+        mm.IterateAll(cGm);
+        mm.End();
+        CrossCoreSetFlag<2, PIPE_FIX>(3);
+    }
+    if ASCEND_IS_AIV {
+        CrossCoreWaitFlag(3);
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 16 * 32 * sizeof(float));
+        LocalTensor<float> x = buf.Get<float>();
+        const int at = GetSubBlockIdx() * 16 * 32;
+        DataCopy(x, cGm[at], 16 * 32);
+        PipeBarrier<PIPE_ALL>();
+        Relu(x, x, 16 * 32);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yGm[at], x, 16 * 32);
+    }
+}
+"""
+
+CUBE_ONLY_HOST = """
+import torch
+from sage_npu.npu_eval import Launch
+
+def launch(a, b):
+    c = torch.zeros(32, 32, dtype=torch.float32)
+    y = torch.zeros(32, 32, dtype=torch.float32)
+    return Launch(kernel="mm_relu", block_dim=1, args=[a, b, c, y], outputs=[y])
+"""
+
+CUBE_ONLY_REFERENCE = """
+import torch
+
+class Model(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.relu(a.float() @ b.float())
+
+def get_inputs():
+    g = torch.Generator().manual_seed(3)
+    return [torch.randint(-4, 5, (32, 32), generator=g).half(), torch.randint(-4, 5, (32, 32), generator=g).half()]
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("cube_only", [True, False])
+def test_a_cube_only_matmul_runs_on_the_aic_which_goes_on_past_its_registration(ev, tmp_path, cube_only):
+    folder = tmp_path / f"cube_only_{cube_only}"
+    folder.mkdir()
+    kernel = CUBE_ONLY_KERNEL if cube_only else CUBE_ONLY_KERNEL.replace("#define ASCENDC_CUBE_ONLY\n", "")
+    (folder / "mm_relu.cpp").write_text(kernel)
+    (folder / "host.py").write_text(CUBE_ONLY_HOST)
+    (folder / "reference.py").write_text(CUBE_ONLY_REFERENCE)
+    report = ev.evaluate(folder).report
+    if cube_only:
+        assert report.status == "correct", report.diagnostics
+    else:
+        # without the define the AIC serves the (absent) AIV clients from REGIST_MATMUL_OBJ and ends
+        # there, as on the device: the flag after it is never set
+        assert report.status == "runtime_error"
+        wait = [i + 1 for i, ln in enumerate(kernel.splitlines()) if "CrossCoreWaitFlag(3);" in ln][0]
+        assert ("flag-deadlock", wait) in {(d.code, d.line) for d in report.diagnostics}, report.diagnostics

@@ -36,10 +36,17 @@ inline void regist(sage::sim::SrcLoc loc, TPipe* pipe, MM& mm, const TCubeTiling
 // REGIST_MATMUL_OBJ on the AIC of a mixed kernel: the device's AIC runs the Matmul server loop there
 // and returns from the kernel (unless the objects are MixDualMaster, where both sides compute); the
 // AIVs' calls then do the cube work themselves (CubeClient), so the AIC has nothing left to run.
+// A kernel that defines ASCENDC_CUBE_ONLY before including this header makes pure-cube objects
+// (the Matmul usage page): the AIC calls them itself and goes on past REGIST_MATMUL_OBJ.
+#ifdef ASCENDC_CUBE_ONLY
+inline constexpr bool kCubeOnly = true;
+#else
+inline constexpr bool kCubeOnly = false;
+#endif
 template <class MM, class... Rest>
 inline bool aic_serves(MM&, Rest&&...) {
     using namespace sage::sim;
-    return coop().active && coop().mixed && blk().core == AIC && !MM::kMixDualMaster;
+    return !kCubeOnly && coop().active && coop().mixed && blk().core == AIC && !MM::kMixDualMaster;
 }
 inline bool aic_serves() { return false; }
 }  // namespace matmul_detail
