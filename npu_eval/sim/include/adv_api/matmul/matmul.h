@@ -1035,8 +1035,8 @@ private:
                             sage::sim::blk().idx);
         if (!OwnsShare())
             sage::sim::fail("api-misuse", loc, "Matmul %s after another Matmul object computed, in block %d: the "
-                            "objects of a TPipe share L0C (as the device's take the same L0 addresses), so its "
-                            "block overwrote this one's; get C before calling another object", api,
+                            "objects of a TPipe share L0C (each holds data there only within its calls), so "
+                            "the other's block overwrote this one's; get C before calling another object", api,
                             sage::sim::blk().idx);
     }
     __aicore__ inline void WriteGm(const GlobalTensor<DstT>& gm, uint32_t stride, sage::sim::SrcLoc loc) {
