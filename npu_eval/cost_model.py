@@ -83,6 +83,7 @@ class SyncHazard:
     kind: str        # "RAW", "WAR" or "WAW"
     api: str
     other_api: str
+    addr: int = -1   # where in the block's local memories the two accesses overlap (-1: unknown)
 
 
 @dataclass
@@ -371,7 +372,8 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                         if key not in reported:
                             reported.add(key)
                             kind = "RAW" if w and not is_write else ("WAW" if w else "WAR")
-                            hazards.append(SyncHazard(block, r.loc, loc, PIPES[p], PIPES[q], kind, r.api, api))
+                            hazards.append(SyncHazard(block, r.loc, loc, PIPES[p], PIPES[q], kind, r.api, api,
+                                                      max(s0, a0)))
                         break
 
     l2 = l2 or {}

@@ -45,7 +45,7 @@ def estimate_launch(outdir: Path, site: LaunchSite, chip: ChipProfile, costs: Co
         return None, None
     trace = read_trace(trace_file, locs_file, paths)
     est = estimate(trace, chip, costs, site.block_dim, keep_events=trace_out is not None)
-    _hazards(est, trace, diags)
+    _hazards(est, trace, diags, chip)
     _bounds(est, trace, site, chip, diags)
     if trace_out is not None:
         write_chrome_trace(trace_out, est, trace, chip)
@@ -68,15 +68,29 @@ def timing_of(est: Estimate, trace: Trace, chip: ChipProfile) -> Timing:
                   l2_saved_us=round(est.l2_saved_us, 4))
 
 
-def _hazards(est: Estimate, trace: Trace, diags: dict[tuple, Diagnostic]) -> None:
-    """A missing-sync error at each UB hazard the schedule found between unordered pipes."""
+def _memory_at(addr: int, chip: ChipProfile) -> str:
+    """The memory an address of a block's local array lies in: the emulator lays them out in this
+    order, each from a 4 KB boundary (sim/include/sage_sim/cube.h, Mem and mem_base)."""
+    sizes = (("UB", chip.ub_bytes), ("L1", chip.l1_bytes), ("L0A", chip.l0a_bytes), ("L0B", chip.l0b_bytes),
+             ("L0C", chip.l0c_bytes), ("the BiasTable", chip.bt_bytes), ("the Fixpipe buffer", chip.fb_bytes))
+    end = 0
+    for name, size in sizes:
+        end += (size + 4095) // 4096 * 4096
+        if addr < end:
+            return name
+    return "a cube buffer"
+
+
+def _hazards(est: Estimate, trace: Trace, diags: dict[tuple, Diagnostic], chip: ChipProfile) -> None:
+    """A missing-sync error at each hazard on a local memory the schedule found between unordered pipes."""
     for h in est.hazards:
         file, line = trace.where(h.loc)
         _, oline = trace.where(h.other_loc)
         key = ("missing-sync", file, line)
         if key in diags or not file:
             continue
-        verb = {"RAW": "reads UB that", "WAR": "overwrites UB that", "WAW": "writes UB that"}[h.kind]
+        mem = _memory_at(h.addr, chip) if h.addr >= 0 else "UB"
+        verb = {"RAW": "reads", "WAR": "overwrites", "WAW": "writes"}[h.kind] + f" {mem} that"
         did = {"RAW": "wrote", "WAR": "still reads", "WAW": "also writes"}[h.kind]
         diags[key] = diagnostic(
             file, line, "error", "missing-sync",

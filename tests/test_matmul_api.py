@@ -3,7 +3,8 @@
 
 One C++ driver fills tilings on the host side, runs whole matmuls through REGIST_MATMUL_OBJ,
 SetTensorA/B (both transposes), SetBias, SetTail, IterateAll (to GM and to the UB) and
-Iterate/GetTensorC for half, bfloat16_t, float and int8_t, and dumps inputs, outputs and the
+Iterate/GetTensorC for half, bfloat16_t, float and int8_t, the policies (NBuffer33, triangles), C
+into a kernel CO1 tensor and two objects sharing one TPipe, and dumps inputs, outputs and the
 tilings; numpy recomputes C the way the cube does (exact products summed over k in order in
 float32, int32 for int8) and checks the tilings fit the 910B's L1/L0. Provoked faults are checked
 for code and line."""
@@ -584,6 +585,187 @@ static void nz_c(const std::string& name, int w) {
     (void)w;
 }
 
+// The Matmul policies (the MatmulPolicy page) and C into the kernel's own L0C (the Iterate page).
+// Inputs: A (M x K) and B (K x N) halves as above, dumped as `name`_a/_b; C prefilled with -7.
+struct PolicyData {
+    GlobalTensor<half> a, b;
+    GlobalTensor<float> c, bias;
+    float* host_c;
+};
+static PolicyData policy_data(const std::string& name, int M, int N, int K, bool bias) {
+    half* a = gm_alloc<half>((name + "_a").c_str(), size_t(M) * K);
+    half* b = gm_alloc<half>((name + "_b").c_str(), size_t(K) * N);
+    float* c = gm_alloc<float>((name + "_c").c_str(), size_t(M) * N);
+    float* bs = gm_alloc<float>((name + "_bias").c_str(), N);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float(int((i * 7 + 3) % 17) - 8) * 0.37f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float(int((i * 5 + 1) % 13) - 6) * 0.21f);
+    for (int i = 0; i < M * N; ++i) c[i] = -7.0f;
+    for (int j = 0; j < N; ++j) bs[j] = float(int(j % 9) - 4);
+    write_raw(name + "_a", a, sizeof(half) * M * K);
+    write_raw(name + "_b", b, sizeof(half) * K * N);
+    write_raw(name + "_bias", bs, sizeof(float) * N * (bias ? 1 : 0));
+    PolicyData d;
+    d.a.SetGlobalBuffer(a, M * K), d.b.SetGlobalBuffer(b, K * N), d.c.SetGlobalBuffer(c, M * N);
+    d.bias.SetGlobalBuffer(bs, N), d.host_c = c;
+    return d;
+}
+static TCubeTiling policy_tiling(int M, int N, int K, int base, bool bias, bool nbuffer33) {
+    namespace mt = matmul_tiling;
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(base, base, 32);
+    if (nbuffer33) api.SetMatmulConfigParams(1, false, mt::ScheduleType::N_BUFFER_33);
+    return host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N, K, false,
+                       false, bias);
+}
+// NBuffer33: 4 x 3 base blocks of 32 (a group of 3 block rows, then a tail row; a tail column),
+// K in 3 slices, with a bias; the MTE2 copies of A and B counted from the trace.
+static void nbuffer33() {
+    const int M = 112, N = 80, K = 96;
+    PolicyData d = policy_data("n33", M, N, K, true);
+    TCubeTiling t = policy_tiling(M, N, K, 32, true, true);
+    dump_tiling("n33", t);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_MDL, MatmulCallBackFunc<nullptr, nullptr, nullptr>,
+           AscendC::Impl::Detail::NBuffer33MatmulPolicy> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b), mm.SetBias(d.bias);
+    const size_t from = sage::sim::blk().trace.size();
+    mm.IterateAll(d.c);
+    mm.End();
+    int32_t copies = 0;  // GM -> L1 copies of A or B (the bias is a one-row copy into C1)
+    for (size_t i = from; i < sage::sim::blk().trace.size(); ++i) {
+        const auto& e = sage::sim::blk().trace[i];
+        copies += e.pipe == sage::sim::Pipe::MTE2 && e.elems > uint32_t(N);
+    }
+    write_raw("n33_copies", &copies, sizeof(copies));
+    write_raw("n33_c", d.host_c, sizeof(float) * M * N);
+}
+// Triangles: 3 x 3 blocks of 32; the upper through IterateAll, the lower through Iterate/GetTensorC.
+template <template <const auto&, typename, typename, typename, typename, typename> class P>
+static void triangle(const std::string& name, bool iterate) {
+    const int M = 96, N = 96, K = 64;
+    PolicyData d = policy_data(name, M, N, K, false);
+    TCubeTiling t = policy_tiling(M, N, K, 32, false, false);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_NORM, MatmulCallBackFunc<nullptr, nullptr, nullptr>, P> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b);
+    int32_t blocks = 0;
+    if (iterate) {
+        while (mm.Iterate()) mm.GetTensorC(d.c), ++blocks;
+    } else {
+        mm.IterateAll(d.c);
+    }
+    mm.End();
+    write_raw(name + "_blocks", &blocks, sizeof(blocks));
+    write_raw(name + "_c", d.host_c, sizeof(float) * M * N);
+}
+// C into the kernel's CO1 tensor (matmul_co1_output's pattern): 2 x 2 blocks of 32 one after another
+// into one L0C tensor, written out by the kernel's Fixpipe as a 32 x 64 row of blocks per block row;
+// then enPartialSum on a one-block matmul: A B + A2 B accumulated in L0C.
+static void co1_output() {
+    const int M = 64, N = 64, K = 64, base = 32;
+    PolicyData d = policy_data("co1", M, N, K, false);
+    TCubeTiling t = policy_tiling(M, N, K, base, false, false);
+    t.iterateOrder = 1;  // N first: a block row's blocks one after another
+    using CO1Nz = MatmulType<TPosition::CO1, CubeFormat::NZ, float>;
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, CO1Nz, FloatGm> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b);
+    TQue<TPosition::CO1, AscendC::Impl::QUEUE_DEPTH> q;
+    pipe.InitBuffer(q, 1, base * N * sizeof(float));
+    for (int row = 0; row < M / base; ++row) {
+        LocalTensor<float> l0c = q.AllocTensor<float>();
+        for (int col = 0; col < N / base; ++col) mm.Iterate(false, l0c[col * base * base]);
+        FixpipeParamsV220 p;
+        p.mSize = base, p.nSize = N, p.srcStride = base, p.dstStride = N;
+        q.EnQue(l0c);
+        q.DeQue<float>();
+        Fixpipe<float, float, CFG_ROW_MAJOR>(d.c[row * base * N], l0c, p);
+        q.FreeTensor(l0c);
+    }
+    mm.End();
+    write_raw("co1_c", d.host_c, sizeof(float) * M * N);
+    // enPartialSum: singleCoreM x singleCoreN = baseM x baseN (the Iterate page's condition)
+    PolicyData e = policy_data("co1p", base, base, K, false);
+    PolicyData e2 = policy_data("co1p2", base, base, K, false);
+    TCubeTiling t1 = policy_tiling(base, base, K, base, false, false);
+    TPipe pipe2;
+    Matmul<HalfGm, HalfGm, CO1Nz, FloatGm> one;
+    REGIST_MATMUL_OBJ(&pipe2, GetSysWorkSpacePtr(), one, &t1);
+    TQue<TPosition::CO1, 1> q2;
+    pipe2.InitBuffer(q2, 1, base * base * sizeof(float));
+    LocalTensor<float> acc = q2.AllocTensor<float>();
+    one.SetTensorA(e.a), one.SetTensorB(e.b);
+    one.Iterate(false, acc);
+    one.End();
+    one.SetTensorA(e2.a), one.SetTensorB(e.b);
+    one.Iterate(true, acc);
+    one.End();
+    FixpipeParamsV220 p;
+    p.mSize = base, p.nSize = base, p.srcStride = base, p.dstStride = base;
+    q2.EnQue(acc);
+    q2.DeQue<float>();
+    Fixpipe<float, float, CFG_ROW_MAJOR>(e.c, acc, p);
+    q2.FreeTensor(acc);
+    write_raw("co1p_c", e.host_c, sizeof(float) * base * base);
+}
+// Two objects of one TPipe share L0A/L0B/L0C (each alone would take 32 KB of the 64 KB L0A; the
+// two together fit only shared): both compute the cube result; a GetTensorC after the other
+// object's Iterate is a fault at its line.
+static void two_objects() {
+    const int M = 64, N = 64, K = 256;
+    PolicyData d = policy_data("two", M, N, K, false);
+    namespace mt = matmul_tiling;
+    mt::MatmulApiTiling api;
+    api.SetFixSplit(64, 64, 256);
+    TCubeTiling t = host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N,
+                                K, false, false, false);
+    float* c2 = gm_alloc<float>("two_c2", size_t(M) * N);
+    GlobalTensor<float> g2;
+    g2.SetGlobalBuffer(c2, M * N);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm> m1, m2;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), m1, &t, m2, &t);
+    m1.SetTensorA(d.a), m1.SetTensorB(d.b), m2.SetTensorA(d.a), m2.SetTensorB(d.b);
+    m1.IterateAll(d.c);
+    m2.IterateAll(g2);
+    write_raw("two_c", d.host_c, sizeof(float) * M * N);
+    write_raw("two_c2", c2, sizeof(float) * M * N);
+    m1.Iterate();
+    m2.Iterate();
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        m1.GetTensorC(d.c);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+// NBuffer33's limits: K in more than 3 baseK slices (a default tiling) at the REGIST line; Iterate.
+static void nbuffer33_faults() {
+    using N33 = Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_MDL, MatmulCallBackFunc<nullptr, nullptr, nullptr>,
+                       AscendC::Impl::Detail::NBuffer33MatmulPolicy>;
+    PolicyData d = policy_data("n33f", 32, 32, 256, false);
+    TCubeTiling deep = policy_tiling(32, 32, 256, 32, false, false);  // stepKa 8
+    TPipe pipe;
+    N33 mm;
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &deep);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+    TCubeTiling ok = policy_tiling(32, 32, 96, 32, false, true);
+    TPipe pipe2;
+    N33 mm2;
+    REGIST_MATMUL_OBJ(&pipe2, GetSysWorkSpacePtr(), mm2, &ok);
+    mm2.SetTensorA(d.a), mm2.SetTensorB(d.b);
+    try {
+        expect("api-misuse", __LINE__ + 1);
+        mm2.Iterate();
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 // MultiCoreMatmulTiling's split in whole base blocks: a 64 x 64 x 64 matmul is one base block (one
 // core however many it may use); 512 x 512 x 128 on two cores splits M (asc-devkit's
 // matmul_advanced_api README: singleCoreM 256, singleCoreN 512).
@@ -688,6 +870,12 @@ static void faults() {
     'nz_c<kChannelSplit>("nz8", 8);',
     "constant_tiling();",
     "batches();",
+    "nbuffer33();",
+    "triangle<AscendC::Impl::Detail::TrianUpperMatmulPolicy>(\"up\", false);",
+    "triangle<AscendC::Impl::Detail::TrianLowerMatmulPolicy>(\"low\", true);",
+    "co1_output();",
+    "two_objects();",
+    "nbuffer33_faults();",
 )
 
 CHIP = chip_profile("910B2")  # the chip the drivers are built for (tests/sim_driver.py)
@@ -1055,3 +1243,93 @@ def test_c_in_nz_with_and_without_channel_split(run, name, w):
     nz = run(f"{name}_c", np.float32).reshape(48 // w, 48, w)  # column block, row (48: M rounded), column
     np.testing.assert_array_equal(np.concatenate(list(nz[:, :40]), axis=1), _cube(a, b, None, False))
     np.testing.assert_array_equal(nz[:, 40:], -7.0)  # the padding rows: not written
+
+
+def _policy_inputs(run: Run, name: str, m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    return _half_matrix(run, f"{name}_a", (m, k)), _half_matrix(run, f"{name}_b", (k, n))
+
+
+def test_nbuffer33_keeps_a_in_l1_and_streams_b(run):
+    """The N_BUFFER_33 tiling (stepM 3, stepKa = stepKb = 3 slices of K, A's 3 x 3 blocks in L1, B's
+    double-buffered) and its schedule: each block row of A copied once, each B column once per group
+    of 3 block rows (4 + 2 x 3 copies, not one pair per block), C with the bias as the cube makes it."""
+    t = _tiling(run, "n33")
+    assert (t["stepM"], t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == (3, 3, 3, 9, 6), t
+    a, b = _policy_inputs(run, "n33", 112, 80, 96)
+    bias = run("n33_bias", np.float32)
+    want = _cube(a, b, np.broadcast_to(bias, (112, 80)), False)
+    np.testing.assert_array_equal(run("n33_c", np.float32).reshape(112, 80), want)
+    assert run("n33_copies", np.int32).tolist() == [4 + 2 * 3]
+
+
+@pytest.mark.parametrize(("name", "keep"), [("up", np.less_equal), ("low", np.greater_equal)])
+def test_triangle_policies_skip_the_blocks_off_their_half(run, name, keep):
+    """3 x 3 blocks of 32: the upper policy computes and writes blocks with row <= column, the lower
+    row >= column (through Iterate/GetTensorC: 6 blocks); the others keep what C held (-7)."""
+    a, b = _policy_inputs(run, name, 96, 96, 64)
+    rows, cols = np.indices((96, 96)) // 32
+    want = np.where(keep(rows, cols), _cube(a, b, None, False), np.float32(-7.0))
+    np.testing.assert_array_equal(run(f"{name}_c", np.float32).reshape(96, 96), want)
+    if name == "low":
+        assert run("low_blocks", np.int32).tolist() == [6]
+
+
+def test_iterate_into_the_kernels_co1_tensor_and_partial_sums(run):
+    a, b = _policy_inputs(run, "co1", 64, 64, 64)
+    np.testing.assert_array_equal(run("co1_c", np.float32).reshape(64, 64), _cube(a, b, None, False))
+    a1, b1 = _policy_inputs(run, "co1p", 32, 32, 64)
+    a2 = _half_matrix(run, "co1p2_a", (32, 64))
+    want = _cube(a2, b1, _cube(a1, b1, None, False), False)
+    np.testing.assert_array_equal(run("co1p_c", np.float32).reshape(32, 32), want)
+
+
+def test_two_objects_of_a_pipe_share_l0_and_each_compute_the_cube_result(run):
+    a, b = _policy_inputs(run, "two", 64, 64, 256)
+    want = _cube(a, b, None, False)
+    for name in ("two_c", "two_c2"):
+        np.testing.assert_array_equal(run(name, np.float32).reshape(64, 64), want)
+    msg = [m for _, code, _, m in run.rows("FAULT") if code == "api-misuse" and "another Matmul object" in m]
+    assert len(msg) == 1 and "share L0C" in msg[0]
+
+
+def test_nbuffer33_limits_are_faults_at_the_users_line(run):
+    msgs = [m for _, code, _, m in run.rows("FAULT") if code == "api-misuse" and "NBuffer33MatmulPolicy" in m]
+    assert len(msgs) == 2, msgs
+    assert "stepKa 8" in msgs[0] and "ceil(singleCoreK / baseK) <= 3" in msgs[0]
+    assert "Iterate" in msgs[1] and "IterateAll only" in msgs[1]
+
+
+CUSTOM_POLICY_PROGRAM = r"""
+#define ASCENDC_CUBE_ONLY
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+
+template <const auto& MM_CFG, typename IMPL, typename A_TYPE, typename B_TYPE, typename C_TYPE, typename BIAS_TYPE>
+struct MyPolicy : public AscendC::Impl::Detail::MatmulPolicy<MM_CFG, IMPL, A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE> {};
+
+using H = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+using F = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+
+__global__ __cube__ void mm(GM_ADDR a) {
+    AscendC::TPipe pipe;
+    AscendC::Matmul<H, H, F, F, CFG_NORM, AscendC::MatmulCallBackFunc<nullptr, nullptr, nullptr>, MyPolicy> obj;
+    (void)a;
+}
+
+int main() {
+    mm<<<1, nullptr, nullptr>>>(nullptr);
+    return 0;
+}
+"""
+
+
+def test_a_user_defined_policy_is_one_not_emulated_line(tmp_path):
+    from sage_npu.npu_eval.program import run_program
+
+    path = tmp_path / "custom_policy.asc"
+    path.write_text(CUSTOM_POLICY_PROGRAM)
+    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    assert len(errors) == 1, report.diagnostics
+    assert errors[0].code == "not-emulated" and "user-defined MATMUL_POLICY" in errors[0].message, errors[0]
+    assert "\n" not in errors[0].message

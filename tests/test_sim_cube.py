@@ -855,6 +855,8 @@ def test_a_missing_m_to_fix_sync_is_reported_at_the_fixpipe(tmp_path):
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "AscendC::Fixpipe(" in t)
     found = [(d.code, d.line) for launch in report.launches for d in launch.diagnostics]
     assert ("missing-sync", line) in found, found
+    msg = next(d.message for launch in report.launches for d in launch.diagnostics if d.code == "missing-sync")
+    assert "reads L0C that" in msg, msg  # the memory the hazard is in, not "UB"
 
 
 def _l0a_zz(x: np.ndarray, c0: int) -> np.ndarray:

@@ -726,6 +726,7 @@ public:
         blk().ub_used = 0;
         pools_.clear();
         for (uint32_t& u : cube_used_) u = 0;
+        for (MatmulShare& m : matmul_share_) m = {};
     }
     __aicore__ inline void Destroy(SAGE_LOC) {
         using namespace sage::sim;
@@ -734,6 +735,7 @@ public:
         blk().ub_used = 0;
         pools_.clear();
         for (uint32_t& u : cube_used_) u = 0;
+        for (MatmulShare& m : matmul_share_) m = {};
         destroyed_ = true;
     }
     __aicore__ inline void Init() {}
@@ -750,6 +752,16 @@ public:
     }
     template <HardEvent evt>
     __aicore__ inline void ReleaseEventID(TEventID) {}
+
+    // The cube buffers the pipe's Matmul objects take in turn (matmul.h): L0A, L0B, L0C and the
+    // BiasTable hold an object's data only within its calls (or from an Iterate to its GetTensorC),
+    // so a later object reuses the first one's when its own fit, as the device's objects, each of
+    // which takes all of L0A and L0B, overlap there. `owner` is the object whose block L0C holds.
+    struct MatmulShare {
+        uint32_t addr = 0, bytes = 0;  // within the memory
+        const void* owner = nullptr;
+    };
+    MatmulShare matmul_share_[4];
 
 private:
     bool destroyed_ = false;

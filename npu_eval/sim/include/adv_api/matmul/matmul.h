@@ -30,6 +30,7 @@
 #include "batch_layout.h"
 #include "constant_tiling.h"
 #include "matmul_config.h"
+#include "matmul_policy.h"
 #include "matmul_tiling.h"
 
 namespace AscendC {
@@ -178,6 +179,14 @@ private:
     static constexpr uint32_t kEs = sizeof(SrcT);
     static constexpr uint32_t kC0 = 32 / kEs;         // elements of a 32-byte block
     static constexpr uint32_t kFrac = 512 / kEs;      // elements of a 512-byte L0 fractal
+    static constexpr MatmulPolicyKind kPolicy = matmul_detail::policy_of<MATMUL_POLICY>::value;
+    static_assert(kPolicy != MatmulPolicyKind::Custom,
+                  "[not-emulated] Matmul with a user-defined MATMUL_POLICY: sage-npu runs the built-in "
+                  "MatmulPolicy, NBuffer33MatmulPolicy, TrianUpperMatmulPolicy and TrianLowerMatmulPolicy, not a "
+                  "policy's own modules");
+    static constexpr bool kNBuffer33 = kPolicy == MatmulPolicyKind::NBuffer33;
+    // C_TYPE in TPosition::CO1: the kernel owns L0C and each Iterate computes into its tensor.
+    static constexpr bool kCInL0C = C_TYPE::pos == TPosition::CO1;
 
 public:
     __aicore__ inline MatmulImpl() {}
@@ -202,6 +211,7 @@ public:
         orgM_ = t_.M, orgN_ = t_.N, orgKa_ = t_.Ka, orgKb_ = t_.Kb, orgKc_ = t_.N;
         singleM_ = t_.singleCoreM, singleN_ = t_.singleCoreN, singleK_ = t_.singleCoreK;
         bias_on_ = cubeTiling != nullptr && cubeTiling->isBias != 0;
+        PolicyLimits(loc);
     }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
@@ -280,13 +290,26 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         Ready("Iterate", loc);
+        OnlyIterateAll("Iterate", loc);
         if constexpr (!sync) return StartAsync(loc);
-        if (iter_ < 0) iter_ = 0;
-        if (iter_ >= Blocks()) {
-            iter_ = -1;
-            return false;
-        }
+        if (!Next()) return false;
         ComputeBlock(iter_, enPartialSum && computed_ == iter_, loc);
+        computed_ = iter_++;
+        return true;
+    }
+    // Iterate into the kernel's own L0C tensor (C_TYPE of TPosition::CO1, CubeFormat::NZ): the block
+    // as Mmad leaves it, NZ with its rows rounded up to 16; enPartialSum adds onto what the tensor holds.
+    template <bool sync = true, typename T>
+    __aicore__ inline bool Iterate(bool enPartialSum, const LocalTensor<T>& localCmatrix, SAGE_LOC) {
+        static_assert(std::is_same_v<T, L0cT>, "Matmul Iterate into a CO1 tensor: its type is L0C's (float, or "
+                                               "int32_t for int8_t A/B)");
+        matmul_detail::CubeClient client;
+        sage::sim::touch(loc);
+        Ready("Iterate", loc, true);
+        UserL0C(localCmatrix, enPartialSum, loc);
+        if (!Next()) return false;
+        co1t_ = localCmatrix;
+        ComputeBlock(iter_, enPartialSum, loc);
         computed_ = iter_++;
         return true;
     }
@@ -295,6 +318,7 @@ public:
                                       bool enSequentialWrite = false, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
+        OnlyIterateAll("GetTensorC", loc);
         matmul_detail::Atomic atomic(enAtomic, loc);
         if constexpr (!sync) TakeAsync(loc);
         uint32_t mb, nb;
@@ -307,6 +331,7 @@ public:
                                       bool enSequentialWrite = false, SAGE_LOC) {
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
+        OnlyIterateAll("GetTensorC", loc);
         NoAtomic(enAtomic, loc);
         if constexpr (!sync) TakeAsync(loc);
         WriteUb(co2Local, uint32_t(t_.baseN), loc);
@@ -321,7 +346,9 @@ public:
         Ready("IterateAll", loc);
         matmul_detail::Atomic atomic(enAtomic, loc);
         if (SharedPairServed()) return;
+        PolicyLimits(loc);
         for (int32_t i = 0; i < Blocks(); ++i) {
+            if (Skipped(i)) continue;
             uint32_t mb, nb;
             Block(i, mb, nb);
             ComputeBlock(i, false, loc);
@@ -336,7 +363,9 @@ public:
         Ready("IterateAll", loc);
         NoAtomic(enAtomic, loc);
         const uint32_t stride = matmul_detail::up(uint32_t(singleN_), 32 / sizeof(DstT));
+        PolicyLimits(loc);
         for (int32_t i = 0; i < Blocks(); ++i) {
+            if (Skipped(i)) continue;
             uint32_t mb, nb;
             Block(i, mb, nb);
             ComputeBlock(i, false, loc);
@@ -366,6 +395,7 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         BatchReady("IterateBatch", batchA, batchB, enAtomic, loc);
+        OnlyIterateAll("IterateBatch", loc);
         RunBatches(gm, 0, batchA, batchB, matrixStrideA, matrixStrideB, loc);
     }
     // batchLoop IterateBatch calls over consecutive batches, C to the SetWorkspace GM in C's layout.
@@ -377,6 +407,7 @@ public:
         matmul_detail::CubeClient client;
         sage::sim::touch(loc);
         BatchReady("IterateNBatch", batchA, batchB, enAtomic, loc);
+        OnlyIterateAll("IterateNBatch", loc);
         if (workspace_.addr_ == nullptr)
             sage::sim::fail("api-misuse", loc, "Matmul IterateNBatch before SetWorkspace, in block %d: it writes C to "
                             "the workspace SetWorkspace gives", sage::sim::blk().idx);
@@ -415,10 +446,13 @@ private:
     TBuf<TPosition::B1> b1_;
     TBuf<TPosition::A2> a2_;
     TBuf<TPosition::B2> b2_;
-    LocalTensor<SrcT> a2s_, b2s_;  // isA2B2Shared: the kernel-wide L0A/L0B (SharedL0)
+    LocalTensor<SrcT> a2s_, b2s_;  // L0A/L0B: the kernel-wide ones (SharedL0) or the pipe's (PipeShared)
     TBuf<TPosition::CO1> co1_;
     TBuf<TPosition::C1> bias1_;
     TBuf<TPosition::C2> bias2_;
+    LocalTensor<L0cT> co1t_;      // where blocks are computed: the pipe's shared L0C or the kernel's CO1 tensor
+    LocalTensor<BiasT> bias2t_;   // the bias in the BiasTable (PipeShared)
+    uint32_t slotA_ = 0, slotB_ = 0;  // nbuffer33: which of the base blocks kept in L1 a block reads
 
     GlobalTensor<DstT> workspace_;
     uint64_t cOffset_ = 0;
@@ -583,16 +617,31 @@ private:
         if constexpr (kCfg.isA2B2Shared) {
             SharedL0(loc);
         } else {
-            pipe_->InitBuffer(a2_, b.a2, loc);
-            pipe_->InitBuffer(b2_, b.b2, loc);
+            a2s_ = PipeShared<SrcT>(0, a2_, b.a2, loc);
+            b2s_ = PipeShared<SrcT>(1, b2_, b.b2, loc);
         }
-        pipe_->InitBuffer(co1_, b.co1, loc);
+        if constexpr (!kCInL0C) co1t_ = PipeShared<L0cT>(2, co1_, b.co1, loc);
         if (t_.isBias) {
             pipe_->InitBuffer(bias1_, b.bias, loc);
-            pipe_->InitBuffer(bias2_, b.bias, loc);
+            bias2t_ = PipeShared<BiasT>(3, bias2_, b.bias, loc);
         }
         if (b.quant) pipe_->InitBuffer(quant1_, b.quant, loc);
     }
+    // L0A, L0B, L0C or the BiasTable (`which` 0..3), shared with the pipe's other Matmul objects
+    // (TPipe::MatmulShare): taken from the pipe only when the earlier objects' is smaller.
+    template <class T, TPosition P>
+    __aicore__ inline LocalTensor<T> PipeShared(int which, TBuf<P>& buf, uint32_t bytes, sage::sim::SrcLoc loc) {
+        TPipe::MatmulShare& s = pipe_->matmul_share_[which];
+        if (s.bytes < bytes) {
+            pipe_->InitBuffer(buf, bytes, loc);
+            s = {buf.template Get<T>().addr_ - sage::sim::mem_base(detail::pos_mem(P)), bytes, nullptr};
+        }
+        return LocalTensor<T>(P, s.addr, bytes / sizeof(T), loc);
+    }
+    __aicore__ inline bool SharesL0C() const {
+        return !kCInL0C && pipe_->matmul_share_[2].addr + sage::sim::mem_base(sage::sim::Mem::L0C) == co1t_.addr_;
+    }
+    __aicore__ inline bool OwnsShare() const { return !SharesL0C() || pipe_->matmul_share_[2].owner == this; }
     // MatmulConfig.isA2B2Shared: L0A and L0B are managed globally, one double buffer (two 32 KB
     // halves each) every Matmul object of the kernel shares, so an A or B base block may not pass
     // 32 KB. Here each object's A2/B2 is the whole of L0A/L0B at address 0 (no allocator): the
@@ -608,18 +657,20 @@ private:
         a2s_ = LocalTensor<SrcT>(TPosition::A2, 0, mem_bytes(Mem::L0A) / kEs, loc);
         b2s_ = LocalTensor<SrcT>(TPosition::B2, 0, mem_bytes(Mem::L0B) / kEs, loc);
     }
-    __aicore__ inline LocalTensor<SrcT> A2() {
-        if constexpr (kCfg.isA2B2Shared) return a2s_;
-        else return a2_.template Get<SrcT>();
+    __aicore__ inline LocalTensor<SrcT> A2() { return a2s_; }
+    __aicore__ inline LocalTensor<SrcT> B2() { return b2s_; }
+    // The L1 buffers at the base blocks a block reads (nbuffer33 keeps several; else slot 0).
+    __aicore__ inline LocalTensor<SrcT> A1() {
+        return a1_.template Get<SrcT>()[slotA_ * uint32_t(t_.baseM) * t_.stepKa * t_.baseK];
     }
-    __aicore__ inline LocalTensor<SrcT> B2() {
-        if constexpr (kCfg.isA2B2Shared) return b2s_;
-        else return b2_.template Get<SrcT>();
+    __aicore__ inline LocalTensor<SrcT> B1() {
+        return b1_.template Get<SrcT>()[slotB_ * uint32_t(t_.baseN) * t_.stepKb * t_.baseK];
     }
     // Iterate<false>: the round of blocks GetTensorC<false> takes (see Iterate).
     __aicore__ inline bool StartAsync(sage::sim::SrcLoc loc) {
         using namespace sage::sim;
         if (async_ >= 0) {
+            SkipAsync();
             if (async_ < Blocks()) return true;
             async_ = -1;
             return false;
@@ -631,10 +682,15 @@ private:
         async_ = 0;
         return Blocks() > 0;
     }
+    // Past the blocks a triangle policy leaves out.
+    __aicore__ inline void SkipAsync() {
+        while (async_ < Blocks() && Skipped(async_)) ++async_;
+    }
     // GetTensorC<false>: the next block of the round Iterate<false> started, computed now.
     __aicore__ inline void TakeAsync(sage::sim::SrcLoc loc) {
         using namespace sage::sim;
         if (async_ < 0) return;  // no round started: the block of the last synchronous Iterate
+        SkipAsync();
         if (async_ >= Blocks())
             fail("api-misuse", loc, "Matmul GetTensorC<false> after all %d blocks of the Iterate<false> round were "
                  "taken, in block %d: call it singleCoreM/baseM x singleCoreN/baseN times (rounded up)",
@@ -643,9 +699,12 @@ private:
         computed_ = async_++;
     }
     // What this emulation covers, checked where the computation starts.
-    __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc) const {
+    __aicore__ inline void Ready(const char* api, sage::sim::SrcLoc loc, bool toL0C = false) const {
         using namespace sage::sim;
         if (!init_) fail("api-misuse", loc, "Matmul %s before Init (REGIST_MATMUL_OBJ), in block %d", api, blk().idx);
+        if (kCInL0C && !toL0C)
+            fail("api-misuse", loc, "Matmul %s with C in TPosition::CO1, in block %d: such a Matmul computes into "
+                 "the kernel's L0C tensor, through Iterate(enPartialSum, l0cTensor) (the Iterate page)", api, blk().idx);
         if ((kAInL1 ? !aL1Set_ : a_.addr_ == nullptr) || b_.addr_ == nullptr)
             fail("api-misuse", loc, "Matmul %s before SetTensorA and SetTensorB, in block %d", api, blk().idx);
         // A in CubeFormat::VECTOR is one row of K (GEMV, M = 1): in GM the same bytes as an ND row.
@@ -654,7 +713,7 @@ private:
                       (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR && !aTscmNz) ||
                       B_TYPE::format != CubeFormat::ND ||
                       (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
-                       !(kNzC && C_TYPE::pos == TPosition::GM)))
+                       !(kNzC && (C_TYPE::pos == TPosition::GM || kCInL0C))))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
         if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
@@ -694,6 +753,80 @@ private:
                             "GetTensorC)", unsigned(enAtomic), sage::sim::blk().idx);
     }
 
+    // ---- the policies (the MatmulPolicy page) and C in the kernel's L0C (the Iterate page)
+    __aicore__ inline bool Skipped(int32_t i) const {  // a triangle policy's blocks off its half of C
+        if constexpr (kPolicy != MatmulPolicyKind::TrianUpper && kPolicy != MatmulPolicyKind::TrianLower) {
+            return false;
+        } else {
+            uint32_t mb, nb;
+            Block(i, mb, nb);
+            return kPolicy == MatmulPolicyKind::TrianUpper ? mb > nb : mb < nb;
+        }
+    }
+    // iter_ at the next block to compute (past skipped ones); false, and the walk reset, at the end.
+    __aicore__ inline bool Next() {
+        if (iter_ < 0) iter_ = 0;
+        while (iter_ < Blocks() && Skipped(iter_)) ++iter_;
+        if (iter_ < Blocks()) return true;
+        iter_ = -1;
+        return false;
+    }
+    __aicore__ inline void OnlyIterateAll(const char* api, sage::sim::SrcLoc loc) const {
+        if (kNBuffer33)
+            sage::sim::fail("api-misuse", loc, "Matmul %s with NBuffer33MatmulPolicy, in block %d: that policy gives "
+                            "C through IterateAll only", api, sage::sim::blk().idx);
+    }
+    __aicore__ inline void PolicyLimits(sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        if (kPolicy != MatmulPolicyKind::Default && !kCfg.doNorm && !kCfg.doMultiDataLoad)
+            fail("api-misuse", loc, "Matmul with %s and a MatmulConfig that is neither CFG_NORM's kind nor CFG_MDL's, "
+                 "in block %d: the triangle policies run with those two, NBuffer33MatmulPolicy with CFG_MDL's",
+                 PolicyName(), blk().idx);
+        if constexpr (kNBuffer33) NBuffer33Limits(loc);
+    }
+    static constexpr const char* PolicyName() {
+        return kNBuffer33 ? "NBuffer33MatmulPolicy" : kPolicy == MatmulPolicyKind::TrianUpper ? "TrianUpperMatmulPolicy"
+               : kPolicy == MatmulPolicyKind::TrianLower ? "TrianLowerMatmulPolicy" : "MatmulPolicy";
+    }
+    // NBuffer33MatmulPolicy's limits (the MatmulPolicy page): MDL, A and B in GM, a pure cube kernel,
+    // stepM, stepKa, stepKb <= 3 with stepKa = stepKb = ceil(singleCoreK / baseK), and A's stepM x stepKa
+    // base blocks held in L1 at once (depthA1).
+    __aicore__ inline void NBuffer33Limits(sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        const int b = blk().idx, kIter = (singleK_ + t_.baseK - 1) / t_.baseK;
+        if (!kCfg.doMultiDataLoad)
+            fail("api-misuse", loc, "Matmul with NBuffer33MatmulPolicy and a MatmulConfig other than MDL, in block "
+                 "%d: the policy runs with CFG_MDL (GetMDLConfig) only", b);
+        if (A_TYPE::pos != TPosition::GM || B_TYPE::pos != TPosition::GM)
+            fail("api-misuse", loc, "Matmul with NBuffer33MatmulPolicy and A or B not in TPosition::GM, in block %d",
+                 b);
+        if (coop().active && coop().mixed)
+            fail("api-misuse", loc, "Matmul with NBuffer33MatmulPolicy in a mixed (cube and vector) kernel, in block "
+                 "%d: the policy runs in pure cube kernels only", b);
+        if (t_.stepM > 3 || t_.stepKa != kIter || t_.stepKb != kIter || kIter > 3)
+            fail("api-misuse", loc, "Matmul with NBuffer33MatmulPolicy and stepM %d, stepKa %d, stepKb %d for "
+                 "singleCoreK %d in baseK %d, in block %d: the policy needs stepM <= 3 and stepKa = stepKb = "
+                 "ceil(singleCoreK / baseK) <= 3 (ScheduleType::N_BUFFER_33 in SetMatmulConfigParams before "
+                 "GetTiling gives such a tiling)", t_.stepM, t_.stepKa, t_.stepKb, singleK_, t_.baseK, b);
+        if (t_.depthA1 < t_.stepM * t_.stepKa)
+            fail("api-misuse", loc, "Matmul with NBuffer33MatmulPolicy and depthA1 %d, in block %d: the policy keeps "
+                 "stepM x stepKa = %d base blocks of A in L1", t_.depthA1, b, t_.stepM * t_.stepKa);
+    }
+    template <class T>
+    __aicore__ inline void UserL0C(const LocalTensor<T>& l0c, bool partial, sage::sim::SrcLoc loc) const {
+        using namespace sage::sim;
+        if (!kCInL0C || !kNzC)
+            fail("api-misuse", loc, "Matmul Iterate into an L0C tensor needs C_TYPE MatmulType<TPosition::CO1, "
+                 "CubeFormat::NZ, float or int32_t> (the Iterate page), in block %d", blk().idx);
+        if (mem_at(l0c.addr_) != Mem::L0C)
+            fail("api-misuse", loc, "Matmul Iterate into a %s tensor, in block %d: it computes into an L0C (CO1) "
+                 "tensor", mem_name(mem_at(l0c.addr_)), blk().idx);
+        if (partial && (singleM_ != t_.baseM || singleN_ != t_.baseN))
+            fail("api-misuse", loc, "Matmul Iterate(enPartialSum = true, l0cTensor) with singleCoreM x singleCoreN "
+                 "%d x %d and baseM x baseN %d x %d, in block %d: it accumulates in L0C only when they are equal",
+                 singleM_, singleN_, t_.baseM, t_.baseN, blk().idx);
+    }
+
     // ---- the block loop
     __aicore__ inline int32_t MIter() const { return (singleM_ + t_.baseM - 1) / t_.baseM; }
     __aicore__ inline int32_t NIter() const { return (singleN_ + t_.baseN - 1) / t_.baseN; }
@@ -704,6 +837,12 @@ private:
     }
     __aicore__ inline void Block(int32_t i, uint32_t& mb, uint32_t& nb) const {
         if (i < 0) i = 0;
+        if constexpr (kNBuffer33) {  // groups of stepM block rows; in a group N outer, M inner
+            const int32_t step = t_.stepM, g = i / (step * NIter()), r = i % (step * NIter());
+            const int32_t rows = MIter() - g * step < step ? MIter() - g * step : step;
+            mb = uint32_t(g * step + r % rows), nb = uint32_t(r / rows);
+            return;
+        }
         if (OrderN()) mb = uint32_t(i / NIter()), nb = uint32_t(i % NIter());
         else mb = uint32_t(i % MIter()), nb = uint32_t(i / MIter());
     }
@@ -720,6 +859,11 @@ private:
         uint32_t mb, nb;
         Block(i, mb, nb);
         curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN), curMb_ = mb;
+        // nbuffer33: a block row's A stays in L1 from the group's first column on, and a column's B
+        // from the group's first row on (double-buffered when depthB1 holds two), so only those copy.
+        const bool loadA = !kNBuffer33 || nb == 0, loadB = !kNBuffer33 || mb % uint32_t(t_.stepM) == 0;
+        if constexpr (kNBuffer33)
+            slotA_ = mb % uint32_t(t_.stepM), slotB_ = t_.depthB1 >= 2 * t_.stepKb ? nb % 2 : 0;
         // A CopyA1/CopyB1 callback moves one base block a call (the MatmulCallBackFunc page): one baseK
         // slice of K per GM -> L1 copy then.
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
@@ -729,9 +873,11 @@ private:
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
             if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
-            if constexpr (!kAInL1) CopyA1(mb, k0, kLen, loc);
+            if constexpr (!kAInL1) {
+                if (loadA) CopyA1(mb, k0, kLen, loc);
+            }
             chunkK0_ = k0;
-            CopyB1(nb, k0, kLen, loc);
+            if (loadB) CopyB1(nb, k0, kLen, loc);
             if (first && bias_on_) CopyBias1(nb, loc);
             matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
             l1_used_ = true;
@@ -749,11 +895,12 @@ private:
         }
         matmul_detail::hand_off<HardEvent::M_FIX>(loc);
         l0c_used_ = true;
+        if (SharesL0C()) pipe_->matmul_share_[2].owner = this;
     }
 
     // ---- GM -> L1 (MTE2)
     __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> a1 = a1_.template Get<SrcT>();
+        LocalTensor<SrcT> a1 = A1();
         const uint32_t m0 = mb * uint32_t(t_.baseM);
         if constexpr (MM_CB::kCopyA1) {  // block (mb, k block) of curM_ x kLen, A's layout in L1 the user's
             MM_CB::CopyA1Fn(a1.template ReinterpretCast<int8_t>(), a_.GetPhyAddr(), int(mb), int(k0 / t_.baseK),
@@ -771,7 +918,7 @@ private:
         }
     }
     __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>();
+        LocalTensor<SrcT> b1 = B1();
         const uint32_t n0 = nb * uint32_t(t_.baseN);
         if constexpr (MM_CB::kCopyB1) {  // block (k block, nb) of kLen x curN_
             MM_CB::CopyB1Fn(b1.template ReinterpretCast<int8_t>(), b_.GetPhyAddr(), int(k0 / t_.baseK), int(nb),
@@ -793,7 +940,7 @@ private:
     // float K x N: each 16-row group of K its own run of 8-column fractals, (g, c8) at g * n8 + c8,
     // so two neighbouring fractals are one 16 x 16 square for LoadDataWithTranspose.
     __aicore__ inline void CopyB1Float(uint32_t n0, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>();
+        LocalTensor<SrcT> b1 = B1();
         const uint32_t n8 = matmul_detail::up(curN_, 16) / 8, full = kLen / 16, tail = kLen % 16;
         const uint64_t src = uint64_t(k0) * orgN_ + n0;
         if (full && 16u * uint32_t(orgN_) <= 65535u && n8 * kFrac <= 16384u) {  // Nd2NzParams' 16-bit strides
@@ -822,7 +969,7 @@ private:
     __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, kInt8 && !transB_ ? 32 : 16) / 16; }
     __aicore__ inline void LoadA2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
         if constexpr (kAInL1) return LoadA2FromL1(kk, kl, loc);
-        LocalTensor<SrcT> a1 = a1_.template Get<SrcT>(), a2 = A2();
+        LocalTensor<SrcT> a1 = A1(), a2 = A2();
         const uint32_t m16 = M16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
         if (!transA_) {  // L0A: (mi, kc) at mi * k1 + kc
             for (uint32_t kc = 0; kc < k1; ++kc)
@@ -836,7 +983,7 @@ private:
                                                                true, 0), loc);
     }
     __aicore__ inline void LoadB2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
-        LocalTensor<SrcT> b1 = b1_.template Get<SrcT>(), b2 = B2();
+        LocalTensor<SrcT> b1 = B1(), b2 = B2();
         const uint32_t n16 = N16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
         if (transB_) {  // already (kc, nr) order: one run of n16 fractals per k block
             for (uint32_t kc = 0; kc < k1; ++kc)
@@ -873,14 +1020,14 @@ private:
     // Mmad's n: int8 B transposed in squares fills whole 32-column pairs of n blocks
     __aicore__ inline uint32_t NMad() const { return kInt8 && !transB_ ? N16() * 16 : curN_; }
     __aicore__ inline void LoadBias2(sage::sim::SrcLoc loc) {
-        LocalTensor<BiasT> c1 = bias1_.template Get<BiasT>(), c2 = bias2_.template Get<BiasT>();
+        LocalTensor<BiasT> c1 = bias1_.template Get<BiasT>(), c2 = bias2t_;
         DataCopy(c2, c1, DataCopyParams(1, uint16_t((NMad() * 4 + 63) / 64), 0, 0), loc);  // 64-byte blocks
     }
 
     // ---- the multiply (M)
     __aicore__ inline void Mad(bool first, bool with_bias, uint32_t kl, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> a2 = A2(), b2 = B2();
-        LocalTensor<L0cT> c = co1_.template Get<L0cT>();
+        LocalTensor<L0cT> c = co1t_;
         MmadParams p;
         // m = 1 would be GEMV, which reads A as one ND row; the tile in L0A is NZ, so run 16 rows
         p.m = uint16_t(curM_ == 1 ? 16 : curM_);
@@ -891,7 +1038,7 @@ private:
         // A bias of another type than L0C's never gets here (Ready refuses it at the call); the
         // constexpr keeps such a Matmul compiling when it adds no bias.
         if constexpr (std::is_same_v<BiasT, L0cT>) {
-            if (with_bias) return Mmad(c, a2, b2, bias2_.template Get<BiasT>(), p, loc);
+            if (with_bias) return Mmad(c, a2, b2, bias2t_, p, loc);
         }
         Mmad(c, a2, b2, p, loc);
     }
@@ -927,17 +1074,22 @@ private:
         if (!l0c_used_ || curM_ == 0)
             sage::sim::fail("api-misuse", loc, "Matmul %s before an Iterate computed a block, in block %d", api,
                             sage::sim::blk().idx);
+        if (!OwnsShare())
+            sage::sim::fail("api-misuse", loc, "Matmul %s after another Matmul object computed, in block %d: the "
+                            "objects of a TPipe share L0C (each holds data there only within its calls), so "
+                            "the other's block overwrote this one's; get C before calling another object", api,
+                            sage::sim::blk().idx);
     }
     __aicore__ inline void WriteGm(const GlobalTensor<DstT>& gm, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
         if (sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
         const int64_t vec = QuantWords(loc);
-        detail::fixpipe_to_gm(gm, co1_.template Get<L0cT>(), FixParams(stride), kNzC, vec, loc);
+        detail::fixpipe_to_gm(gm, co1t_, FixParams(stride), kNzC, vec, loc);
     }
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
         const int64_t vec = QuantWords(loc);
-        matmul_detail::fixpipe_to_ub(ub, co1_.template Get<L0cT>(), FixParams(stride), loc, vec);
+        matmul_detail::fixpipe_to_ub(ub, co1t_, FixParams(stride), loc, vec);
     }
 };
 

@@ -261,8 +261,4 @@ struct MatmulCallBackFunc {
     __aicore__ static void CopyB1Fn(Args&&... args) { Call<CopyB1>(args...); }
 };
 
-// The policy slot of the Matmul template (custom policies are not emulated).
-template <const auto& MM_CFG, typename IMPL, typename A_TYPE, typename B_TYPE, typename C_TYPE, typename BIAS_TYPE>
-struct MatmulPolicy {};
-
 }  // namespace AscendC

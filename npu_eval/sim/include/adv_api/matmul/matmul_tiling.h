@@ -211,6 +211,7 @@ public:
     }
     void SetMatmulConfigParams(const MatmulConfigParams& configParams) {
         if (configParams.traverse != MatrixTraverse::NOSET) traverse_ = configParams.traverse;
+        schedule_ = configParams.scheduleType;
     }
     int32_t GetBaseM() const { return baseM; }
     int32_t GetBaseN() const { return baseN; }
@@ -228,6 +229,7 @@ public:
     DequantType deqType = DequantType::SCALAR;
     MatrixTraverse traverse_ = MatrixTraverse::FIRSTM;
     MatrixMadType madType_ = MatrixMadType::NORMAL;
+    ScheduleType schedule_ = ScheduleType::INNER_PRODUCT;
 
 protected:
     int32_t l1_ = 0, l0a_ = 0, l0b_ = 0, l0c_ = 0, ub_ = 0, bt_ = 0;
@@ -284,6 +286,7 @@ protected:
         t.isBias = isBias ? 1 : 0;
         t.shareMode = 0;
         t.shareL1Size = int32_t(depth * int64_t(baseM + baseN) * baseK * es + bias);
+        if (schedule_ == ScheduleType::N_BUFFER_33 && !NBuffer33Steps(es, bias)) return false;
         t.shareL0CSize = baseM * baseN * 4;
         t.shareUbSize = 0;
         t.batchM = 1, t.batchN = 1, t.singleBatchM = 1, t.singleBatchN = 1;
@@ -295,6 +298,23 @@ protected:
         t.CLayoutInfoB = cLayout_[0], t.CLayoutInfoS1 = cLayout_[1], t.CLayoutInfoN = cLayout_[2];
         t.CLayoutInfoG = cLayout_[3], t.CLayoutInfoS2 = cLayout_[4];
         return true;
+    }
+    // ScheduleType::N_BUFFER_33 (the policy page's limits): all of K in at most 3 baseK slices
+    // (stepKa = stepKb = their count), A's stepM (<= 3) x stepKa base blocks held in L1 and B's
+    // stepKb blocks double-buffered, fewer block rows when L1 does not hold them.
+    bool NBuffer33Steps(int32_t es, int64_t bias) {
+        auto& t = tiling_;
+        const int32_t kIter = ceil_div(singleCoreK, baseK);
+        if (kIter > 3) return Fail("N_BUFFER_33 needs singleCoreK within 3 baseK slices (raise baseK)");
+        const int64_t a = int64_t(baseM) * baseK * es, b = int64_t(baseN) * baseK * es;
+        for (int32_t m = std::min(3, ceil_div(singleCoreM, baseM)); m >= 1; --m) {
+            const int32_t depthB = a * m * kIter + b * 2 * kIter + bias <= l1_ ? 2 * kIter : kIter;
+            if (a * m * kIter + b * depthB + bias > l1_) continue;
+            t.stepM = m, t.stepKa = kIter, t.stepKb = kIter, t.depthA1 = m * kIter, t.depthB1 = depthB;
+            t.shareL1Size = int32_t(a * m * kIter + b * depthB + bias);
+            return true;
+        }
+        return Fail("N_BUFFER_33: stepKa base blocks of A and B do not fit L1");
     }
     // The whole shape and the original shape (SetOrgShape's, else SetShape's).
     bool Shapes() {
