@@ -79,7 +79,6 @@ NAMES: dict[str, tuple[str, str]] = {
     'ASCC_STRUCT_SORTCONFIG': ('missing', 'include/adv_api/sort/sort_tiling_intf.h'),
     'ASCENDCKERNEL': ('missing', 'include/utils/context/context_ascendc_log.h'),
     'ASCENDC_ADV_API_UTILS_TYPES_H': ('missing', 'include/adv_api/utils/types.h'),
-    'ASCENDC_CUBE_ONLY': ('cube', 'include/adv_api/matmul/matmul_intf.h'),
     'ASCENDC_C_API_INCLUDE_COMPILER_INTERNAL_HEADERS': ('missing', 'include/c_api/asc_simd.h'),
     'ASCENDC_DEBUG': ('missing', 'include/basic_api/kernel_common.h'),
     'ASCENDC_HOST_AICORE': ('missing', 'include/utils/std/tuple.h'),
