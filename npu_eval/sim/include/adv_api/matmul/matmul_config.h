@@ -242,6 +242,14 @@ struct MatmulType {
     constexpr static TPosition srcPos = SRCPOS;
 };
 
+// B of the 4:2 sparse matmul (the 4:2 稀疏矩阵乘 guide page): a MatmulType with where its index
+// lies (INDEX_POSITION; GM only), given by SetSparseIndex.
+template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct SparseMatmulType : public MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
+    constexpr static TPosition indexPosition = INDEX_POSITION;
+};
+
 // The user's callbacks (the MatmulCallBackFunc page): DataCopyOut (L0C -> GM; not emulated yet,
 // matmul.h refuses it), CopyA1 and CopyB1 (GM -> L1, one base block a call, replacing the Matmul's
 // own copy), each a function pointer or nullptr.
