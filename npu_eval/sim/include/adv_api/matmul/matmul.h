@@ -155,7 +155,7 @@ inline bool transpose_of(const char* api, bool flag, sage::sim::SrcLoc loc) {
              "block %d: the device then computes a wrong result (the %s page); declare the MatmulType with "
              "ISTRANS true", api, blk().idx, api);
     if (!two_byte && flag != TYPE::isTrans)
-        fail("api-misuse", loc, "Matmul %s with the transpose flag false for a %s MatmulType whose ISTRANS is true, "
+        fail("api-misuse", loc, "Matmul %s with the transpose flag false, but the MatmulType (of %s) has ISTRANS true, "
              "in block %d: for types other than half and bfloat16_t the flag must equal ISTRANS (and the tiling's "
              "isTrans), which size the L1 buffers (the %s page)", api, dtype_name<T>(), blk().idx, api);
     return TYPE::isTrans && flag;
