@@ -639,7 +639,8 @@ private:
     static constexpr uint32_t kSharedHalf = 32 * 1024;
     __aicore__ inline void SharedL0(sage::sim::SrcLoc loc) {
         using namespace sage::sim;
-        const uint32_t a = uint32_t(t_.baseM) * uint32_t(Bytes(t_.baseK)), b = uint32_t(t_.baseN) * uint32_t(BytesB(t_.baseK));
+        const uint32_t a = uint32_t(t_.baseM) * uint32_t(Bytes(t_.baseK));
+        const uint32_t b = uint32_t(t_.baseN) * uint32_t(BytesB(t_.baseK));
         if (a > kSharedHalf || b > kSharedHalf)
             fail("api-misuse", loc, "Matmul with isA2B2Shared: the A base block (baseM*baseK, %u bytes) and the B "
                  "base block (baseN*baseK, %u bytes) must each fit 32 KB, half of the shared L0A/L0B double "
