@@ -317,6 +317,38 @@ static void mm_sparse(const std::string& name, int M, int N, int K, bool bias, b
     write_raw(name + "_c", c, size_t(M) * N * 4);
 }
 
+// A constant int4b_t tiling (GetMMConfig + GetMatmulApiTiling, 64 x 128 x 128 blocks of a 64 x 128 x
+// 512 shape): its sizes count half-bytes; run with a null TCubeTiling on a 50 x 100 x 512 tail.
+static void int4_constant_tiling() {
+    using A4 = MatmulType<TPosition::GM, CubeFormat::ND, int4b_t>;
+    constexpr static MatmulShapeParams shape{64, 128, 512, 64, 128, 128};
+    constexpr static MatmulConfig cfg = GetMMConfig<MatmulConfigMode::CONFIG_MDL>(shape);
+    constexpr static MatmulApiStaticTiling st = GetMatmulApiTiling<A4, A4, I32Gm, I32Gm>(cfg);
+    int32_t fields[] = {st.stepKa, st.depthA1, st.dbL0A, st.shareL1Size};
+    write_raw("c4_static", fields, sizeof(fields));
+    const int M = 50, N = 100, K = 512;
+    int8_t* a = gm_alloc<int8_t>("a4", size_t(M) * K / 2);
+    int8_t* b = gm_alloc<int8_t>("b4", size_t(K) * N / 2);
+    int32_t* c = gm_alloc<int32_t>("c", size_t(M) * N);
+    for (int i = 0; i < M * K / 2; ++i) a[i] = int8_t(rnd());
+    for (int i = 0; i < K * N / 2; ++i) b[i] = int8_t(rnd());
+    write_raw("c4_a", a, M * K / 2);
+    write_raw("c4_b", b, K * N / 2);
+    GlobalTensor<int4b_t> ga, gb;
+    GlobalTensor<int32_t> gc;
+    ga.SetGlobalBuffer(reinterpret_cast<int4b_t*>(a), M * K), gb.SetGlobalBuffer(reinterpret_cast<int4b_t*>(b), K * N);
+    gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<A4, A4, I32Gm, I32Gm, st> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, (TCubeTiling*)nullptr);
+    mm.SetOrgShape(M, N, K);
+    mm.SetTail(M, N, K);
+    mm.SetTensorA(ga), mm.SetTensorB(gb);
+    mm.IterateAll(gc);
+    mm.End();
+    write_raw("c4_c", c, size_t(M) * N * 4);
+}
+
 // The pages' limits on these forms, each refused at its call.
 static void matmul_lowbit_faults() {
     TCubeTiling t4 = lowbit_tiling(matmul_tiling::DataType::DT_INT4, 32, 64, 128, false, false, false, -1);
@@ -394,6 +426,7 @@ static void matmul_lowbit_faults() {
     'mm_int4<false>("m4_chunks", 48, 192, 320, true, true, 40000, 64);',
     'mm_sparse("msp_sample", 128, 300, 64, false, false, -1, -1);',
     'mm_sparse("msp_chunks", 30, 40, 256, true, true, 12000, 64);',
+    "int4_constant_tiling();",
     "matmul_lowbit_faults();",
 )
 
@@ -598,3 +631,13 @@ def test_set_sparse_index_in_a_mixed_kernel_is_refused_at_its_line(tmp_path):
     found = [d for launch in report.launches for d in launch.diagnostics if d.code == "api-misuse"]
     assert found and all(d.line == line for d in found), report
     assert "mixed kernel" in found[0].message and "pure cube mode" in found[0].message
+
+
+def test_an_int4_constant_tiling_counts_half_bytes_and_runs(run):
+    """GetMatmulApiTiling with int4b_t: a 128-of-K slice of A and B is (64 + 128) * 128 / 2 bytes; all
+    four fit L1 (no double buffer); the Matmul runs on it with a null TCubeTiling."""
+    step_ka, depth_a1, db_l0a, share_l1 = run("c4_static", np.int32).tolist()
+    assert (step_ka, depth_a1, db_l0a) == (4, 4, 2)
+    assert share_l1 == 4 * (64 + 128) * 128 // 2 + 128 * 4  # and the bias buffer (enableSetBias)
+    a, b = _unpack4(run("c4_a", np.uint8), 50, 512), _unpack4(run("c4_b", np.uint8), 512, 100)
+    assert np.array_equal(run("c4_c", np.int32).reshape(50, 100), (a @ b).astype(np.int32))

@@ -18,13 +18,6 @@
 namespace AscendC {
 namespace matmul_detail {
 
-template <class T, class = void>
-struct is_sparse : std::false_type {};
-template <class T>
-struct is_sparse<T, std::void_t<decltype(T::indexPosition)>> : std::true_type {};
-template <class T>
-constexpr bool is_sparse_v = is_sparse<T>::value;
-
 // SetSparseIndex's limits (its page and the guide's): a SparseMatmulType B, the MDL template, pure
 // cube mode (a mixed kernel's Matmul is a client on the AIV, which refuses it).
 template <class B_TYPE>
