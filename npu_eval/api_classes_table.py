@@ -3837,8 +3837,6 @@ NAMES: dict[str, tuple[str, str]] = {
     'SetSkipBufferWindowCopy': ('hccl', 'docs/zh/api/SIMD-API/高阶API/HCCL通信类/HCCL-Tiling侧接口/SetSkipBufferWindowCopy.md'),
     'SetSkipLocalRankCopy': ('hccl', 'docs/zh/api/SIMD-API/高阶API/HCCL通信类/HCCL-Tiling侧接口/SetSkipLocalRankCopy.md'),
     'SetSkipMsg': ('cube', 'docs/zh/api/SIMD-API/基础API/Cube分组管理（ISASI）/CubeResGroupHandle/SetSkipMsg.md'),
-    'SetSparse': ('cube', 'docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Tiling类/SetSparse.md'),
-    'SetSparseIndex': ('cube', 'docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetSparseIndex.md'),
     'SetSplitRange': ('cube', 'docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Tiling类/SetSplitRange.md'),
     'SetSrcStride': ('cube', 'include/basic_api/kernel_operator_mm_bitmode_intf.h'),
     'SetStagePieces': ('missing', 'include/basic_api/op_frame/elemwise_frame.h'),

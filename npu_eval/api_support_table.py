@@ -248,6 +248,7 @@ TABLE: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] = {
     'SetShapeInfo': (('docs/zh/api/SIMD-API/基础API/数据结构/GlobalTensor/SetShapeInfo.md', 'docs/zh/api/SIMD-API/基础API/数据结构/LocalTensor/SetShapeInfo.md'), (310, 910), ()),
     'SetSingleShape': (('docs/zh/api/SIMD-API/高阶API/卷积计算/Conv3DBackpropFilter-Kernel侧接口/SetSingleShape-123.md', 'docs/zh/api/SIMD-API/高阶API/卷积计算/Conv3DBackpropInput-Kernel侧接口/SetSingleShape-110.md', 'docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetSingleShape.md'), (310, 910), ()),
     'SetSize': (('docs/zh/api/SIMD-API/基础API/数据结构/LocalTensor/SetSize.md',), (310, 910), ()),
+    'SetSparseIndex': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetSparseIndex.md',), (910,), (310,)),
     'SetSubBlockIdx': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetSubBlockIdx.md',), (910,), (310,)),
     'SetTail': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetTail.md',), (310, 910), ()),
     'SetTensorA': (('docs/zh/api/SIMD-API/高阶API/矩阵计算/Matmul-Kernel侧接口/SetTensorA.md',), (310, 910), ()),

@@ -56,8 +56,10 @@ static void dump_tiling(const std::string& name, const TCubeTiling& t) { write_r
 // mode 0: IterateAll to GM; 1: Iterate + GetTensorC to GM; 2: IterateAll to a UB tensor; 3: Iterate +
 // GetTensorC to the UB block by block; 4: the asynchronous mode as the GetTensorC page shows it (one
 // Iterate<false>, then a GetTensorC<false> a block, to the UB); 5: while (Iterate<false>()) with
-// GetTensorC<false> to GM.
-template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND, CubeFormat AF = CubeFormat::ND>
+// GetTensorC<false> to GM. A MatmulType's ISTRANS is the transpose flag (the SetTensorA/B pages: true
+// lets the call's flag decide, false needs the flag false).
+template <typename U, typename C, typename L, CubeFormat CF = CubeFormat::ND, CubeFormat AF = CubeFormat::ND,
+          bool TA = false, bool TB = false>
 static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, bool bias, int mode) {
     constexpr int e = 32 / int(sizeof(C));  // elements of C per 32 bytes
     const int NC = CF == CubeFormat::ND_ALIGN ? (N + e - 1) / e * e : N;
@@ -82,7 +84,7 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
     gbias.SetGlobalBuffer(bs, N);
     gc.SetGlobalBuffer(c, M * NC);
     TPipe pipe;
-    Matmul<MatmulType<TPosition::GM, AF, U>, MatmulType<TPosition::GM, CubeFormat::ND, U>,
+    Matmul<MatmulType<TPosition::GM, AF, U, TA>, MatmulType<TPosition::GM, CubeFormat::ND, U, TB>,
            MatmulType<TPosition::GM, CF, C>, MatmulType<TPosition::GM, CubeFormat::ND, L>>
         obj;
     if (mode == 1) {  // the other spelling: register without a tiling, then Init
@@ -180,7 +182,7 @@ static void constant_tiling() {
 // bias per batch.
 template <LayoutMode LA, LayoutMode LC>
 using BatchMm = Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half, false, LA>,
-                       MatmulType<TPosition::GM, CubeFormat::ND, half, false, LA>,
+                       MatmulType<TPosition::GM, CubeFormat::ND, half, true, LA>,  // the call's flag decides
                        MatmulType<TPosition::GM, CubeFormat::ND, float, false, LC>,
                        MatmulType<TPosition::GM, CubeFormat::ND, float>>;
 static void batches() {
@@ -839,13 +841,15 @@ static void faults() {
 """ + main_calling(
     'mm<half, float, float>("h_aligned", 64, 128, 96, false, false, true, 0);',
     'mm<half, float, float>("h_tail", 37, 50, 70, false, false, false, 0);',
-    'mm<half, half, float>("h_ta_tb", 40, 48, 72, true, true, false, 0);',
-    'mm<half, float, float>("h_big", 300, 270, 600, false, true, true, 1);',
-    'mm<bfloat16_t, bfloat16_t, float>("bf_tb", 33, 40, 64, false, true, false, 0);',
+    'mm<half, half, float, CubeFormat::ND, CubeFormat::ND, true, true>("h_ta_tb", 40, 48, 72, true, true, false, 0);',
+    'mm<half, float, float, CubeFormat::ND, CubeFormat::ND, true, true>("h_big", 300, 270, 600, false, true, true, 1);',
+    'mm<bfloat16_t, bfloat16_t, float, CubeFormat::ND, CubeFormat::ND, false, true>("bf_tb", 33, 40, 64, false, true, '
+    'false, 0);',
     'mm<float, float, float>("f_b", 20, 40, 50, false, false, true, 0);',
-    'mm<float, float, float>("f_tb", 20, 24, 30, false, true, false, 0);',
+    'mm<float, float, float, CubeFormat::ND, CubeFormat::ND, false, true>("f_tb", 20, 24, 30, false, true, false, 0);',
     'mm<int8_t, int32_t, int32_t>("i8_b", 24, 40, 70, false, false, true, 0);',
-    'mm<int8_t, int32_t, int32_t>("i8_tb", 24, 40, 70, false, true, false, 0);',
+    'mm<int8_t, int32_t, int32_t, CubeFormat::ND, CubeFormat::ND, false, true>("i8_tb", 24, 40, 70, false, true, '
+    'false, 0);',
     'mm<half, float, float>("h_ub", 32, 64, 32, false, false, false, 2);',
     'mm<half, float, float, CubeFormat::ND_ALIGN>("h_nd_align", 20, 13, 40, false, false, true, 0);',
     'mm<half, float, float, CubeFormat::ND, CubeFormat::VECTOR>("h_gemv", 1, 32, 256, false, false, false, 0);',

@@ -147,7 +147,7 @@ def test_the_classification_reads_header_paths_and_doc_folders():
 
 
 def test_the_generated_table_knows_the_cube_apis_and_headers():
-    for name in ("MmadBitMode", "LoadDataWithStride", "SetSparse", "SetHF32Mode", "Conv3D"):
+    for name in ("MmadBitMode", "LoadDataWithStride", "SetSplitRange", "SetHF32Mode", "Conv3D"):
         hit = api_classes.lookup(name)
         assert hit is not None and hit.kind == "cube", (name, hit)
     hit = api_classes.header("lib/matmul_intf.h")
@@ -155,7 +155,8 @@ def test_the_generated_table_knows_the_cube_apis_and_headers():
     for name in ("DataCopy", "Mmad", "LoadData", "Fixpipe", "LoadData2DParams", "LoadData3DParamsV2", "SetFmatrix",
                  "Matmul", "REGIST_MATMUL_OBJ", "TCubeTiling", "MatmulType", "IterateAll", "IterateBatch",
                  "IterateNBatch", "MatmulShapeParams", "MatmulApiStaticTiling", "GetMatmulApiTiling",
-                 "InitConstValueParams", "LoadData2DParamsV2", "MmadWithSparse", "LoadDataWithSparse"):
+                 "InitConstValueParams", "LoadData2DParamsV2", "MmadWithSparse", "LoadDataWithSparse",
+                 "SetSparse", "SetSparseIndex", "SparseMatmulType"):
         assert api_classes.lookup(name) is None, name  # emulated
 
 

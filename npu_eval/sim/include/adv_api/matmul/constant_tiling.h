@@ -35,24 +35,26 @@ __aicore__ constexpr MatmulApiStaticTiling GetMatmulApiTiling(const MatmulConfig
                                                               int32_t l1Size = SAGE_CHIP_L1_BYTES) {
     MatmulApiStaticTiling t;
     t.cfg = mmCFG;
-    constexpr int64_t es = sizeof(typename A_TYPE::T);
+    // sizes in half-bytes (int4b_t; a sparse B's dense half), its index 2 bits a dense value
+    constexpr int64_t nibA = matmul_detail::operand_nibbles<A_TYPE>(), nibB = matmul_detail::operand_nibbles<B_TYPE>();
+    constexpr bool sparse = matmul_detail::is_sparse_v<B_TYPE>;
     const int32_t bm = int32_t(mmCFG.basicM), bn = int32_t(mmCFG.basicN), bk = int32_t(mmCFG.basicK);
     if (bm == 0 || bn == 0 || bk == 0) return t;  // nothing constant: the runtime tiling decides
     t.baseM = bm, t.baseN = bn, t.baseK = bk;
-    t.dbL0A = 2 * bm * bk * es <= SAGE_CHIP_L0A_BYTES ? 2 : 1;
-    t.dbL0B = 2 * bn * bk * es <= SAGE_CHIP_L0B_BYTES ? 2 : 1;
+    t.dbL0A = bm * bk * nibA <= SAGE_CHIP_L0A_BYTES ? 2 : 1;
+    t.dbL0B = bn * bk * nibB <= SAGE_CHIP_L0B_BYTES ? 2 : 1;
     t.isBias = mmCFG.enableSetBias ? 1 : 0;
     if (mmCFG.singleCoreM == 0 || mmCFG.singleCoreN == 0 || mmCFG.singleCoreK == 0) return t;
     t.M = t.singleCoreM = int32_t(mmCFG.singleCoreM);
     t.N = t.singleCoreN = int32_t(mmCFG.singleCoreN);
     t.Ka = t.Kb = t.singleCoreK = int32_t(mmCFG.singleCoreK);
     const int64_t bias = t.isBias ? int64_t(bn) * 4 : 0;
-    const auto l1 = matmul_tiling::l1_steps(matmul_tiling::ceil_div(t.singleCoreK, bk), int64_t(bm + bn) * bk * es,
-                                            bias, l1Size);
+    const int64_t slice = (int64_t(bm) * bk * nibA + int64_t(bn) * bk * nibB) / 2 + (sparse ? int64_t(bn) * bk / 8 : 0);
+    const auto l1 = matmul_tiling::l1_steps(matmul_tiling::ceil_div(t.singleCoreK, bk), slice, bias, l1Size);
     t.stepM = 1, t.stepN = 1, t.stepKa = t.stepKb = l1.step, t.depthA1 = t.depthB1 = l1.depth;
     t.iterateOrder = mmCFG.iterateOrder == IterateOrder::ORDER_N ? 1 : 0;
     t.dbL0C = 1, t.shareMode = 0, t.shareUbSize = 0, t.transLength = 0;
-    t.shareL1Size = int32_t(l1.depth * int64_t(bm + bn) * bk * es + bias);
+    t.shareL1Size = int32_t(l1.depth * slice + bias);
     t.shareL0CSize = bm * bn * 4;
     return t;
 }

@@ -32,12 +32,14 @@
 #include "matmul_config.h"
 #include "matmul_policy.h"
 #include "matmul_tiling.h"
+#include "sparse_b.h"
 
 namespace AscendC {
 
 template <typename T>
 struct GetMmDstType {
-    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>, int32_t, float>;
+    using Type = std::conditional_t<std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> ||
+                                        std::is_same_v<T, int4b_t>, int32_t, float>;
 };
 
 namespace matmul_detail {
@@ -140,6 +142,26 @@ inline void await_other_cores(sage::sim::SrcLoc loc) {
     }
 }
 
+// SetTensorA/B's transpose flag (the SetTensorA/SetTensorB pages): with the MatmulType's ISTRANS
+// true the flag decides, call by call; with ISTRANS false it must be false (the device computes a
+// wrong result otherwise); for types other than half and bfloat16_t it must equal ISTRANS (the
+// kernel's L1 sizes follow ISTRANS and the tiling's isTrans).
+template <class TYPE>
+inline bool transpose_of(const char* api, bool flag, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    using T = typename TYPE::T;
+    constexpr bool two_byte = std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>;
+    if (flag && !TYPE::isTrans)
+        fail("api-misuse", loc, "Matmul %s with the transpose flag true, but the MatmulType's ISTRANS is false, in "
+             "block %d: the device then computes a wrong result (the %s page); declare the MatmulType with "
+             "ISTRANS true", api, blk().idx, api);
+    if (!two_byte && flag != TYPE::isTrans)
+        fail("api-misuse", loc, "Matmul %s with the transpose flag false, but the MatmulType (of %s) has ISTRANS true, "
+             "in block %d: for types other than half and bfloat16_t the flag must equal ISTRANS (and the tiling's "
+             "isTrans), which size the L1 buffers (the %s page)", api, dtype_name<T>(), blk().idx, api);
+    return TYPE::isTrans && flag;
+}
+
 // While a Matmul call runs on an AIV of a mixed kernel, the cube work it issues is the AIC's
 // (the device's MatmulServer), done in this block's own cube memories.
 struct CubeClient {
@@ -173,12 +195,20 @@ private:
     using BiasT = typename BIAS_TYPE::T;
     using L0cT = typename GetMmDstType<SrcT>::Type;
     static_assert(std::is_same_v<SrcT, SrcBT>, "Matmul: A and B have one type on Atlas A2 (half, bfloat16_t, "
-                                               "float or int8_t)");
+                                               "float, int8_t or int4b_t)");
     static_assert(!MM_CB::kDataCopyOut, "Matmul: a DataCopyOut callback (MatmulCallBackFunc's first) is not "
                                         "emulated yet; CopyA1 and CopyB1 are");
-    static constexpr uint32_t kEs = sizeof(SrcT);
-    static constexpr uint32_t kC0 = 32 / kEs;         // elements of a 32-byte block
-    static constexpr uint32_t kFrac = 512 / kEs;      // elements of a 512-byte L0 fractal
+    static constexpr uint32_t kEs = sizeof(SrcT);    // 1 for int4b_t too: sizes go through Bytes()
+    static constexpr bool kInt4 = sage::sim::is_int4<SrcT>();
+    static constexpr uint32_t kC0 = kInt4 ? 64 : 32 / kEs;        // elements of a 32-byte block
+    static constexpr uint32_t kFrac = kInt4 ? 1024 : 512 / kEs;   // elements of a 512-byte L0 fractal
+    // B as the dense half of a 4:2 sparse matrix with its index (SparseMatmulType, SetSparseIndex)
+    static constexpr bool kSparse = matmul_detail::is_sparse_v<B_TYPE>;
+    // Bytes of n elements of A (two int4b_t a byte), and of B's n elements (a sparse B keeps half).
+    static constexpr uint64_t Bytes(uint64_t n) { return sage::sim::elem_bytes<SrcT>(n); }
+    static constexpr uint64_t BytesB(uint64_t n) { return kSparse ? n / 2 : Bytes(n); }
+    // What Nd2NzParams' dValue and srcDValue count for n elements: bytes for int4b_t (pairs), else elements.
+    static constexpr uint64_t NdUnits(uint64_t n) { return kInt4 ? (n + 1) / 2 : n; }
     static constexpr MatmulPolicyKind kPolicy = matmul_detail::policy_of<MATMUL_POLICY>::value;
     static_assert(kPolicy != MatmulPolicyKind::Custom,
                   "[not-emulated] Matmul with a user-defined MATMUL_POLICY: sage-npu runs the built-in "
@@ -225,16 +255,23 @@ public:
         if (tailN > 0) singleN_ = tailN;
         if (tailK > 0) singleK_ = tailK;
     }
-    __aicore__ inline void SetTensorA(const GlobalTensor<SrcT>& gm, bool isTransposeA = false) {
-        a_ = gm, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1;
+    __aicore__ inline void SetTensorA(const GlobalTensor<SrcT>& gm, bool isTransposeA = false, SAGE_LOC) {
+        a_ = gm, transA_ = matmul_detail::transpose_of<A_TYPE>("SetTensorA", isTransposeA, loc), iter_ = -1;
     }
     // A in L1 (MatmulType<TPosition::TSCM, CubeFormat::NZ, ...>): the whole singleCoreM x K in NZ
     // fractals the kernel staged (C0 columns of K, each up(M, 16) rows), read by the L0 loads in place.
-    __aicore__ inline void SetTensorA(const LocalTensor<SrcT>& l1, bool isTransposeA = false) {
-        aL1_ = l1, transA_ = isTransposeA || A_TYPE::isTrans, iter_ = -1, aL1Set_ = true;
+    __aicore__ inline void SetTensorA(const LocalTensor<SrcT>& l1, bool isTransposeA = false, SAGE_LOC) {
+        aL1_ = l1, transA_ = matmul_detail::transpose_of<A_TYPE>("SetTensorA", isTransposeA, loc), iter_ = -1;
+        aL1Set_ = true;
     }
-    __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
-        b_ = gm, transB_ = isTransposeB || B_TYPE::isTrans, iter_ = -1;
+    __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false, SAGE_LOC) {
+        b_ = gm, transB_ = matmul_detail::transpose_of<B_TYPE>("SetTensorB", isTransposeB, loc), iter_ = -1;
+    }
+    // The 4:2 sparse B's index (the SetSparseIndex page): uint8_t, four 2-bit indices a byte, NZ
+    // fractals of 16 columns x 8 bytes over the whole N (up(N, 16) columns per 64 of K).
+    __aicore__ inline void SetSparseIndex(const GlobalTensor<uint8_t>& indexGlobal, SAGE_LOC) {
+        matmul_detail::sparse_index_allowed<B_TYPE>(kCfg.doMultiDataLoad, loc);
+        index_ = indexGlobal, iter_ = -1;
     }
     __aicore__ inline void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
         bias_ = biasGlobal, bias_on_ = true, iter_ = -1;
@@ -434,6 +471,8 @@ private:
     GlobalTensor<SrcT> a_;
     GlobalTensor<SrcBT> b_;
     GlobalTensor<BiasT> bias_;
+    GlobalTensor<uint8_t> index_;  // SetSparseIndex
+    TBuf<TPosition::B1> index1_;   // a sparse B's index fractals beside B in L1
     bool transA_ = A_TYPE::isTrans, transB_ = B_TYPE::isTrans, bias_on_ = false;
     int32_t orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, orgKc_ = 0;
     int32_t singleM_ = 0, singleN_ = 0, singleK_ = 0;
@@ -503,8 +542,8 @@ private:
                  "divide the larger (the smaller is broadcast)", api, batchA, batchB, blk().idx);
         // Layouts other than NORMAL hold every batch of A and B in L1 at once (IterateBatch.md)
         if constexpr (A_TYPE::layout != LayoutMode::NORMAL && A_TYPE::layout != LayoutMode::NONE) {
-            const uint64_t a = uint64_t(matmul_detail::up(singleM_, 16)) * matmul_detail::up(singleK_, kC0) * kEs;
-            const uint64_t b = uint64_t(matmul_detail::up(singleN_, 16)) * matmul_detail::up(singleK_, kC0) * kEs;
+            const uint64_t a = matmul_detail::up(singleM_, 16) * Bytes(matmul_detail::up(singleK_, kC0));
+            const uint64_t b = matmul_detail::up(singleN_, 16) * BytesB(matmul_detail::up(singleK_, kC0));
             const uint64_t need = batchA * a + batchB * b;
             if (need > mem_bytes(Mem::L1))
                 fail("cube-buffer-overflow", loc, "Matmul %s: %u A and %u B matrices need %llu bytes of L1 (fractal-"
@@ -556,9 +595,14 @@ private:
     }
 
     // ---- the tiling and the buffers
-    static constexpr bool kInt8 = kEs == 1;
-    // K of a base block must be whole squares where a transposing load needs them.
-    __aicore__ inline uint32_t KAlign() const { return kInt8 ? 32 : (kEs == 4 && !transB_) ? 16 : kC0; }
+    static constexpr bool kInt8 = kEs == 1 && !kInt4;
+    // K of a base block must be whole squares where a transposing load needs them (int4b_t: 64 x 64),
+    // and for a sparse B whole 32-byte fractals of its dense half.
+    __aicore__ inline uint32_t KAlign() const {
+        return kSparse || kInt4 ? 64 : kInt8 ? 32 : (kEs == 4 && !transB_) ? 16 : kC0;
+    }
+    // Whole fractals of N for B not transposed: int8 squares are 32 columns wide, int4b_t ones 64.
+    static constexpr uint32_t kNAlign = kInt4 ? 64 : kInt8 ? 32 : 16;
     __aicore__ inline void TilingFault(const char* what, sage::sim::SrcLoc loc) const {
         sage::sim::fail("api-misuse", loc,
                         "Matmul Init with a TCubeTiling whose %s (baseM %d, baseN %d, baseK %d, stepKa %d, stepKb %d, "
@@ -579,13 +623,14 @@ private:
         if (t.baseM <= 0 || t.baseN <= 0 || t.baseK <= 0 || t.stepKa <= 0 || t.stepKb <= 0 || t.depthA1 <= 0 ||
             t.depthB1 <= 0 || t.singleCoreM <= 0 || t.singleCoreN <= 0 || t.singleCoreK <= 0)
             TilingFault("base, step, depth and singleCore fields are not all positive", loc);
-        if (t.baseM % 16 || t.baseN % (kInt8 ? 32 : 16) || t.baseK % (kInt8 ? 32 : kC0))
+        if (t.baseM % 16 || t.baseN % kNAlign || t.baseK % (kInt8 ? 32 : kC0))
             TilingFault("base block is not whole fractals (baseM, baseN multiples of 16, baseK of 32 bytes)", loc);
         if (t.stepKa > t.depthA1 || t.stepKb > t.depthB1) TilingFault("stepKa/stepKb exceed depthA1/depthB1", loc);
-        const uint64_t ab = uint64_t(t.baseK) * kEs, bias = t.isBias ? uint64_t(t.baseN) * 4 : 0;
-        const uint64_t l1 = t.depthA1 * t.baseM * ab + t.depthB1 * t.baseN * ab + bias;
+        const uint64_t bias = t.isBias ? uint64_t(t.baseN) * 4 : 0;
+        const BufferBytes b = Buffers(t);
+        const uint64_t l1 = uint64_t(b.a1) + b.b1 + b.index + bias;
         if (l1 > mem_bytes(Mem::L1)) Overflow("L1", l1, mem_bytes(Mem::L1), "depthA1*baseM*baseK + depthB1*baseN*baseK", loc);
-        const uint64_t l0a = uint64_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * ab, l0b = uint64_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * ab;
+        const uint64_t l0a = b.a2, l0b = b.b2;
         if (l0a > mem_bytes(Mem::L0A)) Overflow("L0A", l0a, mem_bytes(Mem::L0A), "dbL0A*baseM*baseK", loc);
         if (l0b > mem_bytes(Mem::L0B)) Overflow("L0B", l0b, mem_bytes(Mem::L0B), "dbL0B*baseN*baseK", loc);
         const uint64_t l0c = uint64_t(t.dbL0C > 1 ? 2 : 1) * t.baseM * t.baseN * 4;
@@ -594,18 +639,20 @@ private:
     }
     // The bytes of each buffer a tiling takes (Init's contract, docs/cube.md "Buffers").
     struct BufferBytes {
-        uint32_t a1, b1, a2, b2, co1, bias, quant;
+        uint32_t a1, b1, a2, b2, co1, bias, quant, index;
         bool FitIn(const BufferBytes& o) const {
             return a1 <= o.a1 && b1 <= o.b1 && a2 <= o.a2 && b2 <= o.b2 && co1 <= o.co1 && bias <= o.bias &&
-                   quant <= o.quant;
+                   quant <= o.quant && index <= o.index;
         }
     };
+    // A sparse B's index: 2 bits per dense value, baseK / 8 bytes a column.
     static BufferBytes Buffers(const TCubeTiling& t) {
-        const uint32_t ab = uint32_t(t.baseK) * kEs;
-        return {uint32_t(t.depthA1) * t.baseM * ab, uint32_t(t.depthB1) * t.baseN * ab,
-                uint32_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * ab, uint32_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * ab,
+        const uint32_t a = uint32_t(Bytes(uint32_t(t.baseK))), b = uint32_t(BytesB(uint32_t(t.baseK)));
+        return {uint32_t(t.depthA1) * t.baseM * a, uint32_t(t.depthB1) * t.baseN * b,
+                uint32_t(t.dbL0A > 1 ? 2 : 1) * t.baseM * a, uint32_t(t.dbL0B > 1 ? 2 : 1) * t.baseN * b,
                 uint32_t(t.baseM) * t.baseN * 4, t.isBias ? matmul_detail::up(uint32_t(t.baseN) * 4, 64) : 0u,
-                kQuant != QuantMode_t::NoQuant ? uint32_t(t.baseN) * 8 : 0u};
+                kQuant != QuantMode_t::NoQuant ? uint32_t(t.baseN) * 8 : 0u,
+                kSparse ? uint32_t(t.depthB1) * t.baseN * t.baseK / 8 : 0u};
     }
     __aicore__ inline void Allocate(sage::sim::SrcLoc loc) {
         if (pipe_ == nullptr)
@@ -626,6 +673,7 @@ private:
             bias2t_ = PipeShared<BiasT>(3, bias2_, b.bias, loc);
         }
         if (b.quant) pipe_->InitBuffer(quant1_, b.quant, loc);
+        if (b.index) pipe_->InitBuffer(index1_, b.index, loc);
     }
     // L0A, L0B, L0C or the BiasTable (`which` 0..3), shared with the pipe's other Matmul objects
     // (TPipe::MatmulShare): taken from the pipe only when the earlier objects' is smaller.
@@ -649,13 +697,14 @@ private:
     static constexpr uint32_t kSharedHalf = 32 * 1024;
     __aicore__ inline void SharedL0(sage::sim::SrcLoc loc) {
         using namespace sage::sim;
-        const uint32_t a = uint32_t(t_.baseM) * t_.baseK * kEs, b = uint32_t(t_.baseN) * t_.baseK * kEs;
+        const uint32_t a = uint32_t(t_.baseM) * uint32_t(Bytes(t_.baseK));
+        const uint32_t b = uint32_t(t_.baseN) * uint32_t(BytesB(t_.baseK));
         if (a > kSharedHalf || b > kSharedHalf)
             fail("api-misuse", loc, "Matmul with isA2B2Shared: the A base block (baseM*baseK, %u bytes) and the B "
                  "base block (baseN*baseK, %u bytes) must each fit 32 KB, half of the shared L0A/L0B double "
                  "buffer, in block %d: lower baseK on the host (SetFixSplit)", a, b, blk().idx);
-        a2s_ = LocalTensor<SrcT>(TPosition::A2, 0, mem_bytes(Mem::L0A) / kEs, loc);
-        b2s_ = LocalTensor<SrcT>(TPosition::B2, 0, mem_bytes(Mem::L0B) / kEs, loc);
+        a2s_ = LocalTensor<SrcT>(TPosition::A2, 0, sage::sim::bytes_elems<SrcT>(mem_bytes(Mem::L0A)), loc);
+        b2s_ = LocalTensor<SrcT>(TPosition::B2, 0, sage::sim::bytes_elems<SrcT>(mem_bytes(Mem::L0B)), loc);
     }
     __aicore__ inline LocalTensor<SrcT> A2() { return a2s_; }
     __aicore__ inline LocalTensor<SrcT> B2() { return b2s_; }
@@ -719,6 +768,15 @@ private:
         if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
             fail("api-misuse", loc, "Matmul %s with A in TSCM, in block %d: SetTensorA needs an L1 (TSCM) tensor "
                  "holding A in NZ, not transposed (a transposed A in TSCM is not emulated yet)", api, blk().idx);
+        if (kInt4 && transA_)
+            fail("dtype-unsupported", loc, "Matmul %s with an int4b_t A transposed, in block %d: on %s an int4b_t A "
+                 "is not transposed (the SetTensorA page)", api, blk().idx, chip_name());
+        if (kInt4 && (orgKa_ % 2 || orgKb_ % 2 || (!transB_ && orgN_ % 2)))
+            fail("api-misuse", loc, "Matmul %s with int4b_t rows of an odd length (Ka %d, Kb %d, N %d), in block %d: "
+                 "two int4b_t share a byte, so each GM row must hold whole bytes", api, orgKa_, orgKb_, orgN_,
+                 blk().idx);
+        if constexpr (kSparse) matmul_detail::sparse_ready(transB_, index_.addr_ != nullptr, singleM_, singleN_,
+                                                           singleK_, loc);
         if (transA_ && kEs != 2)
             fail("api-misuse", loc, "Matmul with A transposed for %s is not emulated yet (in block %d): half and "
                  "bfloat16_t A may be transposed", dtype_name<SrcT>(), blk().idx);
@@ -907,8 +965,8 @@ private:
                             int(curM_), int(kLen), userInfo_, selfData_);
             return;
         }
-        if (!transA_) {  // M x K rows: NZ fractals (mi, kc) at kc * m16 + mi
-            Nd2NzParams p(1, uint16_t(curM_), uint16_t(kLen), 0, uint16_t(orgKa_),
+        if (!transA_) {  // M x K rows: NZ fractals (mi, kc) at kc * m16 + mi (int4b_t: dValue counts bytes)
+            Nd2NzParams p(1, uint16_t(curM_), uint16_t(NdUnits(kLen)), 0, uint16_t(NdUnits(orgKa_)),
                           uint16_t(matmul_detail::up(curM_, 16)), 1, 0);
             DataCopy(a1, a_[uint64_t(m0) * orgKa_ + k0], p, loc);
         } else {  // K x M rows: NZ fractals (kr, mc) at mc * k16 + kr
@@ -925,13 +983,19 @@ private:
                             int(kLen), int(curN_), userInfo_, selfData_);
             return;
         }
-        if (transB_) {  // N x K rows: NZ fractals (nr, kc) at kc * n16 + nr, already L0B's order
-            Nd2NzParams p(1, uint16_t(curN_), uint16_t(kLen), 0, uint16_t(orgKb_),
+        if constexpr (kSparse) {  // the dense half: N rows of K / 2, and the index fractals of its columns
+            Nd2NzParams p(1, uint16_t(curN_), uint16_t(kLen / 2), 0, uint16_t(orgKb_ / 2),
+                          uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
+            DataCopy(b1, b_[uint64_t(n0) * (orgKb_ / 2) + k0 / 2], p, loc);
+            matmul_detail::copy_sparse_index(index1_.template Get<uint8_t>(), index_, n0, curN_, k0, kLen, orgN_,
+                                             loc);
+        } else if (transB_) {  // N x K rows: NZ fractals (nr, kc) at kc * n16 + nr, already L0B's order
+            Nd2NzParams p(1, uint16_t(curN_), uint16_t(NdUnits(kLen)), 0, uint16_t(NdUnits(orgKb_)),
                           uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
             DataCopy(b1, b_[uint64_t(n0) * orgKb_ + k0], p, loc);
-        } else if (kEs != 4) {  // K x N rows: NZ fractals (kr, nc) at nc * kAl16 + kr
-            Nd2NzParams p(1, uint16_t(kLen), uint16_t(curN_), 0, uint16_t(orgN_),
-                          uint16_t(matmul_detail::up(kLen, kInt8 ? 32 : 16)), 1, 0);
+        } else if (kEs != 4) {  // K x N rows: NZ fractals (kr, nc) at nc * kAl + kr, kAl K in whole squares
+            Nd2NzParams p(1, uint16_t(kLen), uint16_t(NdUnits(curN_)), 0, uint16_t(NdUnits(orgN_)),
+                          uint16_t(matmul_detail::up(kLen, kInt4 ? 64 : kInt8 ? 32 : 16)), 1, 0);
             DataCopy(b1, b_[uint64_t(k0) * orgN_ + n0], p, loc);
         } else {
             CopyB1Float(n0, k0, kLen, loc);
@@ -966,7 +1030,7 @@ private:
 
     // ---- L1 -> L0A/L0B (MTE1): the kl elements of K from kk of the chunk in L1
     __aicore__ inline uint32_t M16() const { return matmul_detail::up(curM_, 16) / 16; }
-    __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, kInt8 && !transB_ ? 32 : 16) / 16; }
+    __aicore__ inline uint32_t N16() const { return matmul_detail::up(curN_, transB_ ? 16 : kNAlign) / 16; }
     __aicore__ inline void LoadA2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
         if constexpr (kAInL1) return LoadA2FromL1(kk, kl, loc);
         LocalTensor<SrcT> a1 = A1(), a2 = A2();
@@ -985,7 +1049,16 @@ private:
     __aicore__ inline void LoadB2(uint32_t kk, uint32_t kLen, uint32_t kl, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> b1 = B1(), b2 = B2();
         const uint32_t n16 = N16(), k1 = (kl + kC0 - 1) / kC0, kf = kk / kC0;
-        if (transB_) {  // already (kc, nr) order: one run of n16 fractals per k block
+        if constexpr (kSparse) {  // 64 of K a dense fractal row, the index with it
+            return matmul_detail::load_sparse_b(b2, b1, index1_.template Get<uint8_t>(), kk / 64, (kl + 63) / 64, n16,
+                                                loc);
+        } else if (kInt4 && !transB_) {  // 64 x 64 squares (kr, nc) at nc * kAl64 + kr -> 4 ZN fractals each
+            const uint32_t kAl64 = matmul_detail::up(kLen, 64) / 64;
+            for (uint32_t kc = 0; kc < k1; ++kc)
+                LoadDataWithTranspose(b2[kc * n16 * kFrac], b1,
+                                      LoadData2dTransposeParams(uint16_t(kf + kc), uint8_t(n16 / 4), uint16_t(kAl64),
+                                                                3, 0), loc);
+        } else if (transB_) {  // already (kc, nr) order: one run of n16 fractals per k block
             for (uint32_t kc = 0; kc < k1; ++kc)
                 LoadData(b2[kc * n16 * kFrac], b1, LoadData2DParams(uint16_t((kf + kc) * n16), uint8_t(n16), 1, 0, 0,
                                                                     false, 0), loc);
@@ -1018,7 +1091,7 @@ private:
                                                             uint16_t(k1 - 1), false, 0), loc);
     }
     // Mmad's n: int8 B transposed in squares fills whole 32-column pairs of n blocks
-    __aicore__ inline uint32_t NMad() const { return kInt8 && !transB_ ? N16() * 16 : curN_; }
+    __aicore__ inline uint32_t NMad() const { return (kInt8 || kInt4) && !transB_ ? N16() * 16 : curN_; }
     __aicore__ inline void LoadBias2(sage::sim::SrcLoc loc) {
         LocalTensor<BiasT> c1 = bias1_.template Get<BiasT>(), c2 = bias2t_;
         DataCopy(c2, c1, DataCopyParams(1, uint16_t((NMad() * 4 + 63) / 64), 0, 0), loc);  // 64-byte blocks
@@ -1037,6 +1110,11 @@ private:
         p.cmatrixSource = false;
         // A bias of another type than L0C's never gets here (Ready refuses it at the call); the
         // constexpr keeps such a Matmul compiling when it adds no bias.
+        if constexpr (kSparse) {  // the bias from the BiasTable (its C2 buffer starts it)
+            p.cmatrixSource = with_bias;
+            if (with_bias) matmul_detail::sparse_bias_at_start(bias2_.template Get<BiasT>(), loc);
+            return MmadWithSparse(c, a2, b2, p, loc);
+        }
         if constexpr (std::is_same_v<BiasT, L0cT>) {
             if (with_bias) return Mmad(c, a2, b2, bias2t_, p, loc);
         }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../../kernel_tiling/kernel_tiling.h"
 #include "../../utils/common_types.h"
@@ -241,6 +242,32 @@ struct MatmulType {
     constexpr static bool ibShare = IBSHARE;
     constexpr static TPosition srcPos = SRCPOS;
 };
+
+// B of the 4:2 sparse matmul (the 4:2 稀疏矩阵乘 guide page): a MatmulType with where its index
+// lies (INDEX_POSITION; GM only), given by SetSparseIndex.
+template <TPosition POSITION, TPosition INDEX_POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct SparseMatmulType : public MatmulType<POSITION, FORMAT, TYPE, ISTRANS, LAYOUT, IBSHARE> {
+    constexpr static TPosition indexPosition = INDEX_POSITION;
+};
+
+namespace matmul_detail {
+// Whether a B type is a SparseMatmulType (it names where its index lies).
+template <class T, class = void>
+struct is_sparse : std::false_type {};
+template <class T>
+struct is_sparse<T, std::void_t<decltype(T::indexPosition)>> : std::true_type {};
+template <class T>
+constexpr bool is_sparse_v = is_sparse<T>::value;
+// Half-bytes of an operand's element as L1 and L0 hold it: int4b_t packs two a byte, a sparse B
+// keeps its dense half.
+template <class TYPE>
+constexpr int64_t operand_nibbles() {
+    using T = typename TYPE::T;
+    constexpr int64_t n = std::is_same_v<T, int4b_t> ? 1 : 2 * int64_t(sizeof(T));
+    return is_sparse_v<TYPE> ? n / 2 : n;
+}
+}  // namespace matmul_detail
 
 // The user's callbacks (the MatmulCallBackFunc page): DataCopyOut (L0C -> GM; not emulated yet,
 // matmul.h refuses it), CopyA1 and CopyB1 (GM -> L1, one base block a call, replacing the Matmul's

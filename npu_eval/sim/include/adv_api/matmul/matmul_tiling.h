@@ -16,13 +16,16 @@
 //      part, plus for kDim > 1 singleCoreM * singleCoreN * 4 / 64 (reading C for the atomic add),
 //      and usedCoreNum = mDim * nDim * kDim.
 //   2. Base block: baseM = min(singleCoreM rounded up to 16, 128), baseN = min(singleCoreN rounded up
-//      to 16 (32 for int8), 256); baseK the largest multiple of kAlign (16 elements, 32 for int8)
+//      to 16 (32 for int8, 64 for int4), 256); baseK the largest multiple of kAlign (16 elements, 32
+//      for int8, 64 for int4 and for a sparse B; sizes count int4 as half a byte)
 //      up to singleCoreK rounded up to kAlign with both L0A and L0B double-buffered (dbL0A = dbL0B =
 //      2: 2 * baseM * baseK * sizeof(A) <= L0A and 2 * baseN * baseK * sizeof(B) <= L0B);
 //      baseM * baseN * 4 <= L0C (dbL0C = 1) and, with a bias, baseN * 4 <= the BiasTable.
 //   3. L1: stepM = stepN = 1; stepKa = stepKb = the largest s <= ceil(singleCoreK / baseK) whose
 //      buffers fit L1: depth = 2s (double-buffered) when s does not cover K, else s; depthA1 =
 //      depthB1 = depth; depth * (baseM + baseN) * baseK * sizeof(A) + a bias's baseN * 4 <= L1.
+//      With SetSparse(true) (int8, 4:2 sparse B) B's buffers hold its dense half (baseK / 2 of
+//      each column) plus the index, baseK / 8 bytes a column, in L1.
 //   4. iterateOrder 0 (ORDER_M: along M first, then N).
 // GetTiling returns -1 when no tiling fits or a type is not one the cube multiplies.
 #pragma once
@@ -93,15 +96,20 @@ struct MatmulConfigParams {
           traverse(traverseIn), enVecND2NZ(enVecND2NZIn) {}
 };
 
-// Bytes of an element of a type the cube multiplies (0: one it does not).
-inline int32_t cube_dtype_bytes(DataType t) {
+// Half-bytes (nibbles) of an element of a type the cube multiplies (0: one it does not); int4
+// packs two elements a byte, so sizes count nibbles and halve them into bytes.
+inline int32_t cube_dtype_nibbles(DataType t) {
     switch (t) {
-        case DataType::DT_FLOAT: case DataType::DT_INT32: return 4;
-        case DataType::DT_FLOAT16: case DataType::DT_BF16: case DataType::DT_BFLOAT16: return 2;
-        case DataType::DT_INT8: case DataType::DT_UINT8: return 1;
+        case DataType::DT_FLOAT: case DataType::DT_INT32: return 8;
+        case DataType::DT_FLOAT16: case DataType::DT_BF16: case DataType::DT_BFLOAT16: return 4;
+        case DataType::DT_INT8: case DataType::DT_UINT8: return 2;
+        case DataType::DT_INT4: return 1;
         default: return 0;
     }
 }
+// Elements of a fractal row (32 bytes) the base block's K and N round to: 16 for 2- and 4-byte
+// types, 32 for int8, 64 for int4 (the transposing loads move squares of that many).
+inline int32_t cube_align(int32_t nibbles) { return nibbles > 0 && nibbles <= 2 ? 64 / nibbles : 16; }
 
 constexpr int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / b); }
 constexpr int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
@@ -198,6 +206,12 @@ public:
         traverse_ = traverse;
         return 0;
     }
+    // The 4:2 sparse matmul (SparseMatmulType B with SetSparseIndex on the kernel side): B's buffers
+    // hold its dense half and the index. Before GetTiling (the SetSparse page).
+    int32_t SetSparse(bool isSparseIn = false) {
+        isSparse_ = isSparseIn;
+        return 0;
+    }
     int32_t SetMadType(MatrixMadType madType) {
         madType_ = madType;
         return 0;
@@ -234,6 +248,7 @@ public:
 protected:
     int32_t l1_ = 0, l0a_ = 0, l0b_ = 0, l0c_ = 0, ub_ = 0, bt_ = 0;
     int32_t fixM_ = -1, fixN_ = -1, fixK_ = -1;
+    bool isSparse_ = false;
     int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};
 
     static int32_t Layout(int32_t (&dst)[5], int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
@@ -257,10 +272,14 @@ protected:
     // Steps 2 to 4 of the rule for singleCoreM/N/K already set; false (and a line on stderr) when
     // nothing fits.
     bool Blocks() {
-        const int32_t es = cube_dtype_bytes(aType_.dataType);
-        if (es == 0 || cube_dtype_bytes(bType_.dataType) != es) return Fail("A and B must be one cube input type");
+        const int32_t nib = cube_dtype_nibbles(aType_.dataType);
+        if (nib == 0 || cube_dtype_nibbles(bType_.dataType) != nib) return Fail("A and B must be one cube input type");
         if (singleCoreM <= 0 || singleCoreN <= 0 || singleCoreK <= 0) return Fail("SetShape needs m, n, k > 0");
-        const int32_t kAlign = es == 1 ? 32 : 16, nAlign = es == 1 ? 32 : 16;
+        if (isSparse_ && nib != 2) return Fail("SetSparse(true) needs int8 A and B (the 4:2 sparse matmul)");
+        // 4:2 sparse: K in whole 64s, so each slice's dense half of B is whole 32-byte fractals
+        const int32_t kAlign = isSparse_ ? 64 : cube_align(nib), nAlign = cube_align(nib);
+        // B's bytes per element in nibbles: the dense half only when sparse
+        const int32_t nibB = isSparse_ ? nib / 2 : nib;
         baseM = fixM_ > 0 ? fixM_ : std::min(round_up(singleCoreM, 16), 128);
         baseN = fixN_ > 0 ? fixN_ : std::min(round_up(singleCoreN, nAlign), 256);
         if (isBias && baseN * 4 > bt_) baseN = bt_ / 4 / nAlign * nAlign;
@@ -268,13 +287,14 @@ protected:
         if (int64_t(baseM) * baseN * 4 > l0c_) return Fail("baseM x baseN floats do not fit L0C");
         if (fixK_ > 0) {
             baseK = fixK_;
-        } else {
-            const int64_t byA = l0a_ / 2 / (int64_t(baseM) * es), byB = l0b_ / 2 / (int64_t(baseN) * es);
+        } else {  // L0A and L0B double-buffered: 2 * base * baseK * nibbles / 2 bytes each
+            const int64_t byA = l0a_ / (int64_t(baseM) * nib), byB = l0b_ / (int64_t(baseN) * nibB);
             baseK = int32_t(std::min<int64_t>({byA, byB, round_up(singleCoreK, kAlign)}) / kAlign * kAlign);
         }
         if (baseK <= 0) return Fail("no baseK fits L0A and L0B");
         const int64_t bias = isBias ? int64_t(baseN) * 4 : 0;
-        const L1Steps l1 = l1_steps(ceil_div(singleCoreK, baseK), int64_t(baseM + baseN) * baseK * es, bias, l1_);
+        const int64_t slice = SliceBytes(baseM, baseN, baseK, nib, nibB);
+        const L1Steps l1 = l1_steps(ceil_div(singleCoreK, baseK), slice, bias, l1_);
         const int32_t step = l1.step, depth = l1.depth;
         if (step == 0) return Fail("one baseK slice of A and B does not fit L1");
         auto& t = tiling_;
@@ -285,8 +305,8 @@ protected:
         t.iterateOrder = traverse_ == MatrixTraverse::FIRSTN ? 1 : 0;
         t.isBias = isBias ? 1 : 0;
         t.shareMode = 0;
-        t.shareL1Size = int32_t(depth * int64_t(baseM + baseN) * baseK * es + bias);
-        if (schedule_ == ScheduleType::N_BUFFER_33 && !NBuffer33Steps(es, bias)) return false;
+        t.shareL1Size = int32_t(depth * slice + bias);
+        if (schedule_ == ScheduleType::N_BUFFER_33 && !NBuffer33Steps(nib, nibB, bias)) return false;
         t.shareL0CSize = baseM * baseN * 4;
         t.shareUbSize = 0;
         t.batchM = 1, t.batchN = 1, t.singleBatchM = 1, t.singleBatchN = 1;
@@ -302,11 +322,11 @@ protected:
     // ScheduleType::N_BUFFER_33 (the policy page's limits): all of K in at most 3 baseK slices
     // (stepKa = stepKb = their count), A's stepM (<= 3) x stepKa base blocks held in L1 and B's
     // stepKb blocks double-buffered, fewer block rows when L1 does not hold them.
-    bool NBuffer33Steps(int32_t es, int64_t bias) {
+    bool NBuffer33Steps(int32_t nib, int32_t nibB, int64_t bias) {
         auto& t = tiling_;
         const int32_t kIter = ceil_div(singleCoreK, baseK);
         if (kIter > 3) return Fail("N_BUFFER_33 needs singleCoreK within 3 baseK slices (raise baseK)");
-        const int64_t a = int64_t(baseM) * baseK * es, b = int64_t(baseN) * baseK * es;
+        const int64_t a = SliceBytes(baseM, 0, baseK, nib, nibB), b = SliceBytes(0, baseN, baseK, nib, nibB);
         for (int32_t m = std::min(3, ceil_div(singleCoreM, baseM)); m >= 1; --m) {
             const int32_t depthB = a * m * kIter + b * 2 * kIter + bias <= l1_ ? 2 * kIter : kIter;
             if (a * m * kIter + b * depthB + bias > l1_) continue;
@@ -315,6 +335,12 @@ protected:
             return true;
         }
         return Fail("N_BUFFER_33: stepKa base blocks of A and B do not fit L1");
+    }
+    // The L1 bytes of one baseK slice of A and B (element sizes in nibbles); a sparse B adds its
+    // index, 2 bits per dense value (the dense half of baseK), so baseK / 8 bytes a column.
+    int64_t SliceBytes(int32_t bm, int32_t bn, int32_t bk, int32_t nib, int32_t nibB) const {
+        const int64_t idx = isSparse_ ? int64_t(bn) * bk / 8 : 0;
+        return (int64_t(bm) * bk * nib + int64_t(bn) * bk * nibB) / 2 + idx;
     }
     // The whole shape and the original shape (SetOrgShape's, else SetShape's).
     bool Shapes() {
@@ -405,10 +431,11 @@ private:
     // Step 1 of the rule: the split of M, N (and with EnableMultiCoreSplitK, K) with the least time,
     // in whole base blocks of the whole shape (step 2's caps, or SetFixSplit's).
     void Split() {
-        const int32_t es = std::max(cube_dtype_bytes(aType_.dataType), 1);
-        const int32_t kAlign = es == 1 ? 32 : 16;
+        const int32_t nib = std::max(cube_dtype_nibbles(aType_.dataType), 1);
+        const double es = nib / 2.0;
+        const int32_t kAlign = isSparse_ ? 64 : cube_align(nib);
         const int32_t bm = fixM_ > 0 ? fixM_ : std::min(round_up(singleM, 16), 128);
-        const int32_t bn = fixN_ > 0 ? fixN_ : std::min(round_up(singleN, kAlign), 256);
+        const int32_t bn = fixN_ > 0 ? fixN_ : std::min(round_up(singleN, cube_align(nib)), 256);
         const int32_t mBlocks = ceil_div(singleM, bm), nBlocks = ceil_div(singleN, bn);
         double best = 0;
         bool have = false;
@@ -436,7 +463,7 @@ private:
     }
     // A core's cycles for `blocks` base blocks: each block's MACs at 16x16x16 a cycle plus its A and
     // B slices at an assumed 64 bytes of GM a cycle (a K split adds reading C for the atomic add).
-    static double SplitTime(int32_t blocks, int32_t bm, int32_t bn, int32_t sk, int32_t es) {
+    static double SplitTime(int32_t blocks, int32_t bm, int32_t bn, int32_t sk, double es) {
         return double(blocks) * (double(bm) * bn * sk / 4096.0 + double(bm + bn) * sk * es / 64.0);
     }
 };
