@@ -262,6 +262,16 @@ static int32_t* bias_and_c(const std::string& name, const TCubeTiling& t, Global
     gbias.SetGlobalBuffer(bias, t.N), gc.SetGlobalBuffer(c, t.M * t.N);
     return c;
 }
+// C block by block (Iterate + GetTensorC) or whole (IterateAll), then End.
+template <class MM, class G>
+static void compute_c(MM& mm, G& gc, bool iterate) {
+    if (iterate) {
+        while (mm.Iterate()) mm.GetTensorC(gc);
+    } else {
+        mm.IterateAll(gc);
+    }
+    mm.End();
+}
 // C = A x B (+ bias) with int4b_t A (M x K) and B (K x N, or N x K with TB), IterateAll or, with
 // `iterate`, Iterate + GetTensorC.
 template <bool TB>
@@ -284,12 +294,7 @@ static void mm_int4(const std::string& name, int M, int N, int K, bool bias, boo
     mm.SetTensorA(ga);
     mm.SetTensorB(gb, TB);
     if (bias) mm.SetBias(gbias);
-    if (iterate) {
-        while (mm.Iterate()) mm.GetTensorC(gc);
-    } else {
-        mm.IterateAll(gc);
-    }
-    mm.End();
+    compute_c(mm, gc, iterate);
     write_raw(name + "_c", c, size_t(M) * N * 4);
 }
 // C = A x the 4:2 sparse B (+ bias) through SparseMatmulType and SetSparseIndex.
@@ -308,12 +313,7 @@ static void mm_sparse(const std::string& name, int M, int N, int K, bool bias, b
     mm.SetTensorB(gb, true);
     mm.SetSparseIndex(gi);
     if (bias) mm.SetBias(gbias);
-    if (iterate) {
-        while (mm.Iterate()) mm.GetTensorC(gc);
-    } else {
-        mm.IterateAll(gc);
-    }
-    mm.End();
+    compute_c(mm, gc, iterate);
     write_raw(name + "_c", c, size_t(M) * N * 4);
 }
 
