@@ -94,6 +94,8 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
         REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
     }
     obj.SetTensorA(ga, ta);
+    // a half B declared without ISTRANS but set transposed: transposed, with a warning at the call
+    if (tb && !TB) expect("api-misuse", __LINE__ + 1);
     obj.SetTensorB(gb, tb);
     if (bias) obj.SetBias(gbias);
     if (mode == 0) {
@@ -855,6 +857,7 @@ static void faults() {
     'mm<half, float, float, CubeFormat::ND, CubeFormat::VECTOR>("h_gemv", 1, 32, 256, false, false, false, 0);',
     'mm<half, float, float>("h_ub_blocks", 512, 64, 128, false, false, true, 3);',
     'mm<half, float, float>("h_async_ub", 512, 64, 128, false, false, true, 4);',
+    'mm<half, float, float>("h_tb_flag_only", 40, 48, 72, false, true, false, 0);',
     'mm<half, float, float>("h_async_gm", 300, 270, 200, false, false, true, 5);',
     "multicore(512, 512, 128);",
     "shared();",
@@ -901,6 +904,7 @@ CASES = {
     "i8_tb": (np.int8, np.int32, np.int32, 24, 40, 70, False, True, False),
     "h_ub": (np.float16, np.float32, np.float32, 32, 64, 32, False, False, False),
     "h_ub_blocks": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),
+    "h_tb_flag_only": (np.float16, np.float32, np.float32, 40, 48, 72, False, True, False),  # ISTRANS false
     "h_async_ub": (np.float16, np.float32, np.float32, 512, 64, 128, False, False, True),  # Iterate<false>
     "h_async_gm": (np.float16, np.float32, np.float32, 300, 270, 200, False, False, True),
     "h_nd_align": (np.float16, np.float32, np.float32, 20, 13, 40, False, False, True),

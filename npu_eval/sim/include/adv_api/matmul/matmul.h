@@ -143,23 +143,28 @@ inline void await_other_cores(sage::sim::SrcLoc loc) {
 }
 
 // SetTensorA/B's transpose flag (the SetTensorA/SetTensorB pages): with the MatmulType's ISTRANS
-// true the flag decides, call by call; with ISTRANS false it must be false (the device computes a
-// wrong result otherwise); for types other than half and bfloat16_t it must equal ISTRANS (the
-// kernel's L1 sizes follow ISTRANS and the tiling's isTrans).
+// true the flag decides, call by call. With ISTRANS false the pages say the flag must be false
+// ("precision is abnormal" otherwise), yet asc-devkit's own matmul_high_performance sample calls
+// SetTensorB(b, true) on a half B declared without ISTRANS and its device test checks the
+// transposed product: for half and bfloat16_t the emulator transposes as the call asks and warns
+// at the call. For other types the flag must equal ISTRANS (the kernel's L1 sizes follow ISTRANS
+// and the tiling's isTrans), an error.
 template <class TYPE>
 inline bool transpose_of(const char* api, bool flag, sage::sim::SrcLoc loc) {
     using namespace sage::sim;
     using T = typename TYPE::T;
     constexpr bool two_byte = std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>;
-    if (flag && !TYPE::isTrans)
-        fail("api-misuse", loc, "Matmul %s with the transpose flag true, but the MatmulType's ISTRANS is false, in "
-             "block %d: the device then computes a wrong result (the %s page); declare the MatmulType with "
-             "ISTRANS true", api, blk().idx, api);
     if (!two_byte && flag != TYPE::isTrans)
-        fail("api-misuse", loc, "Matmul %s with the transpose flag false, but the MatmulType (of %s) has ISTRANS true, "
+        fail("api-misuse", loc, "Matmul %s with the transpose flag %s, but the MatmulType (of %s) has ISTRANS %s, "
              "in block %d: for types other than half and bfloat16_t the flag must equal ISTRANS (and the tiling's "
-             "isTrans), which size the L1 buffers (the %s page)", api, dtype_name<T>(), blk().idx, api);
-    return TYPE::isTrans && flag;
+             "isTrans), which size the L1 buffers (the %s page)", api, flag ? "true" : "false", dtype_name<T>(),
+             TYPE::isTrans ? "true" : "false", blk().idx, api);
+    if (flag && !TYPE::isTrans)
+        report("api-misuse", Severity::Warning, loc,
+               "Matmul %s with the transpose flag true, but the MatmulType's ISTRANS is false: the %s page says "
+               "the flag must then be false (\"precision is abnormal\" otherwise); the emulator transposes as "
+               "asked. Declare the MatmulType with ISTRANS true", api, api);
+    return flag;
 }
 
 // While a Matmul call runs on an AIV of a mixed kernel, the cube work it issues is the AIC's
