@@ -785,6 +785,15 @@ static void splits() {
     TCubeTiling t2 = host_tiling(two, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 512,
                                  512, 128, false, false, false);
     dump_tiling("split_two", t2);
+    // matmul_high_performance's case 6: each of 24 cores 1024 x 1536 of 8192 x 8192 (the kernel runs
+    // each core over two halves of M), base block 128 x 256 x 64
+    mt::MultiCoreMatmulTiling hp;
+    hp.SetDim(24);
+    hp.SetSingleShape(1024, 1536, 8192);
+    hp.SetFixSplit(128, 256, 64);
+    TCubeTiling t3 = host_tiling(hp, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT16,
+                                 8192, 8192, 8192, false, true, false);
+    dump_tiling("split_hp", t3);
 }
 
 static void faults() {
@@ -995,6 +1004,19 @@ def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
     # four 128-row base blocks of M and two 256-column ones of N: one base block a core either way,
     # and the tie goes to the larger mDim
     assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (128, 512, 4)
+
+
+def test_a_single_shape_with_more_parts_than_cores_is_kept_and_l1_steps_divide_k(run):
+    """matmul_high_performance case 6: SetSingleShape(1024, 1536) of 8192 x 8192 is 48 parts for 24
+    cores; GetTiling keeps it (the kernel loops), and L1 takes a factor of K's 128 slices: stepK 4,
+    depth 8 (5 would fit L1 but leave a short last load), the values the sample's case 5 builds on."""
+    t = _tiling(run, "split_hp")
+    assert (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"], t["usedCoreNum"]) == (1024, 1536, 8192, 24)
+    assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 256, 64)
+    assert (t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == (4, 4, 8, 8)
+    assert t["shareL1Size"] == 8 * (128 + 256) * 64 * 2
+    # the sample's case 5 then sets depthA1 16, stepKa 8 by hand: exactly the 910B's L1
+    assert 16 * 128 * 64 * 2 + t["depthB1"] * 256 * 64 * 2 == CHIP.l1_bytes
 
 
 def test_multicore_tiling_splits_in_whole_base_blocks(run):

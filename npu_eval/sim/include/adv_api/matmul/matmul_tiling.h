@@ -21,9 +21,10 @@
 //      up to singleCoreK rounded up to kAlign with both L0A and L0B double-buffered (dbL0A = dbL0B =
 //      2: 2 * baseM * baseK * sizeof(A) <= L0A and 2 * baseN * baseK * sizeof(B) <= L0B);
 //      baseM * baseN * 4 <= L0C (dbL0C = 1) and, with a bias, baseN * 4 <= the BiasTable.
-//   3. L1: stepM = stepN = 1; stepKa = stepKb = the largest s <= ceil(singleCoreK / baseK) whose
-//      buffers fit L1: depth = 2s (double-buffered) when s does not cover K, else s; depthA1 =
-//      depthB1 = depth; depth * (baseM + baseN) * baseK * sizeof(A) + a bias's baseN * 4 <= L1.
+//   3. L1: stepM = stepN = 1; stepKa = stepKb = the largest factor s of ceil(singleCoreK / baseK)
+//      (CANN's tiling also rounds its K step down to a factor: no short last L1 load) whose buffers
+//      fit L1: depth = 2s (double-buffered) when s does not cover K, else s; depthA1 = depthB1 = depth;
+//      depth * (baseM + baseN) * baseK * sizeof(A) + a bias's baseN * 4 <= L1.
 //      With SetSparse(true) (int8, 4:2 sparse B) B's buffers hold its dense half (baseK / 2 of
 //      each column) plus the index, baseK / 8 bytes a column, in L1.
 //   4. iterateOrder 0 (ORDER_M: along M first, then N).
@@ -115,7 +116,7 @@ constexpr int32_t ceil_div(int64_t a, int64_t b) { return int32_t((a + b - 1) / 
 constexpr int32_t round_up(int64_t a, int64_t b) { return int32_t((a + b - 1) / b * b); }
 
 // Step 3 of the rule, shared with the kernel's constant tiling (constant_tiling.h): the largest
-// stepK <= kIter whose A1 + B1 buffers fit L1, double-buffered (depth 2 * stepK) unless one step
+// factor stepK of kIter whose A1 + B1 buffers fit L1, double-buffered (depth 2 * stepK) unless one step
 // covers K. `slice` is the bytes of one baseK slice of A and B; step 0 when none fits.
 struct L1Steps {
     int32_t step;
@@ -126,7 +127,7 @@ constexpr L1Steps l1_steps(int32_t kIter, int64_t slice, int64_t bias, int64_t l
     for (int32_t s = 1; s <= kIter; ++s) {
         const int32_t d = s < kIter ? 2 * s : s;
         if (d * slice + bias > l1) break;
-        best = {s, d};
+        if (kIter % s == 0) best = {s, d};  // a factor of K's slices: no short last L1 load
     }
     return best;
 }
@@ -460,6 +461,16 @@ private:
                 }
             }
         }
+        if (!have) FixedSplitOverCores();
+    }
+    // SetSingleShape's M and N taken as given even when their parts outnumber the cores: the kernel
+    // walks the rest itself (matmul_high_performance's case 6 runs each core over two M halves).
+    void FixedSplitOverCores() {
+        if (fixSingleM_ <= 0 || fixSingleN_ <= 0) return;
+        singleCoreM = std::min(fixSingleM_, singleM), singleCoreN = std::min(fixSingleN_, singleN);
+        singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : singleK;
+        mDim_ = ceil_div(singleM, singleCoreM), nDim_ = ceil_div(singleN, singleCoreN), kDim_ = 1;
+        used_ = std::min(mDim_ * nDim_, dim_);
     }
     // A core's cycles for `blocks` base blocks: each block's MACs at 16x16x16 a cycle plus its A and
     // B slices at an assumed 64 bytes of GM a cycle (a K split adds reading C for the atomic add).
