@@ -766,21 +766,33 @@ static void nbuffer33_faults() {
     }
 }
 
-// MultiCoreMatmulTiling's split in whole base blocks: a 64 x 64 x 64 matmul is one base block (one
-// core however many it may use); 512 x 512 x 128 on two cores splits M (asc-devkit's
-// matmul_advanced_api README: singleCoreM 256, singleCoreN 512).
-static void splits() {
+// MultiCoreMatmulTiling's split (M first, in whole base blocks; a one-block shape cut along M) on
+// the shapes asc-devkit's documents and samples pin: see docs/cube.md "Host tiling".
+static TCubeTiling split_tiling(int dim, int M, int N, int K, matmul_tiling::TPosition a,
+                                matmul_tiling::TPosition c) {
     namespace mt = matmul_tiling;
-    mt::MultiCoreMatmulTiling small;
-    small.SetDim(24);
-    TCubeTiling t1 = host_tiling(small, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 64,
-                                 64, 64, false, false, false);
-    dump_tiling("split_small", t1);
-    mt::MultiCoreMatmulTiling two;
-    two.SetDim(2);
-    TCubeTiling t2 = host_tiling(two, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 512,
-                                 512, 128, false, false, false);
-    dump_tiling("split_two", t2);
+    mt::MultiCoreMatmulTiling api;
+    api.SetDim(dim);
+    api.SetAType(a, a == mt::TPosition::TSCM ? mt::CubeFormat::NZ : mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetCType(c, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetOrgShape(M, N, K);
+    api.SetShape(M, N, K);
+    api.EnableBias(true);
+    api.SetBufferSpace(-1, -1, -1);
+    optiling::TCubeTiling t;
+    if (api.GetTiling(t) == -1) std::exit(3);
+    return t;
+}
+static void splits() {
+    using P = matmul_tiling::TPosition;
+    dump_tiling("split_tscm", split_tiling(24, 64, 64, 64, P::TSCM, P::GM));
+    dump_tiling("split_gm_one_block", split_tiling(2, 64, 256, 384, P::GM, P::GM));
+    dump_tiling("split_two", split_tiling(2, 512, 512, 128, P::GM, P::GM));
+    dump_tiling("split_m_first", split_tiling(24, 1024, 4095, 1024, P::GM, P::GM));
+    dump_tiling("split_n_whole", split_tiling(24, 7680, 480, 320, P::GM, P::GM));
+    dump_tiling("split_c_in_ub", split_tiling(48, 640, 1024, 512, P::GM, P::VECIN));
 }
 
 static void faults() {
@@ -984,15 +996,39 @@ def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
     t = _tiling(run, "mc")
     assert t["usedCoreNum"] <= 4
     assert t["singleCoreM"] * t["singleCoreN"] * t["usedCoreNum"] >= 512 * 512
-    # four 128-row base blocks of M and two 256-column ones of N: one base block a core either way,
-    # and the tie goes to the larger mDim
+    # four 128-row base blocks of M and two 256-column ones of N: M first takes the four cores
     assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (128, 512, 4)
 
 
-def test_multicore_tiling_splits_in_whole_base_blocks(run):
-    small, two = _tiling(run, "split_small"), _tiling(run, "split_two")
-    assert (small["singleCoreM"], small["singleCoreN"], small["usedCoreNum"]) == (64, 64, 1)
-    assert (two["singleCoreM"], two["singleCoreN"], two["usedCoreNum"]) == (256, 512, 2)
+def _split(run, name):
+    t = _tiling(run, name)
+    return t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"], (t["baseM"], t["baseN"], t["baseK"])
+
+
+def test_multicore_tiling_splits_m_first_in_whole_base_blocks(run):
+    # matmul_advanced_api's README: 512 x 512 x 128 on two cores is singleCoreM 256, singleCoreN 512
+    assert _split(run, "split_two")[:3] == (256, 512, 2)
+    # the ND2NZ best-practice page: 1024 x 4095 x 1024 on 24 cores, singleCoreM 128 (M's eight blocks
+    # first, the cores left to N; the page's singleCoreN is 1408, here whole 256-column blocks)
+    assert _split(run, "split_m_first")[:3] == (128, 1536, 24)
+    # matmul_a2b2_share sets no tail: 7680 x 480 x 320 on 24 cores keeps N whole
+    m, n, used, _ = _split(run, "split_n_whole")
+    assert n == 480 and 7680 % m == 0 and used == 7680 // m <= 24
+
+
+def test_multicore_tiling_cuts_a_one_block_shape_along_m(run):
+    # the IBShare best-practice page: 64 x 256 x 384 on two cores is singleCoreM 32, base 32 x 256 x 64
+    assert _split(run, "split_gm_one_block") == (32, 256, 2, (32, 256, 64))
+    assert _tiling(run, "split_gm_one_block")["stepKa"] == 6
+    # with A in TSCM the kernel stages all of A on each core (matmul_tscm): one core
+    assert _split(run, "split_tscm")[:3] == (64, 64, 1)
+
+
+def test_multicore_tiling_keeps_a_c_block_in_the_ub_to_half_of_it(run):
+    # matmul_async_iterate holds two UB blocks of baseM x baseN floats: 128 x 128, one a core
+    m, n, used, base = _split(run, "split_c_in_ub")
+    assert base[:2] == (128, 128) and 2 * 128 * 128 * 4 <= CHIP.ub_bytes
+    assert (m, n, used) == (128, 128, 40)
 
 
 def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
