@@ -1259,6 +1259,50 @@ def test_a_split_k_program_clears_c_on_every_core_then_accumulates(tmp_path):
     assert any(d.code == "gm-race" and "same values" in d.message for d in launch.diagnostics)
 
 
+# Two isA2B2Shared objects back to back on one core (asc-devkit's matmul_a2b2_share kernel).
+A2B2_PROGRAM = SPLIT_K_PROGRAM.replace(
+    "constexpr uint32_t M = 32, N = 32, K = 512;", "constexpr uint32_t M = 32, N = 32, K = 64;"
+).replace(
+    """    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);""",
+    """    constexpr static MatmulConfig cfg = [] { MatmulConfig c = CFG_NORM; c.isA2B2Shared = true; return c; }();
+    using H = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+    using F = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+    AscendC::Matmul<H, H, F, F, cfg> mm, mm2;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t, mm2, &t);""",
+).replace(
+    """    AscendC::Fill(gc, M * N, 0.0f);
+    const uint32_t kPart = AscendC::GetBlockIdx();  // M and N are one core's each here
+    mm.SetTensorA(ga[kPart * t.singleCoreK]);
+    mm.SetTensorB(gb[kPart * t.singleCoreK * N]);
+    mm.IterateAll(gc, 1);
+    mm.End();""",
+    """    mm.SetTensorA(ga), mm.SetTensorB(gb);
+    mm.IterateAll(gc);
+    mm.End();
+    mm2.SetTensorA(ga), mm2.SetTensorB(gb);
+    mm2.IterateAll(gc);  // the same C again: the second object's blocks after the first's
+    mm2.End();""",
+).replace("    api.EnableMultiCoreSplitK(true);\n", "").replace("api.SetDim(8);", "api.SetDim(1);")
+
+
+def test_two_a2b2_shared_objects_run_back_to_back_with_their_l0_ordered(tmp_path):
+    """The second object's L0A/L0B loads wait for the first's Mmad (one global L0A/L0B) and its Mmad
+    for the first's Fixpipe (the pipe's shared L0C): no missing-sync between them."""
+    from sage_npu.npu_eval.program import run_program
+
+    assert "isA2B2Shared" in A2B2_PROGRAM and "mm2.IterateAll" in A2B2_PROGRAM
+    path = tmp_path / "a2b2.asc"
+    path.write_text(A2B2_PROGRAM)
+    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
+    assert report.exit_code == 0 and report.status == "ok", report
+    assert "cores 1 bad 0" in report.stdout, report.stdout
+    (launch,) = report.launches
+    assert not [d for d in launch.diagnostics if d.code == "missing-sync"], launch.diagnostics
+
+
 def test_copy_a1_and_copy_b1_callbacks_load_each_base_block(run):
     """The callbacks replace the Matmul's GM -> L1 copies, one base block a call: 2 x 2 C blocks,
     each over four K blocks, so 16 calls each; A assembled from its two GM pieces."""
