@@ -770,23 +770,36 @@ static void nbuffer33_faults() {
     }
 }
 
-// MultiCoreMatmulTiling's split in whole base blocks: a 64 x 64 x 64 matmul is one base block (one
-// core however many it may use); 512 x 512 x 128 on two cores splits M (asc-devkit's
-// matmul_advanced_api README: singleCoreM 256, singleCoreN 512).
-static void splits() {
+// MultiCoreMatmulTiling's split (M first, in whole base blocks; a one-block shape cut along M) on
+// the shapes asc-devkit's documents and samples pin: see docs/cube.md "Host tiling".
+static TCubeTiling split_tiling(int dim, int M, int N, int K, matmul_tiling::TPosition a,
+                                matmul_tiling::TPosition c) {
     namespace mt = matmul_tiling;
-    mt::MultiCoreMatmulTiling small;
-    small.SetDim(24);
-    TCubeTiling t1 = host_tiling(small, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 64,
-                                 64, 64, false, false, false);
-    dump_tiling("split_small", t1);
-    mt::MultiCoreMatmulTiling two;
-    two.SetDim(2);
-    TCubeTiling t2 = host_tiling(two, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, 512,
-                                 512, 128, false, false, false);
-    dump_tiling("split_two", t2);
+    mt::MultiCoreMatmulTiling api;
+    api.SetDim(dim);
+    api.SetAType(a, a == mt::TPosition::TSCM ? mt::CubeFormat::NZ : mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetCType(c, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetOrgShape(M, N, K);
+    api.SetShape(M, N, K);
+    api.EnableBias(true);
+    api.SetBufferSpace(-1, -1, -1);
+    optiling::TCubeTiling t;
+    if (api.GetTiling(t) == -1) std::exit(3);
+    return t;
+}
+static void splits() {
+    using P = matmul_tiling::TPosition;
+    dump_tiling("split_tscm", split_tiling(24, 64, 64, 64, P::TSCM, P::GM));
+    dump_tiling("split_gm_one_block", split_tiling(2, 64, 256, 384, P::GM, P::GM));
+    dump_tiling("split_two", split_tiling(2, 512, 512, 128, P::GM, P::GM));
+    dump_tiling("split_m_first", split_tiling(24, 1024, 4095, 1024, P::GM, P::GM));
+    dump_tiling("split_n_whole", split_tiling(24, 7680, 480, 320, P::GM, P::GM));
+    dump_tiling("split_c_in_ub", split_tiling(48, 640, 1024, 512, P::GM, P::VECIN));
     // matmul_high_performance's case 6: each of 24 cores 1024 x 1536 of 8192 x 8192 (the kernel runs
     // each core over two halves of M), base block 128 x 256 x 64
+    namespace mt = matmul_tiling;
     mt::MultiCoreMatmulTiling hp;
     hp.SetDim(24);
     hp.SetSingleShape(1024, 1536, 8192);
@@ -1001,8 +1014,7 @@ def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
     t = _tiling(run, "mc")
     assert t["usedCoreNum"] <= 4
     assert t["singleCoreM"] * t["singleCoreN"] * t["usedCoreNum"] >= 512 * 512
-    # four 128-row base blocks of M and two 256-column ones of N: one base block a core either way,
-    # and the tie goes to the larger mDim
+    # four 128-row base blocks of M and two 256-column ones of N: M first takes the four cores
     assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (128, 512, 4)
 
 
@@ -1019,10 +1031,35 @@ def test_a_single_shape_with_more_parts_than_cores_is_kept_and_l1_steps_divide_k
     assert 16 * 128 * 64 * 2 + t["depthB1"] * 256 * 64 * 2 == CHIP.l1_bytes
 
 
-def test_multicore_tiling_splits_in_whole_base_blocks(run):
-    small, two = _tiling(run, "split_small"), _tiling(run, "split_two")
-    assert (small["singleCoreM"], small["singleCoreN"], small["usedCoreNum"]) == (64, 64, 1)
-    assert (two["singleCoreM"], two["singleCoreN"], two["usedCoreNum"]) == (256, 512, 2)
+def _split(run, name):
+    t = _tiling(run, name)
+    return t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"], (t["baseM"], t["baseN"], t["baseK"])
+
+
+def test_multicore_tiling_splits_m_first_in_whole_base_blocks(run):
+    # matmul_advanced_api's README: 512 x 512 x 128 on two cores is singleCoreM 256, singleCoreN 512
+    assert _split(run, "split_two")[:3] == (256, 512, 2)
+    # the ND2NZ best-practice page: 1024 x 4095 x 1024 on 24 cores, singleCoreM 128 (M's eight blocks
+    # first, the cores left to N; the page's singleCoreN is 1408, here whole 256-column blocks)
+    assert _split(run, "split_m_first")[:3] == (128, 1536, 24)
+    # matmul_a2b2_share sets no tail: 7680 x 480 x 320 on 24 cores keeps N whole
+    m, n, used, _ = _split(run, "split_n_whole")
+    assert n == 480 and 7680 % m == 0 and used == 7680 // m <= 24
+
+
+def test_multicore_tiling_cuts_a_one_block_shape_along_m(run):
+    # the IBShare best-practice page: 64 x 256 x 384 on two cores is singleCoreM 32, base 32 x 256 x 64
+    assert _split(run, "split_gm_one_block") == (32, 256, 2, (32, 256, 64))
+    assert _tiling(run, "split_gm_one_block")["stepKa"] == 6
+    # with A in TSCM the kernel stages all of A on each core (matmul_tscm): one core
+    assert _split(run, "split_tscm")[:3] == (64, 64, 1)
+
+
+def test_multicore_tiling_keeps_a_c_block_in_the_ub_to_half_of_it(run):
+    # matmul_async_iterate holds two UB blocks of baseM x baseN floats: 128 x 128, one a core
+    m, n, used, base = _split(run, "split_c_in_ub")
+    assert base[:2] == (128, 128) and 2 * 128 * 128 * 4 <= CHIP.ub_bytes
+    assert (m, n, used) == (128, 128, 40)
 
 
 def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
@@ -1251,6 +1288,50 @@ def test_a_split_k_program_clears_c_on_every_core_then_accumulates(tmp_path):
     (launch,) = report.launches
     assert {d.code for d in launch.diagnostics if d.severity == "error"} == set(), launch.diagnostics
     assert any(d.code == "gm-race" and "same values" in d.message for d in launch.diagnostics)
+
+
+# Two isA2B2Shared objects back to back on one core (asc-devkit's matmul_a2b2_share kernel).
+A2B2_PROGRAM = SPLIT_K_PROGRAM.replace(
+    "constexpr uint32_t M = 32, N = 32, K = 512;", "constexpr uint32_t M = 32, N = 32, K = 64;"
+).replace(
+    """    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
+                    AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);""",
+    """    constexpr static MatmulConfig cfg = [] { MatmulConfig c = CFG_NORM; c.isA2B2Shared = true; return c; }();
+    using H = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;
+    using F = AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;
+    AscendC::Matmul<H, H, F, F, cfg> mm, mm2;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t, mm2, &t);""",
+).replace(
+    """    AscendC::Fill(gc, M * N, 0.0f);
+    const uint32_t kPart = AscendC::GetBlockIdx();  // M and N are one core's each here
+    mm.SetTensorA(ga[kPart * t.singleCoreK]);
+    mm.SetTensorB(gb[kPart * t.singleCoreK * N]);
+    mm.IterateAll(gc, 1);
+    mm.End();""",
+    """    mm.SetTensorA(ga), mm.SetTensorB(gb);
+    mm.IterateAll(gc);
+    mm.End();
+    mm2.SetTensorA(ga), mm2.SetTensorB(gb);
+    mm2.IterateAll(gc);  // the same C again: the second object's blocks after the first's
+    mm2.End();""",
+).replace("    api.EnableMultiCoreSplitK(true);\n", "").replace("api.SetDim(8);", "api.SetDim(1);")
+
+
+def test_two_a2b2_shared_objects_run_back_to_back_with_their_l0_ordered(tmp_path):
+    """The second object's L0A/L0B loads wait for the first's Mmad (one global L0A/L0B) and its Mmad
+    for the first's Fixpipe (the pipe's shared L0C): no missing-sync between them."""
+    from sage_npu.npu_eval.program import run_program
+
+    assert "isA2B2Shared" in A2B2_PROGRAM and "mm2.IterateAll" in A2B2_PROGRAM
+    path = tmp_path / "a2b2.asc"
+    path.write_text(A2B2_PROGRAM)
+    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
+    assert report.exit_code == 0 and report.status == "ok", report
+    assert "cores 1 bad 0" in report.stdout, report.stdout
+    (launch,) = report.launches
+    assert not [d for d in launch.diagnostics if d.code == "missing-sync"], launch.diagnostics
 
 
 def test_copy_a1_and_copy_b1_callbacks_load_each_base_block(run):

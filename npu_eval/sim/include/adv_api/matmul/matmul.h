@@ -694,6 +694,12 @@ private:
     __aicore__ inline bool SharesL0C() const {
         return !kCInL0C && pipe_->matmul_share_[2].addr + sage::sim::mem_base(sage::sim::Mem::L0C) == co1t_.addr_;
     }
+    // Another Matmul object of the pipe wrote C through the shared L0C: its Fixpipe must finish
+    // reading it before this object's Mmad writes it (as an isA2B2Shared object's loads wait for the
+    // other object's Mmad reading the global L0A/L0B).
+    __aicore__ inline bool OtherUsedL0C() const {
+        return SharesL0C() && pipe_->matmul_share_[2].owner != nullptr && pipe_->matmul_share_[2].owner != this;
+    }
     __aicore__ inline bool OwnsShare() const { return !SharesL0C() || pipe_->matmul_share_[2].owner == this; }
     // MatmulConfig.isA2B2Shared: L0A and L0B are managed globally, one double buffer (two 32 KB
     // halves each) every Matmul object of the kernel shares, so an A or B base block may not pass
@@ -931,7 +937,7 @@ private:
         // slice of K per GM -> L1 copy then.
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
         const uint32_t chunk = uint32_t(t_.baseK) * steps;
-        if (l0c_used_) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
+        if (l0c_used_ || OtherUsedL0C()) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
@@ -946,7 +952,7 @@ private:
             l1_used_ = true;
             for (uint32_t kk = 0; kk < kLen; kk += uint32_t(t_.baseK)) {
                 const uint32_t kl = kLen - kk < uint32_t(t_.baseK) ? kLen - kk : uint32_t(t_.baseK);
-                if (l0_used_) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);
+                if (l0_used_ || kCfg.isA2B2Shared) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);
                 LoadA2(kk, kLen, kl, loc);
                 LoadB2(kk, kLen, kl, loc);
                 const bool with_bias = first && bias_on_;

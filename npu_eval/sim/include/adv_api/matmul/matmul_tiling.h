@@ -4,22 +4,27 @@
 //
 // The tiling rule sage-npu implements (its own, documented in docs/cube.md "The Matmul API"; CANN's
 // search is not published) on the chip profile's memory sizes, or SetBufferSpace's:
-//   1. Cores (MultiCoreMatmulTiling): the whole shape in base blocks bm x bn (step 2's caps on
-//      the whole M and N, or SetFixSplit's); for every split mDim x nDim <= dim (no more parts than
-//      blocks), singleCoreM = ceil(mBlocks / mDim) * bm and singleCoreN = ceil(nBlocks / nDim) * bn
-//      (at most M, N); the split with the least per-core time wins, time = the core's base blocks
-//      x (bm * bn * K / 4096, the cube's 16x16x16 MACs per cycle, + (bm + bn) * K * sizeof(A) / 64,
-//      an assumed 64 bytes per cycle of GM reads per core); ties go to fewer cores, then to the
-//      larger mDim. usedCoreNum is ceil(M / singleCoreM) * ceil(N / singleCoreN); singleCoreK is K.
-//      With EnableMultiCoreSplitK the splits are mDim x nDim x kDim <= dim, K in kDim equal parts of
-//      whole 16-element blocks (32 for int8; so no core has a K tail), K in the time the core's
-//      part, plus for kDim > 1 singleCoreM * singleCoreN * 4 / 64 (reading C for the atomic add),
-//      and usedCoreNum = mDim * nDim * kDim.
+//   1. Cores (MultiCoreMatmulTiling): M first. The whole shape in base blocks bm x bn (step 2's caps
+//      on the whole M and N, or SetFixSplit's): mDim = min(dim, mBlocks), nDim = min(dim / mDim,
+//      nBlocks), singleCoreM = ceil(mBlocks / mDim) * bm and singleCoreN = ceil(nBlocks / nDim) * bn
+//      (at most M, N; SetSingleShape's when set). A shape of one base block is cut along M in
+//      16-row parts instead: mDim = min(dim, ceil(M / 16)), singleCoreM = ceil(M / mDim) rounded up
+//      to 16 (not with SetFixSplit's baseM, nor with A in TSCM, whose rows the kernel stages whole
+//      in L1). usedCoreNum = ceil(M / singleCoreM) *
+//      ceil(N / singleCoreN); singleCoreK is K.
+//      With EnableMultiCoreSplitK the splits mDim x nDim x kDim <= dim in whole base blocks are
+//      searched for the least per-core time: the core's base blocks x (bm * bn * K / 4096, the cube's
+//      16x16x16 MACs per cycle, + (bm + bn) * K * sizeof(A) / 64, an assumed 64 bytes per cycle of GM
+//      reads per core), K in kDim equal parts of whole 16-element blocks (32 for int8; so no core has
+//      a K tail), plus for kDim > 1 singleCoreM * singleCoreN * 4 / 64 (reading C for the atomic
+//      add); ties go to fewer cores, then to the larger mDim; usedCoreNum = mDim * nDim * kDim.
 //   2. Base block: baseM = min(singleCoreM rounded up to 16, 128), baseN = min(singleCoreN rounded up
-//      to 16 (32 for int8, 64 for int4), 256); baseK the largest multiple of kAlign (16 elements, 32
-//      for int8, 64 for int4 and for a sparse B; sizes count int4 as half a byte)
-//      up to singleCoreK rounded up to kAlign with both L0A and L0B double-buffered (dbL0A = dbL0B =
-//      2: 2 * baseM * baseK * sizeof(A) <= L0A and 2 * baseN * baseK * sizeof(B) <= L0B);
+//      to 16 (32 for int8, 64 for int4), 256); a C in the UB (VECIN, VECCALC, VECOUT) keeps baseM *
+//      baseN * sizeof(C) <= half the UB (SetBufferSpace's ubSize), halving baseN, then baseM; baseK
+//      the largest multiple of kAlign (16 elements, 32 for int8, 64 for int4 and for a sparse B;
+//      sizes count int4 as half a byte) up to singleCoreK rounded up to kAlign with both L0A and L0B
+//      double-buffered (dbL0A = dbL0B = 2: 2 * baseM * baseK * sizeof(A) <= L0A and
+//      2 * baseN * baseK * sizeof(B) <= L0B);
 //      baseM * baseN * 4 <= L0C (dbL0C = 1) and, with a bias, baseN * 4 <= the BiasTable.
 //   3. L1: stepM = stepN = 1; stepKa = stepKb = the largest factor s of ceil(singleCoreK / baseK)
 //      (CANN's tiling also rounds its K step down to a factor: no short last L1 load) whose buffers
@@ -270,6 +275,23 @@ protected:
         std::fprintf(stderr, "matmul_tiling: GetTiling failed: %s\n", why);
         return false;
     }
+    // Step 2's caps of the base block for an m x n part (SetFixSplit's when set). A C that goes to the
+    // UB keeps its block to half the UB: the kernel holds the block it gets and the one it makes of it
+    // (matmul_async_iterate's two queues of baseM x baseN); baseN halves (256 -> 128 keeps the
+    // Fixpipe's rows 512-byte aligned, the tiling-strategy page's two blocks), then baseM.
+    void BaseCaps(int32_t m, int32_t n, int32_t& bm, int32_t& bn) const {
+        const int32_t nAlign = cube_align(std::max(cube_dtype_nibbles(aType_.dataType), 1));
+        bm = fixM_ > 0 ? fixM_ : std::min(round_up(m, 16), 128);
+        bn = fixN_ > 0 ? fixN_ : std::min(round_up(n, nAlign), 256);
+        const bool cInUb = cType_.pos == TPosition::VECIN || cType_.pos == TPosition::VECCALC ||
+                           cType_.pos == TPosition::VECOUT;
+        const int64_t cBytes = std::max(cube_dtype_nibbles(cType_.dataType) / 2, 1);
+        while (cInUb && int64_t(bm) * bn * cBytes > ub_ / 2) {
+            if (fixN_ <= 0 && bn / 2 >= nAlign && bn / 2 % nAlign == 0) bn /= 2;
+            else if (fixM_ <= 0 && bm / 2 >= 16 && bm / 2 % 16 == 0) bm /= 2;
+            else break;
+        }
+    }
     // Steps 2 to 4 of the rule for singleCoreM/N/K already set; false (and a line on stderr) when
     // nothing fits.
     bool Blocks() {
@@ -281,8 +303,7 @@ protected:
         const int32_t kAlign = isSparse_ ? 64 : cube_align(nib), nAlign = cube_align(nib);
         // B's bytes per element in nibbles: the dense half only when sparse
         const int32_t nibB = isSparse_ ? nib / 2 : nib;
-        baseM = fixM_ > 0 ? fixM_ : std::min(round_up(singleCoreM, 16), 128);
-        baseN = fixN_ > 0 ? fixN_ : std::min(round_up(singleCoreN, nAlign), 256);
+        BaseCaps(singleCoreM, singleCoreN, baseM, baseN);
         if (isBias && baseN * 4 > bt_) baseN = bt_ / 4 / nAlign * nAlign;
         while (int64_t(baseM) * baseN * 4 > l0c_ && baseN > nAlign) baseN -= nAlign;
         if (int64_t(baseM) * baseN * 4 > l0c_) return Fail("baseM x baseN floats do not fit L0C");
@@ -429,14 +450,35 @@ private:
     int32_t used_ = 1, mDim_ = 1, nDim_ = 1, kDim_ = 1;
     bool splitK_ = false;
 
-    // Step 1 of the rule: the split of M, N (and with EnableMultiCoreSplitK, K) with the least time,
-    // in whole base blocks of the whole shape (step 2's caps, or SetFixSplit's).
+    // Step 1 of the rule: M first, in whole base blocks of the whole shape (step 2's caps, or
+    // SetFixSplit's), the cores left to N; a shape of one base block is cut along M in 16-row parts
+    // (matmul_ibshareB), unless A is in TSCM (the kernel stages all of A in each core's L1).
     void Split() {
+        if (splitK_) return SplitK();
+        int32_t bm = 0, bn = 0;
+        BaseCaps(singleM, singleN, bm, bn);
+        const int32_t mBlocks = ceil_div(singleM, bm), nBlocks = ceil_div(singleN, bn);
+        const int32_t md = std::min(dim_, mBlocks), nd = std::min(dim_ / md, nBlocks);
+        int32_t sm = std::min(ceil_div(mBlocks, md) * bm, singleM);
+        const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(ceil_div(nBlocks, nd) * bn, singleN);
+        const int32_t mParts = std::min(dim_, ceil_div(singleM, 16));
+        if (mBlocks * nBlocks == 1 && mParts > 1 && fixM_ <= 0 && aType_.pos != TPosition::TSCM)
+            sm = std::min(round_up(ceil_div(singleM, mParts), 16), singleM);
+        if (fixSingleM_ > 0) sm = fixSingleM_;
+        singleCoreM = sm, singleCoreN = sn, singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : singleK;
+        mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn), kDim_ = 1;
+        // a SetSingleShape with more parts than cores: the kernel walks the rest itself
+        // (matmul_high_performance's case 6 runs each core over two M halves)
+        used_ = fixSingleM_ > 0 || fixSingleN_ > 0 ? std::min(mDim_ * nDim_, dim_) : mDim_ * nDim_;
+    }
+    // Step 1 with EnableMultiCoreSplitK: the split of M, N and K with the least time, in whole base
+    // blocks of the whole shape.
+    void SplitK() {
         const int32_t nib = std::max(cube_dtype_nibbles(aType_.dataType), 1);
         const double es = nib / 2.0;
         const int32_t kAlign = isSparse_ ? 64 : cube_align(nib);
-        const int32_t bm = fixM_ > 0 ? fixM_ : std::min(round_up(singleM, 16), 128);
-        const int32_t bn = fixN_ > 0 ? fixN_ : std::min(round_up(singleN, cube_align(nib)), 256);
+        int32_t bm = 0, bn = 0;
+        BaseCaps(singleM, singleN, bm, bn);
         const int32_t mBlocks = ceil_div(singleM, bm), nBlocks = ceil_div(singleN, bn);
         double best = 0;
         bool have = false;
