@@ -785,6 +785,29 @@ static void splits() {
     dump_tiling("split_two", t2);
 }
 
+// A tiling whose A1 and B1 fill L1 (16 + 16 base blocks of 128 x 64 halves: 512 KB) with isBias: the
+// device takes the bias buffer after them, past L1, and runs while no bias is set
+// (quant_group_matmul_high_performance); SetBias then is the overflow, at the Iterate line.
+static void full_l1_bias() {
+    PolicyData d = policy_data("fullb", 128, 128, 64, false);
+    TCubeTiling t{};
+    t.M = t.N = t.singleCoreM = t.singleCoreN = 128, t.Ka = t.Kb = t.singleCoreK = 64;
+    t.baseM = t.baseN = 128, t.baseK = 64, t.stepKa = t.stepKb = 1, t.depthA1 = t.depthB1 = 16;
+    t.stepM = t.stepN = 1, t.dbL0A = t.dbL0B = 2, t.dbL0C = 1, t.usedCoreNum = 1, t.isBias = 1;
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_MDL> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b);
+    mm.IterateAll(d.c);
+    write_raw("fullb_c", d.host_c, sizeof(float) * 128 * 128);
+    mm.SetBias(d.bias);
+    try {
+        expect("cube-buffer-overflow", __LINE__ + 1);
+        mm.IterateAll(d.c);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -880,6 +903,7 @@ static void faults() {
     "co1_output();",
     "two_objects();",
     "nbuffer33_faults();",
+    "full_l1_bias();",
 )
 
 CHIP = chip_profile("910B2")  # the chip the drivers are built for (tests/sim_driver.py)
@@ -1005,6 +1029,15 @@ def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
     assert want == got, (want, got)  # and nothing else: no missing-sync, no unwritten read
     msg = [m for _, code, _, m in run.rows("FAULT") if code == "cube-buffer-overflow"][0]
     assert "Matmul Init" in msg and "L0C" in msg
+
+
+def test_a_full_l1_runs_without_a_bias_and_overflows_with_one(run):
+    """A1 + B1 fill L1 and the tiling has isBias: no fault at REGIST_MATMUL_OBJ, C as the cube makes it;
+    SetBias then faults at the next IterateAll (test_a_tiling_past_l0_... checks the line)."""
+    a, b = _policy_inputs(run, "fullb", 128, 128, 64)
+    np.testing.assert_array_equal(run("fullb_c", np.float32).reshape(128, 128), _cube(a, b, None, False))
+    msg = [m for _, code, _, m in run.rows("FAULT") if "bias buffer" in m]
+    assert len(msg) == 1 and "no room in L1" in msg[0]
 
 
 def test_a2b2_shared_objects_share_l0_and_each_compute_the_cube_result(run):
