@@ -769,11 +769,14 @@ private:
         constexpr bool aTscmNz = kAInL1 && A_TYPE::format == CubeFormat::NZ;
         if constexpr ((A_TYPE::pos != TPosition::GM && !aTscmNz) || B_TYPE::pos != TPosition::GM ||
                       (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR && !aTscmNz) ||
-                      B_TYPE::format != CubeFormat::ND ||
+                      (B_TYPE::format != CubeFormat::ND && !kBNz) ||
                       (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
                        !(kNzC && (C_TYPE::pos == TPosition::GM || kCInL0C))))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
+        if (kBNz && transB_)
+            fail("api-misuse", loc, "Matmul %s with B in NZ transposed is not emulated yet (in block %d): an NZ B in "
+                 "GM is K x N", api, blk().idx);
         if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
             fail("api-misuse", loc, "Matmul %s with A in TSCM, in block %d: SetTensorA needs an L1 (TSCM) tensor "
                  "holding A in NZ, not transposed (a transposed A in TSCM is not emulated yet)", api, blk().idx);
@@ -1007,6 +1010,8 @@ private:
             Nd2NzParams p(1, uint16_t(curN_), uint16_t(NdUnits(kLen)), 0, uint16_t(NdUnits(orgKb_)),
                           uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
             DataCopy(b1, b_[uint64_t(n0) * orgKb_ + k0], p, loc);
+        } else if constexpr (kBNz) {
+            CopyB1Nz(n0, k0, kLen, loc);
         } else if (kEs != 4) {  // K x N rows: NZ fractals (kr, nc) at nc * kAl + kr, kAl K in whole squares
             Nd2NzParams p(1, uint16_t(kLen), uint16_t(NdUnits(curN_)), 0, uint16_t(NdUnits(orgN_)),
                           uint16_t(matmul_detail::up(kLen, kInt4 ? 64 : kInt8 ? 32 : 16)), 1, 0);
@@ -1014,6 +1019,17 @@ private:
         } else {
             CopyB1Float(n0, k0, kLen, loc);
         }
+    }
+    // B in NZ in GM (K x N, the int8/half weight layout): C0-column blocks, each all of K (rounded up to
+    // 16 rows) of C0-wide rows; SetTensorB points at the single-core block's first column block. A tile's
+    // column blocks are kLen rows each, copied as they are to L1's (kr, nc) fractals: one 32-byte
+    // block a row, gaps for the rest of K in GM and for the squares' rows in L1.
+    static constexpr bool kBNz = B_TYPE::format == CubeFormat::NZ && kEs != 4 && !kInt4 && !kSparse;
+    __aicore__ inline void CopyB1Nz(uint32_t n0, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        const uint32_t c0 = 32 / kEs, kAl16 = matmul_detail::up(uint32_t(orgKb_), 16);
+        const uint32_t cols = matmul_detail::up(curN_, c0) / c0, kRows = matmul_detail::up(kLen, kInt8 ? 32 : 16);
+        DataCopyParams p(uint16_t(cols), uint16_t(kLen), uint16_t(kAl16 - kLen), uint16_t(kRows - kLen));
+        DataCopy(B1(), b_[(uint64_t(n0 / c0) * kAl16 + k0) * c0], p, loc);
     }
     // float K x N: each 16-row group of K its own run of 8-column fractals, (g, c8) at g * n8 + c8,
     // so two neighbouring fractals are one 16 x 16 square for LoadDataWithTranspose.
