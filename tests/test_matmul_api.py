@@ -137,6 +137,39 @@ static void mm(const std::string& name, int M, int N, int K, bool ta, bool tb, b
     write_raw(name + "_c", c, sizeof(C) * M * NC);
 }
 
+// B in NZ in GM (K x N in C0-column blocks of all K, the layout quant_group_matmul_high_performance's
+// weights have): the ND B is written for the check, its NZ copy (K to 16 rows, N to C0 columns) is
+// what the Matmul reads. N = 80 ends in a part column block.
+template <typename U, typename C>
+static void nz_b(const std::string& name, int M, int N, int K) {
+    constexpr int c0 = 32 / int(sizeof(U));
+    const int kAl = (K + 15) / 16 * 16, nAl = (N + c0 - 1) / c0 * c0;
+    U* a = gm_alloc<U>((name + "_a").c_str(), size_t(M) * K);
+    U* b = gm_alloc<U>((name + "_b").c_str(), size_t(K) * N);
+    U* nz = gm_alloc<U>((name + "_nz").c_str(), size_t(kAl) * nAl);
+    C* c = gm_alloc<C>((name + "_c").c_str(), size_t(M) * N);
+    for (int i = 0; i < M * K; ++i) a[i] = U(float(int((i * 7 + 3) % 17) - 8) * (sizeof(U) == 1 ? 1.0f : 0.37f));
+    for (int i = 0; i < K * N; ++i) b[i] = U(float(int((i * 5 + 1) % 13) - 6) * (sizeof(U) == 1 ? 1.0f : 0.21f));
+    for (int i = 0; i < kAl * nAl; ++i) nz[i] = U(0.0f);
+    for (int k = 0; k < K; ++k)
+        for (int n = 0; n < N; ++n) nz[(size_t(n / c0) * kAl + k) * c0 + n % c0] = b[size_t(k) * N + n];
+    write_raw(name + "_a", a, sizeof(U) * M * K);
+    write_raw(name + "_b", b, sizeof(U) * K * N);
+    matmul_tiling::MatmulApiTiling api;
+    TCubeTiling t = host_tiling(api, dt<U>(), dt<C>(), dt<C>(), M, N, K, false, false, false);
+    GlobalTensor<U> ga, gb;
+    GlobalTensor<C> gc;
+    ga.SetGlobalBuffer(a, M * K), gb.SetGlobalBuffer(nz, kAl * nAl), gc.SetGlobalBuffer(c, M * N);
+    TPipe pipe;
+    Matmul<MatmulType<TPosition::GM, CubeFormat::ND, U>, MatmulType<TPosition::GM, CubeFormat::NZ, U>,
+           MatmulType<TPosition::GM, CubeFormat::ND, C>> obj;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), obj, &t);
+    obj.SetTensorA(ga), obj.SetTensorB(gb);
+    obj.IterateAll(gc);
+    obj.End();
+    write_raw(name + "_c", c, sizeof(C) * M * N);
+}
+
 // Two blocks share C by rows, each with its own core's singleCoreM rows and a SetTail on the last
 // (MultiCoreMatmulTiling's split), as the official matmul sample does.
 static void multicore(int M, int N, int K) {
@@ -809,6 +842,29 @@ static void splits() {
     dump_tiling("split_hp", t3);
 }
 
+// A tiling whose A1 and B1 fill L1 (16 + 16 base blocks of 128 x 64 halves: 512 KB) with isBias: the
+// device takes the bias buffer after them, past L1, and runs while no bias is set
+// (quant_group_matmul_high_performance); SetBias then is the overflow, at the Iterate line.
+static void full_l1_bias() {
+    PolicyData d = policy_data("fullb", 128, 128, 64, false);
+    TCubeTiling t{};
+    t.M = t.N = t.singleCoreM = t.singleCoreN = 128, t.Ka = t.Kb = t.singleCoreK = 64;
+    t.baseM = t.baseN = 128, t.baseK = 64, t.stepKa = t.stepKb = 1, t.depthA1 = t.depthB1 = 16;
+    t.stepM = t.stepN = 1, t.dbL0A = t.dbL0B = 2, t.dbL0C = 1, t.usedCoreNum = 1, t.isBias = 1;
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_MDL> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b);
+    mm.IterateAll(d.c);
+    write_raw("fullb_c", d.host_c, sizeof(float) * 128 * 128);
+    mm.SetBias(d.bias);
+    try {
+        expect("cube-buffer-overflow", __LINE__ + 1);
+        mm.IterateAll(d.c);
+    } catch (const sage::sim::KernelAbort&) {
+    }
+}
+
 static void faults() {
     TCubeTiling t{};
     t.M = t.N = t.Ka = t.Kb = t.singleCoreM = t.singleCoreN = t.singleCoreK = 256;
@@ -905,6 +961,9 @@ static void faults() {
     "co1_output();",
     "two_objects();",
     "nbuffer33_faults();",
+    "full_l1_bias();",
+    'nz_b<int8_t, int32_t>("nzb_i8", 40, 80, 96);',
+    'nz_b<half, float>("nzb_h", 40, 80, 70);',
 )
 
 CHIP = chip_profile("910B2")  # the chip the drivers are built for (tests/sim_driver.py)
@@ -1068,6 +1127,24 @@ def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
     assert want == got, (want, got)  # and nothing else: no missing-sync, no unwritten read
     msg = [m for _, code, _, m in run.rows("FAULT") if code == "cube-buffer-overflow"][0]
     assert "Matmul Init" in msg and "L0C" in msg
+
+
+def test_a_full_l1_runs_without_a_bias_and_overflows_with_one(run):
+    """A1 + B1 fill L1 and the tiling has isBias: no fault at REGIST_MATMUL_OBJ, C as the cube makes it;
+    SetBias then faults at the next IterateAll (test_a_tiling_past_l0_... checks the line)."""
+    a, b = _policy_inputs(run, "fullb", 128, 128, 64)
+    np.testing.assert_array_equal(run("fullb_c", np.float32).reshape(128, 128), _cube(a, b, None, False))
+    msg = [m for _, code, _, m in run.rows("FAULT") if "bias buffer" in m]
+    assert len(msg) == 1 and "no room in L1" in msg[0]
+
+
+@pytest.mark.parametrize(("name", "dtype", "k"), [("nzb_i8", np.int8, 96), ("nzb_h", np.float16, 70)])
+def test_a_b_in_nz_in_gm_gives_the_cube_result(run, name, dtype, k):
+    a = run(f"{name}_a", dtype).astype(np.float32).reshape(40, k)
+    b = run(f"{name}_b", dtype).astype(np.float32).reshape(k, 80)
+    integer = dtype == np.int8
+    got = run(f"{name}_c", np.int32 if integer else np.float32).reshape(40, 80)
+    np.testing.assert_array_equal(got, _cube(a, b, None, integer))
 
 
 def test_a2b2_shared_objects_share_l0_and_each_compute_the_cube_result(run):

@@ -250,3 +250,61 @@ def test_aclrtc_compiles_loads_and_launches_a_kernel_from_a_string(tmp_path, set
     assert [lr.kernel for lr in report.launches] == ["hello", "ops::add<float>"]
     assert all(lr.status == "ok" for lr in report.launches), report.launches
     assert [d.line for d in report.diagnostics] == [line_of(path, "expect: no kernel")]
+
+
+# Race tracking's bookkeeping (launch.h, kMaxTrackedGmBytes): a writer array of 4 bytes per GM byte,
+# order stamps of 4 more in a mixed launch. Past 256 MiB of tracked GM in all a buffer goes without
+# it, so a sample allocating over a GiB (matmul_gelu_high_performance: 512 MiB of GM and as much
+# host memory) stays within the run's address space: two blocks writing the same floats race in the
+# first buffer (tracked) and go unreported in the second (past the total).
+TRACKED = r"""
+#include <cstdio>
+#include "acl/acl.h"
+#include "kernel_operator.h"
+
+__vector__ __global__ void both_write(__gm__ float* z)
+{
+    AscendC::GlobalTensor<float> zGm;
+    zGm.SetGlobalBuffer(z, 64);
+    AscendC::LocalMemAllocator<AscendC::Hardware::UB> ub;
+    auto zl = ub.Alloc<float, 64>();
+    AscendC::Duplicate(zl, float(AscendC::GetBlockIdx() + 1), 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(zGm, zl, 64);
+    AscendC::PipeBarrier<PIPE_ALL>();
+}
+
+int main()
+{
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    float *tracked = nullptr, *past = nullptr;
+    aclrtMalloc((void**)&tracked, size_t(200) << 20, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc((void**)&past, size_t(100) << 20, ACL_MEM_MALLOC_HUGE_FIRST);
+    both_write<<<2, nullptr, stream>>>(tracked);  // expect: a race
+    aclrtSynchronizeStream(stream);
+    both_write<<<2, nullptr, stream>>>(past);  // expect: untracked
+    aclrtSynchronizeStream(stream);
+    std::printf("done 1\n");
+    aclrtFree(tracked);
+    aclrtFree(past);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_gm_past_the_tracked_total_goes_without_race_tracking(tmp_path, settings):
+    path = tmp_path / "tracked.asc"
+    path.write_text(TRACKED)
+    report = run_program(path, [], settings, cwd=tmp_path)
+    assert printed(report.stdout).get("done") == "1", report.stdout + report.stderr
+    first, second = report.launches
+    assert (first.line, second.line) == (line_of(path, "a race"), line_of(path, "untracked"))
+    races = [d for d in first.diagnostics if d.code == "gm-race"]
+    assert len(races) == 1 and races[0].message.startswith("block 1 writes tracked[0..63]"), first.diagnostics
+    assert second.status == "ok" and not second.diagnostics, second.diagnostics

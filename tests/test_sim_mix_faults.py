@@ -46,6 +46,18 @@ static void counter_overflow() {
         for (int i = 0; i < 16 && !aiv(); ++i) CrossCoreSetFlag<2, PIPE_FIX>(5);
     });
 }
+static void counter_drained() {
+    // the AIC sets flag 4 forty times before it waits for anything; the AIV takes each: the AIC runs
+    // first, so it yields at a full counter until the AIV has taken one (no fault; 40 taken)
+    static int taken;
+    taken = 0;
+    int s = mixed(KERNEL_TYPE_MIX_AIC_1_1, 1, [] {
+        for (int i = 0; i < 40 && !aiv(); ++i) CrossCoreSetFlag<2, PIPE_FIX>(4);
+        for (int i = 0; i < 40 && aiv(); ++i) CrossCoreWaitFlag(4), ++taken;
+    });
+    int out[2] = {s, taken};
+    write_raw("drained", out, sizeof out);
+}
 static void never_set() {
     // AIV 1 waits for its sibling in mode 1, but AIV 0 never sets: only AIV 1 is stuck
     mixed(KERNEL_TYPE_MIX_AIC_1_2, 1, [] {
@@ -91,8 +103,8 @@ static void cube_on_aiv() {
     });
 }
 """ + main_calling("pipe_s();", "mode_4();", "mode_1_on_aic();", "mode_2_not_mixed();", "counter_overflow();",
-                   "never_set();", "only_one_aiv_sets();", "one_aiv_sets_twice();", "flag_id_low_bits();",
-                   "cube_on_aiv();")
+                   "counter_drained();", "never_set();", "only_one_aiv_sets();", "one_aiv_sets_twice();",
+                   "flag_id_low_bits();", "cube_on_aiv();")
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +129,10 @@ def test_every_fault_is_reported_at_its_line(run):
     assert any(m.startswith("AIC 0 waits at CrossCoreWaitFlag(2)") for m in msgs), msgs
     assert any(m.startswith("AIC 0 waits at CrossCoreWaitFlag(6)") for m in msgs), msgs
     assert any("LoadData on AIV 0 (AI Core 0, sub-block 0)" in m for m in msgs), msgs
+
+
+def test_a_setter_ahead_of_its_waiter_yields_at_a_full_counter(run):
+    assert run("drained", "int32").tolist() == [0, 40]
 
 
 def test_a_flag_id_keeps_its_low_four_bits(run):

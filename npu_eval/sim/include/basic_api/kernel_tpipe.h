@@ -762,6 +762,8 @@ public:
         const void* owner = nullptr;
     };
     MatmulShare matmul_share_[4];
+    // bytes of a cube memory that earlier InitBuffer calls left free
+    uint32_t cube_room(sage::sim::Mem mem) const { return sage::sim::mem_bytes(mem) - cube_used_[int(mem)]; }
 
 private:
     bool destroyed_ = false;

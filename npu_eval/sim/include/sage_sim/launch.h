@@ -46,7 +46,16 @@ struct LaunchSite {
 constexpr int kAclAicoreException = 507015;  // ACL_ERROR_RT_AICORE_EXCEPTION
 constexpr int kAclAicpuException = 507018;   // ACL_ERROR_RT_AICPU_EXCEPTION
 constexpr size_t kMaxFreedKept = 256;          // freed mappings kept (PROT_NONE) to name a use after free
-constexpr size_t kMaxTrackedGmBytes = size_t(256) << 20;  // larger buffers go without race tracking
+// Race tracking costs 4 bytes of writer per GM byte, plus 4 of order stamps in a mixed launch
+// (runtime.h): larger buffers go without it, and so do buffers past a total of that much tracked GM,
+// so the bookkeeping stays within 2 GiB of the run's 4 GiB address space (matmul_gelu's 8192^3
+// half matmul allocates 512 MiB of GM and 512 MiB of host memory).
+constexpr size_t kMaxTrackedGmBytes = size_t(256) << 20;
+inline size_t gm_tracked_bytes() {
+    size_t n = 0;
+    for (const GmBuffer& g : rt().gm) n += g.writer ? g.bytes : 0;
+    return n;
+}
 
 struct Program {
     std::string out;       // $SAGE_PROGRAM_OUT; empty when not run by sage-npu run
@@ -119,7 +128,7 @@ inline void* device_alloc(size_t bytes, const char* api, SrcLoc loc, bool track_
 #define SAGE_DEVICE_MEM_FILL 0
 #endif
     memset(b.base, SAGE_DEVICE_MEM_FILL, bytes);
-    if (bytes > kMaxTrackedGmBytes) {
+    if (bytes > kMaxTrackedGmBytes || gm_tracked_bytes() + bytes > kMaxTrackedGmBytes) {
         std::free(b.writer);
         b.writer = nullptr;
     } else if (track_writes) {

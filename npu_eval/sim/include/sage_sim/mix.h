@@ -195,6 +195,25 @@ inline std::string cross_waits_for(int flag) {
                   blk().core == AscendC::AIC ? "AIVs" : "AIC", blk().core == AscendC::AIC ? "AIC" : "AIV");
 }
 
+// Before a set bumps target `t`'s full counter: the cores run one at a time, so a core that only
+// sets (an AIC handing C blocks to its AIVs, matmul_gelu_high_performance) would run far ahead of
+// its waiters, which on the device keep up while it computes. It yields until `t` takes one;
+// a `t` that finished never will, and then the bump is the overflow the device stops on.
+inline void cross_room(const std::vector<size_t>& targets, int flag, SrcLoc loc) {
+    for (size_t t : targets) {
+        for (;;) {
+            FiberState st = coop().fibers[t]->state;
+            if (int(cross().pending[t][size_t(flag)].size()) < kCrossCounterMax || st == FiberState::Done ||
+                st == FiberState::Aborted)
+                break;
+            const CoreSlot& c = cross().cores[t];
+            rt().poll(loc, format("sets flag %d, but the flag's counter on %s is full (%d) and that core, stuck "
+                                  "elsewhere, takes none (the set would overflow it)", flag,
+                                  mixed_core_name(c.core, c.idx, c.group, c.sub_idx).c_str(), kCrossCounterMax), 1);
+        }
+    }
+}
+
 }  // namespace detail
 
 // A set of `flag_id` in `mode` from the running core, unchecked (cross_set checks the user's call;
@@ -206,6 +225,7 @@ inline void cross_signal(int mode, Pipe pipe, uint16_t flag_id, SrcLoc loc) {
     int need = 1;
     std::tuple<int, int, int, int> key;
     std::vector<size_t> targets = detail::cross_targets(mode, me, &need, &key, flag);
+    detail::cross_room(targets, flag, loc);
     CrossArrivals& arr = x.arrivals[key];
     size_t nth = size_t(arr.sets[size_t(blk().fiber)]++);
     if (nth == arr.ids.size()) arr.ids.push_back(x.next_id++);

@@ -712,7 +712,8 @@ SAGE_SIM_OUTLINE void gm_order_acquire_all() {
 inline std::vector<uint32_t>* gm_order_stamps(const GmBuffer* b) {
     GmOrder& o = gm_order();
     size_t i = size_t(b - rt().gm.data());
-    return o.active && b && i < o.stamp.size() ? &o.stamp[i] : nullptr;
+    // a buffer with no writer array is too large to track (launch.h, kMaxTrackedGmBytes): no stamps either
+    return o.active && b && b->writer && i < o.stamp.size() ? &o.stamp[i] : nullptr;
 }
 // The running core stored [p, p + bytes) of `b`.
 inline void gm_order_wrote(const GmBuffer* b, const void* p, uint64_t bytes) {

@@ -245,7 +245,7 @@ public:
         if (!keep) Allocate(loc);
         orgM_ = t_.M, orgN_ = t_.N, orgKa_ = t_.Ka, orgKb_ = t_.Kb, orgKc_ = t_.N;
         singleM_ = t_.singleCoreM, singleN_ = t_.singleCoreN, singleK_ = t_.singleCoreK;
-        bias_on_ = cubeTiling != nullptr && cubeTiling->isBias != 0;
+        // no bias until SetBias, whatever the tiling's isBias (the device's bias scheduler starts disabled)
         PolicyLimits(loc);
     }
     __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
@@ -493,6 +493,7 @@ private:
     LocalTensor<SrcT> a2s_, b2s_;  // L0A/L0B: the kernel-wide ones (SharedL0) or the pipe's (PipeShared)
     TBuf<TPosition::CO1> co1_;
     TBuf<TPosition::C1> bias1_;
+    uint32_t bias_l1_need_ = 0;  // the L1 bias buffer's bytes when A1 and B1 left no room for it
     TBuf<TPosition::C2> bias2_;
     LocalTensor<L0cT> co1t_;      // where blocks are computed: the pipe's shared L0C or the kernel's CO1 tensor
     LocalTensor<BiasT> bias2t_;   // the bias in the BiasTable (PipeShared)
@@ -633,7 +634,8 @@ private:
         if (t.stepKa > t.depthA1 || t.stepKb > t.depthB1) TilingFault("stepKa/stepKb exceed depthA1/depthB1", loc);
         const uint64_t bias = t.isBias ? uint64_t(t.baseN) * 4 : 0;
         const BufferBytes b = Buffers(t);
-        const uint64_t l1 = uint64_t(b.a1) + b.b1 + b.index + bias;
+        // the L1 bias buffer comes after A1 and B1 and only counts once a bias is set (Allocate)
+        const uint64_t l1 = uint64_t(b.a1) + b.b1 + b.index;
         if (l1 > mem_bytes(Mem::L1)) Overflow("L1", l1, mem_bytes(Mem::L1), "depthA1*baseM*baseK + depthB1*baseN*baseK", loc);
         const uint64_t l0a = b.a2, l0b = b.b2;
         if (l0a > mem_bytes(Mem::L0A)) Overflow("L0A", l0a, mem_bytes(Mem::L0A), "dbL0A*baseM*baseK", loc);
@@ -673,12 +675,19 @@ private:
             b2s_ = PipeShared<SrcT>(1, b2_, b.b2, loc);
         }
         if constexpr (!kCInL0C) co1t_ = PipeShared<L0cT>(2, co1_, b.co1, loc);
+        if (b.index) pipe_->InitBuffer(index1_, b.index, loc);
         if (t_.isBias) {
-            pipe_->InitBuffer(bias1_, b.bias, loc);
+            // The device's bias scheduler takes its L1 buffer after A1 and B1 and touches it only when
+            // a bias is set: a tiling that fills L1 with depthA1/depthB1 runs while no bias is set
+            // (quant_group_matmul_high_performance), so the overflow is reported at the first use.
+            bias_l1_need_ = b.bias;
+            if (pipe_->cube_room(sage::sim::Mem::L1) >= (b.bias + 31u) / 32u * 32u) {
+                pipe_->InitBuffer(bias1_, b.bias, loc);
+                bias_l1_need_ = 0;
+            }
             bias2t_ = PipeShared<BiasT>(3, bias2_, b.bias, loc);
         }
         if (b.quant) pipe_->InitBuffer(quant1_, b.quant, loc);
-        if (b.index) pipe_->InitBuffer(index1_, b.index, loc);
     }
     // L0A, L0B, L0C or the BiasTable (`which` 0..3), shared with the pipe's other Matmul objects
     // (TPipe::MatmulShare): taken from the pipe only when the earlier objects' is smaller.
@@ -771,11 +780,14 @@ private:
         constexpr bool aTscmNz = kAInL1 && A_TYPE::format == CubeFormat::NZ;
         if constexpr ((A_TYPE::pos != TPosition::GM && !aTscmNz) || B_TYPE::pos != TPosition::GM ||
                       (A_TYPE::format != CubeFormat::ND && A_TYPE::format != CubeFormat::VECTOR && !aTscmNz) ||
-                      B_TYPE::format != CubeFormat::ND ||
+                      (B_TYPE::format != CubeFormat::ND && !kBNz) ||
                       (C_TYPE::format != CubeFormat::ND && C_TYPE::format != CubeFormat::ND_ALIGN &&
                        !(kNzC && (C_TYPE::pos == TPosition::GM || kCInL0C))))
             fail("api-misuse", loc, "Matmul with A/B not ND in GM or C not ND is not emulated yet (in block %d): "
                  "sage-npu runs MatmulType<TPosition::GM, CubeFormat::ND, ...> for A and B and ND for C", blk().idx);
+        if (kBNz && transB_)
+            fail("api-misuse", loc, "Matmul %s with B in NZ transposed is not emulated yet (in block %d): an NZ B in "
+                 "GM is K x N", api, blk().idx);
         if (kAInL1 && (transA_ || mem_at(aL1_.addr_) != Mem::L1))
             fail("api-misuse", loc, "Matmul %s with A in TSCM, in block %d: SetTensorA needs an L1 (TSCM) tensor "
                  "holding A in NZ, not transposed (a transposed A in TSCM is not emulated yet)", api, blk().idx);
@@ -797,6 +809,11 @@ private:
         if (bias_on_ && !t_.isBias)
             fail("api-misuse", loc, "Matmul with a bias, but the tiling has isBias 0, in block %d: call "
                  "EnableBias(true) on the host tiling so it reserves the bias buffers", blk().idx);
+        if (bias_on_ && bias_l1_need_)
+            fail("cube-buffer-overflow", loc, "Matmul %s with a bias, but the tiling's A1 and B1 buffers leave no room in "
+                 "L1 for the bias buffer (%u bytes, after depthA1*baseM*baseK + depthB1*baseN*baseK) on %s, in block "
+                 "%d: lower depthA1/depthB1 so L1 keeps baseN*4 bytes for the bias", api, bias_l1_need_, chip_name(),
+                 blk().idx);
         if (kQuant != QuantMode_t::NoQuant && quant_ == Quant::None)
             fail("api-misuse", loc, "Matmul %s with %s A/B and a %s C before SetQuantScalar or SetQuantVector, in "
                  "block %d: the C leaves L0C through a quantisation, whose scale these set", api,
@@ -1004,6 +1021,8 @@ private:
             Nd2NzParams p(1, uint16_t(curN_), uint16_t(NdUnits(kLen)), 0, uint16_t(NdUnits(orgKb_)),
                           uint16_t(matmul_detail::up(curN_, 16)), 1, 0);
             DataCopy(b1, b_[uint64_t(n0) * orgKb_ + k0], p, loc);
+        } else if constexpr (kBNz) {
+            CopyB1Nz(n0, k0, kLen, loc);
         } else if (kEs != 4) {  // K x N rows: NZ fractals (kr, nc) at nc * kAl + kr, kAl K in whole squares
             Nd2NzParams p(1, uint16_t(kLen), uint16_t(NdUnits(curN_)), 0, uint16_t(NdUnits(orgN_)),
                           uint16_t(matmul_detail::up(kLen, kInt4 ? 64 : kInt8 ? 32 : 16)), 1, 0);
@@ -1011,6 +1030,17 @@ private:
         } else {
             CopyB1Float(n0, k0, kLen, loc);
         }
+    }
+    // B in NZ in GM (K x N, the int8/half weight layout): C0-column blocks, each all of K (rounded up to
+    // 16 rows) of C0-wide rows; SetTensorB points at the single-core block's first column block. A tile's
+    // column blocks are kLen rows each, copied as they are to L1's (kr, nc) fractals: one 32-byte
+    // block a row, gaps for the rest of K in GM and for the squares' rows in L1.
+    static constexpr bool kBNz = B_TYPE::format == CubeFormat::NZ && kEs != 4 && !kInt4 && !kSparse;
+    __aicore__ inline void CopyB1Nz(uint32_t n0, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        const uint32_t c0 = 32 / kEs, kAl16 = matmul_detail::up(uint32_t(orgKb_), 16);
+        const uint32_t cols = matmul_detail::up(curN_, c0) / c0, kRows = matmul_detail::up(kLen, kInt8 ? 32 : 16);
+        DataCopyParams p(uint16_t(cols), uint16_t(kLen), uint16_t(kAl16 - kLen), uint16_t(kRows - kLen));
+        DataCopy(B1(), b_[(uint64_t(n0 / c0) * kAl16 + k0) * c0], p, loc);
     }
     // float K x N: each 16-row group of K its own run of 8-column fractals, (g, c8) at g * n8 + c8,
     // so two neighbouring fractals are one 16 x 16 square for LoadDataWithTranspose.
