@@ -34,13 +34,16 @@ constexpr matmul_tiling::DataType dt() {
     else return matmul_tiling::DataType::DT_FLOAT;
 }
 
+// A in GM as ND, or in TSCM as NZ; C where `c` says.
 static TCubeTiling host_tiling(matmul_tiling::MatmulApiTilingBase& api, matmul_tiling::DataType in,
                                matmul_tiling::DataType out, matmul_tiling::DataType bias_t, int M, int N, int K,
-                               bool ta, bool tb, bool bias) {
+                               bool ta, bool tb, bool bias,
+                               matmul_tiling::TPosition a = matmul_tiling::TPosition::GM,
+                               matmul_tiling::TPosition c = matmul_tiling::TPosition::GM) {
     namespace mt = matmul_tiling;
-    api.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, in, ta);
+    api.SetAType(a, a == mt::TPosition::TSCM ? mt::CubeFormat::NZ : mt::CubeFormat::ND, in, ta);
     api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, in, tb);
-    api.SetCType(mt::TPosition::GM, mt::CubeFormat::ND, out);
+    api.SetCType(c, mt::CubeFormat::ND, out);
     api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, bias_t);
     api.SetOrgShape(M, N, K);
     api.SetShape(M, N, K);
@@ -810,17 +813,8 @@ static TCubeTiling split_tiling(int dim, int M, int N, int K, matmul_tiling::TPo
     namespace mt = matmul_tiling;
     mt::MultiCoreMatmulTiling api;
     api.SetDim(dim);
-    api.SetAType(a, a == mt::TPosition::TSCM ? mt::CubeFormat::NZ : mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
-    api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
-    api.SetCType(c, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
-    api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
-    api.SetOrgShape(M, N, K);
-    api.SetShape(M, N, K);
-    api.EnableBias(true);
-    api.SetBufferSpace(-1, -1, -1);
-    optiling::TCubeTiling t;
-    if (api.GetTiling(t) == -1) std::exit(3);
-    return t;
+    return host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N, K, false,
+                       false, true, a, c);
 }
 static void splits() {
     using P = matmul_tiling::TPosition;
@@ -1351,18 +1345,24 @@ int main() {
 """
 
 
+def _run_clean(tmp_path, name: str, text: str, printed: str):
+    """Run a whole program; it must end well and print `printed`. Its one launch."""
+    from sage_npu.npu_eval.program import run_program
+
+    path = tmp_path / name
+    path.write_text(text)
+    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
+    assert report.exit_code == 0 and report.status == "ok", report
+    assert printed in report.stdout, report.stdout
+    (launch,) = report.launches
+    return launch
+
+
 def test_a_split_k_program_clears_c_on_every_core_then_accumulates(tmp_path):
     """The split-K kernel's pattern on several cores: each core's Fill of C lands before any core's
     atomic sum (the Matmul waits for the other cores), so C is the whole product; the repeated
     clearing is a warning (duplicated work), not an error."""
-    from sage_npu.npu_eval.program import run_program
-
-    path = tmp_path / "splitk.asc"
-    path.write_text(SPLIT_K_PROGRAM)
-    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
-    assert report.exit_code == 0 and report.status == "ok", report
-    assert "cores 8 bad 0" in report.stdout, report.stdout
-    (launch,) = report.launches
+    launch = _run_clean(tmp_path, "splitk.asc", SPLIT_K_PROGRAM, "cores 8 bad 0")
     assert {d.code for d in launch.diagnostics if d.severity == "error"} == set(), launch.diagnostics
     assert any(d.code == "gm-race" and "same values" in d.message for d in launch.diagnostics)
 
@@ -1399,15 +1399,8 @@ A2B2_PROGRAM = SPLIT_K_PROGRAM.replace(
 def test_two_a2b2_shared_objects_run_back_to_back_with_their_l0_ordered(tmp_path):
     """The second object's L0A/L0B loads wait for the first's Mmad (one global L0A/L0B) and its Mmad
     for the first's Fixpipe (the pipe's shared L0C): no missing-sync between them."""
-    from sage_npu.npu_eval.program import run_program
-
     assert "isA2B2Shared" in A2B2_PROGRAM and "mm2.IterateAll" in A2B2_PROGRAM
-    path = tmp_path / "a2b2.asc"
-    path.write_text(A2B2_PROGRAM)
-    report = run_program(path, [], EvalSettings(cache_dir=tmp_path / "cache"), cwd=tmp_path)
-    assert report.exit_code == 0 and report.status == "ok", report
-    assert "cores 1 bad 0" in report.stdout, report.stdout
-    (launch,) = report.launches
+    launch = _run_clean(tmp_path, "a2b2.asc", A2B2_PROGRAM, "cores 1 bad 0")
     assert not [d for d in launch.diagnostics if d.code == "missing-sync"], launch.diagnostics
 
 
