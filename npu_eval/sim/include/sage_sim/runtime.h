@@ -402,8 +402,16 @@ SAGE_SIM_OUTLINE bool already_reported(const char* code, SrcLoc loc) {
     return false;
 }
 
+// A fault as severe as (or more than) one already reported at its line only counts again; a more
+// severe one is kept beside it (a check that warned at a line and then stops the kernel there
+// must not stop it without saying why).
 SAGE_SIM_OUTLINE void record_fault(const char* code, Severity sev, SrcLoc loc, const std::string& msg) {
-    if (already_reported(code, loc)) return;
+    for (auto& f : rt().faults) {
+        if (f.line == loc.line && f.code == code && f.file == loc.file && f.severity <= sev) {
+            ++f.count;
+            return;
+        }
+    }
     rt().faults.push_back(FaultRecord{code, loc.file, msg, loc.line, blk().idx, sev, 1});
 }
 
