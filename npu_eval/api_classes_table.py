@@ -4640,7 +4640,6 @@ NAMES: dict[str, tuple[str, str]] = {
     'UnalignRegForLoad': ('ascend950', 'docs/zh/api/SIMD-API/基础API/Reg矢量计算/寄存器数据类型/UnalignRegForLoad-UnalignRegForStore.md'),
     'UnalignRegForStore': ('ascend950', 'include/basic_api/reg_compute/kernel_reg_compute_common_intf.h'),
     'Uni': ('ascend950', 'include/simt_api/cpp/kernel_simt_warp_level_intf.h'),
-    'UnitFlag': ('cube', 'docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算关键特性说明/UnitFlag.md'),
     'Unlock': ('ascend950', 'docs/zh/api/SIMD-API/基础API/同步控制/核内同步/Unlock.md'),
     'Unsqueeze': ('ascend950', 'docs/zh/api/SIMD-API/基础API/Reg矢量计算/数据压缩/Unsqueeze.md'),
     'UpdateKfcWorkspace': ('cube', 'docs/zh/api/SIMD-API/基础API/Cube分组管理（ISASI）/KfcWorkspace/UpdateKfcWorkspace.md'),

@@ -355,6 +355,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
     vec_cycles = 0.0
     events: list[TimedEvent] = []
     xsets: dict[int, float] = {}
+    units = _UnitFlags()
 
     def hazard_check(p: int, r: Rec, ranges: list[tuple[int, int]], is_write: bool) -> None:
         for q in range(len(PIPES)):
@@ -390,6 +391,9 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
             if h0:
                 c, heads[p], head[p] = c + h0, h0, 0.0
             start = max(issue, free[p])
+            unit = units.take(p)
+            if unit:
+                start = max(start, unit.start_floor)
             if p in port and rates.rw_can_share:
                 # a read beside a write shares the chip's GM bandwidth (gm_share_extra); a pipe head
                 # moves no data, so the window that shares starts after it
@@ -402,6 +406,8 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                     s_extra += extra
                 port[p].append((start + h0, start + c, rate))
             end = start + c
+            if unit:
+                end = max(end, unit.end_floor(c))
             free[p] = end
             done[p] = max(done[p], end)
             busy[p] += c
@@ -429,8 +435,13 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                     recent[p].append((seq, r.w[0], r.w[0] + r.w[1], r.loc, True, r.api))
                 if len(recent[p]) > 4096:
                     _prune(recent, clock)
+                if unit and unit.mode == 3:
+                    units.release(p, unit.blocks, start, end, clock.snapshot(p))
             if keep_events:
                 events.append(TimedEvent(block, r.pipe, r.api, r.loc, start, end, r.bytes))
+            continue
+        if k == "unitflag":
+            units.wait(p, r, clock)  # part of the instruction that follows: no issue of its own
             continue
         issue += costs.issue_cycles
         busy[_S] += costs.issue_cycles
@@ -473,6 +484,48 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                           share={PIPES[i]: share[i] for i in named if share[i]}, xsets=xsets,
                           l2_saved=l2_saved)
     return sched, hazards
+
+
+class _UnitWait:
+    """What a Mmad or Fixpipe with unitFlag 2/3 waits for (the UnitFlag page): the 512-byte blocks of
+    L0C it writes or reads, each released by the last instruction of the other pipe with unitFlag 3.
+    The hand-over is per block, so the two overlap: it starts once the releaser's first block is
+    done and ends no earlier than one of its own blocks after the releaser's end."""
+
+    def __init__(self, mode: int, blocks: range, released: list[tuple[float, float, int]]) -> None:
+        self.mode, self.blocks = mode, blocks
+        self.start_floor = max((s + (e - s) / n for s, e, n in released), default=0.0)
+        self._last = max((e for _s, e, _n in released), default=0.0)
+
+    def end_floor(self, cycles: float) -> float:
+        return self._last + cycles / max(len(self.blocks), 1) if self._last else 0.0
+
+
+class _UnitFlags:
+    """L0C's unit flags in the schedule: block -> (start, end, blocks, clock snapshot) of the last
+    unitFlag-3 instruction of each pipe (M or FIX) that released it; the emulator has checked the
+    flags' values (kernel_operator_mm_intf.h unit_flag), this orders the pipes and times them."""
+
+    def __init__(self) -> None:
+        self.rel: dict[int, dict[int, tuple[float, float, int, list[int]]]] = {_PIX["M"]: {}, _PIX["FIX"]: {}}
+        self.pending: dict[int, _UnitWait] = {}
+
+    def wait(self, p: int, r: Rec, clock: _Clock) -> None:
+        other = _PIX["FIX"] if p == _PIX["M"] else _PIX["M"]
+        blocks = range(r.w[0] // 512, (r.w[0] + max(r.w[1], 1) - 1) // 512 + 1)
+        got = {id(x): x for x in (self.rel[other].get(b) for b in blocks) if x is not None}
+        for x in got.values():
+            clock.merge(p, x[3])
+        self.pending[p] = _UnitWait(r.a, blocks, [(x[0], x[1], x[2]) for x in got.values()])
+
+    def take(self, p: int) -> _UnitWait | None:
+        return self.pending.pop(p, None)
+
+    def release(self, p: int, blocks: range, start: float, end: float, snap: list[int]) -> None:
+        entry = (start, end, len(blocks), snap)
+        mine = self.rel[p]
+        for b in blocks:
+            mine[b] = entry
 
 
 def _barrier(r: Rec, p: int, costs: CostTable, free: list[float], done: list[float], issue: float,

@@ -464,7 +464,9 @@ def _read_launch(d: Path, index: int, settings: EvalSettings, default_file: str,
             continue  # a program counter, for a crash before the kernel's first call
         dg = _fault_diag(row, site, known, paths)
         if dg is not None:
-            diags.setdefault((dg.code, dg.file, dg.line), dg)
+            # a warning and an error of one code at one line are two findings (an error must never
+            # hide behind the warning that came first)
+            diags.setdefault((dg.code, dg.file, dg.line, dg.severity), dg)
     done = _read_tsv(d / protocol.DONE)
     status: LaunchStatus
     if any(r and r[0] == "timeout" for r in crash_rows):
@@ -479,6 +481,11 @@ def _read_launch(d: Path, index: int, settings: EvalSettings, default_file: str,
         diags[("crash",)] = diagnostic(file, line, "error", "crash", f"this launch of {kernel} did not finish")
     elif done[0][0] != "0" or any(x.severity == "error" for x in diags.values()):
         status = "runtime_error"
+        if not any(x.severity == "error" for x in diags.values()):
+            # the binary stopped the launch but wrote no error for it: still a fault the user sees
+            diags[("crash",)] = diagnostic(file, line, "error", "crash",
+                                           f"this launch of {kernel} stopped (exit status {done[0][0]}) without "
+                                           "saying why: a defect of the emulator, please report it")
     else:
         status = "ok"
     timing = None

@@ -53,7 +53,7 @@ TRACE_COLUMNS = ("kind", "pipe", "api", "dtype", "elems", "bytes", "loc", "a", "
 TRACE_BLOCK = "B"               # `B <idx>` starts a block's records
 TRACE_TRUNCATED = "truncated"   # the block hit the record cap
 # trace kinds, in the order of harness.h's table
-TRACE_KINDS = ("I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier", "xset", "xwait")
+TRACE_KINDS = ("I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier", "xset", "xwait", "unitflag")
 # writer runs: (location id << WRITER_BLOCK_BITS) | (block + 1)
 WRITER_BLOCK_BITS = 12
 

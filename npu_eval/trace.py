@@ -11,7 +11,8 @@ give gm_addr alone, `Rec.gm_at`), alloc,
 free, enque, deque (a = queue id, b = slot),
 setflag, waitflag (a = HardEvent, b = event id), barrier (a = pipe_t), xset and xwait (a cross-core
 flag's set and the wait it released: a = flag id, b = the synchronisation's id, shared by the sets
-that made an increment and the wait that took it).
+that made an increment and the wait that took it), unitflag (just before a Mmad's or Fixpipe's I record
+with unitFlag 2 or 3: a = the unitFlag, w = the L0C bytes it writes or reads).
 `loc` is an id into locs.tsv (id, line, file).
 """
 

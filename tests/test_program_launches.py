@@ -49,3 +49,33 @@ def test_the_fingerprint_leaves_out_the_index_and_nothing_else(tmp_path):
     assert launch_fingerprint(a) != launch_fingerprint(c)
     (b / protocol.TRACE).write_text("B\t0\tAIC\t0\n")
     assert launch_fingerprint(a) != launch_fingerprint(b)
+
+
+def test_an_error_is_not_hidden_by_a_warning_of_its_code_at_its_line(tmp_path):
+    # (matmul_leakyrelu_advanced_api: a Matmul's Iterate warned of a ragged ND read, then stopped on
+    # a bias read past the buffer, both gm-out-of-bounds at the Iterate's line)
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "mm.asc").write_text("// kernel\n" * 40)
+    d = _launch(out, 1, 12)
+    src = str(tmp_path / "mm.asc")
+    (d / protocol.FAULTS).write_text(f"gm-out-of-bounds\twarning\t{src}\t12\t1\t1\trows past the end\n"
+                                     f"gm-out-of-bounds\terror\t{src}\t12\t1\t1\t64 elements past its end\n")
+    (d / protocol.DONE).write_text("3\n")
+    (report,) = _read(out, False)
+    assert report.status == "runtime_error"
+    assert sorted((x.severity, x.message) for x in report.diagnostics) == [
+        ("error", "64 elements past its end"), ("warning", "rows past the end")]
+
+
+def test_a_launch_stopped_without_a_finding_still_reports_an_error(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "mm.asc").write_text("// kernel\n" * 40)
+    d = _launch(out, 1, 12)
+    (d / protocol.FAULTS).write_text("")
+    (d / protocol.DONE).write_text("3\n")
+    (report,) = _read(out, False)
+    assert report.status == "runtime_error"
+    assert [(x.severity, x.code, x.line) for x in report.diagnostics] == [("error", "crash", 30)]
+    assert "without saying why" in report.diagnostics[0].message

@@ -1008,3 +1008,64 @@ def test_nd2zz_ragged_last_matrix_reads_the_buffer_then_garbage(run):
     assert np.isnan(got[20:]).all()
     (warning,) = [r for r in run.rows("FAULT") if r[1] == "gm-out-of-bounds" and "last ND matrix" in r[3]]
     assert "96 elements" in warning[3], warning
+
+
+_FLAGGED = ("    AscendC::Mmad(c1, a2, b2, AscendC::MmadParams{BM, N, K, 0, false, true});\n"
+            "    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);\n"
+            "    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVENT_ID0);\n"
+            "    AscendC::Fixpipe(gc, c1, AscendC::FixpipeParamsV220{N, BM, BM, N, false});\n")
+
+
+def _unit_flag_program(mmad_last: int, fix: int) -> str:
+    """PROGRAM with the M -> FIX hand-over by unit flags instead of M_FIX: two rounds over one L0C
+    tile, each a Mmad with unitFlag 2 then one with `mmad_last` (both from zero, so C is A x B) and
+    a Fixpipe with `fix`; the second round's Mmads overwrite what the first Fixpipe read."""
+    fixpipe = f"AscendC::FixpipeParamsV220{{N, BM, BM, N, false, QuantMode_t::NoQuant, 0, 1, 0, 0, {fix}}}"
+    rounds = ("    for (int r = 0; r < 2; ++r) {\n"
+              "        AscendC::Mmad(c1, a2, b2, AscendC::MmadParams{BM, N, K, 2, false, true});\n"
+              f"        AscendC::Mmad(c1, a2, b2, AscendC::MmadParams{{BM, N, K, {mmad_last}, false, true}});\n"
+              f"        AscendC::Fixpipe(gc, c1, {fixpipe});\n"
+              "    }\n")
+    assert _FLAGGED in PROGRAM
+    return PROGRAM.replace(_FLAGGED, rounds)
+
+
+def test_unit_flags_order_mmad_and_fixpipe_without_flags(tmp_path):
+    # the UnitFlag page's K loop: 2 ... 2, 3 on the Mmads and 3 on the Fixpipe hand L0C over both
+    # ways (M -> FIX for the result, FIX -> M before the next round overwrites it)
+    _, report = _run_program(tmp_path, _unit_flag_program(3, 3))
+    assert report.exit_code == 0 and report.status == "ok", report  # exit 0: C equals A x B
+    (launch,) = report.launches
+    assert not [d for d in launch.diagnostics if d.severity == "error"], launch.diagnostics
+    assert launch.timing is not None and {"M", "FIX"} <= set(launch.timing.pipes)
+
+
+@pytest.mark.parametrize("mmad_last, fix, api, code", [
+    (2, 3, "Fixpipe", "flag-deadlock"),  # no Mmad with unitFlag 3: the Fixpipe's wait never ends
+    (0, 3, "Fixpipe", "flag-deadlock"),  # unitFlag on the Fixpipe only
+    (3, 0, "Mmad", "flag-deadlock"),     # on the Mmads only: the second round waits for a read forever
+    (3, 1, "Fixpipe", "api-misuse"),     # 1 is no unitFlag value
+])
+def test_unit_flag_misuse_is_reported(tmp_path, mmad_last, fix, api, code):
+    path, report = _run_program(tmp_path, _unit_flag_program(mmad_last, fix))
+    lines = [i for i, t in enumerate(path.read_text().splitlines(), 1) if f"AscendC::{api}(" in t]
+    found = [(d.code, d.line) for launch in report.launches for d in launch.diagnostics if d.severity == "error"]
+    assert report.status != "ok" and any((code, line) in found for line in lines), found
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_set_fix_pipe_config_resets_the_unit_flags_after_a_partial_read(tmp_path, reset):
+    # the UnitFlag page: a Fixpipe that reads half of C leaves the other half's flags set, so the
+    # next round's Mmad waits forever, unless SetFixPipeConfig(l0c, true) resets them
+    text = _unit_flag_program(3, 3).replace("FixpipeParamsV220{N, BM,", "FixpipeParamsV220{N / 2, BM,")
+    if reset:
+        text = text.replace("        AscendC::Fixpipe(gc, c1, AscendC::FixpipeParamsV220{N / 2, BM, BM, N, false, "
+                            "QuantMode_t::NoQuant, 0, 1, 0, 0, 3});\n",
+                            "        AscendC::Fixpipe(gc, c1, AscendC::FixpipeParamsV220{N / 2, BM, BM, N, false, "
+                            "QuantMode_t::NoQuant, 0, 1, 0, 0, 3});\n"
+                            "        AscendC::SetFixPipeConfig(c1, true);\n")
+        assert "SetFixPipeConfig" in text
+    path, report = _run_program(tmp_path, text)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "AscendC::Mmad(c1, a2, b2" in t)
+    found = [(d.code, d.line) for launch in report.launches for d in launch.diagnostics]
+    assert (("flag-deadlock", line) in found) is not reset, found

@@ -311,6 +311,7 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
         gm_wrote(b, g + at, len, loc, "Fixpipe", osz, identical);
     }
     const uint64_t moved = uint64_t(s.ndNum) * s.mSize * s.nSize * osz;
+    unit_flag(false, p.unitFlag, {src.addr_, fix_src_bytes(s)}, "Fixpipe", loc);
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize, moved, loc, {},
                 {src.addr_, fix_src_bytes(s)});
     trace_gm_shape(dst.addr_, s.nz ? (s.nSize + w - 1) / w : s.ndNum * s.mSize);
@@ -331,6 +332,7 @@ inline void fixpipe_to_l1(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
     cube_fixpipe(blk().ub, src.addr_, blk().ub + dst.addr_, s);
     UbRange w{dst.addr_, uint32_t(bytes)};
     ub_mark(w);
+    unit_flag(false, p.unitFlag, {src.addr_, fix_src_bytes(s)}, "Fixpipe", loc);
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize,
                 uint64_t(s.ndNum) * s.mSize * s.nSize * sizeof(T), loc, w, {src.addr_, fix_src_bytes(s)});
 }
@@ -396,13 +398,19 @@ __aicore__ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& 
 // SetFixPipeConfig(preData, isUnitFlag): a uint64_t tensor in the Fixpipe Buffer (C2PIPE2GM) is
 // where the per-column quantisation words of the next L0C DataCopy or Fixpipe with a V mode are
 // read (the register keeps it until set again; setRelu, a ReLU tensor, is reserved on the page);
-// with the L0C tensor and isUnitFlag it clears L0C's unit flags (unitFlag 2/3 of Mmad and
-// Fixpipe), which the emulator, running each Mmad to its end before the next call, does not need.
+// with an L0C tensor and isUnitFlag it clears the unit flags of the tensor's blocks (the UnitFlag
+// page's reset after a Fixpipe that read only part of a Mmad's C).
 template <typename T, bool setRelu = false>
 __aicore__ inline void SetFixPipeConfig(const LocalTensor<T>& preData, bool isUnitFlag = false, SAGE_LOC) {
     using namespace sage::sim;
     touch(loc);
-    (void)isUnitFlag;
+    std::vector<uint8_t>& bits = blk().unit_bits;
+    if (isUnitFlag && detail::mem_of(preData) == Mem::L0C && preData.GetSize() && !bits.empty()) {
+        const uint32_t first = preData.addr_ / 512;
+        const uint64_t end = std::min<uint64_t>((preData.addr_ + preData.GetSize() * sizeof(T) + 511) / 512,
+                                                bits.size());
+        for (uint64_t b = first; b < end; ++b) bits[b] = 0;
+    }
     static_assert(!setRelu, "SetFixPipeConfig: setRelu must be false (the page reserves the ReLU tensor)");
     if constexpr (std::is_same_v<T, uint64_t>) {
         detail::cube_operand(preData, Mem::FB, 128, "SetFixPipeConfig", "preData", "C2PIPE2GM", loc);

@@ -97,6 +97,40 @@ inline uint32_t mem_offset(const LocalTensor<T>& t) {
     return t.addr_ - sage::sim::mem_base(mem_of(t));
 }
 
+// The unit flags of L0C (the UnitFlag page): with unitFlag 2 or 3 a Mmad (write) waits until each
+// 512-byte block of its C is 0 and a Fixpipe (read) until each block of its source is 1; with 3 a
+// Mmad sets them to 1 after writing and a Fixpipe clears them after reading. The emulator runs the
+// core's calls in order, so a wait that no earlier call satisfies is one the device resolves only
+// by a later call (which then reads or overwrites the wrong data) or never: refused as a deadlock.
+// The record before the instruction tells the cost model the hand-over (cost_model.py).
+inline void unit_flag(bool write, uint8_t mode, sage::sim::UbRange r, const char* api, sage::sim::SrcLoc loc) {
+    using namespace sage::sim;
+    if (mode == 0 || r.bytes == 0) return;
+    if (mode != 2 && mode != 3) {
+        fail("api-misuse", loc, "%s with unitFlag %u, in block %d: it is 0 (off), 2 or 3 (the %s page)", api, mode,
+             blk().idx, api);
+    }
+    std::vector<uint8_t>& bits = blk().unit_bits;
+    const uint32_t first = r.addr / 512, last = (r.addr + r.bytes - 1) / 512;
+    if (bits.size() <= last) bits.resize(last + 1, 0);
+    const uint8_t want = write ? 0 : 1;
+    for (uint32_t b = first; b <= last; ++b) {
+        if (bits[b] == want) continue;
+        fail("flag-deadlock", loc,
+             write ? "%s with unitFlag %u writes L0C byte %u, whose unit flag a Mmad with unitFlag 3 set and no "
+                     "Fixpipe with unitFlag 3 cleared since, in block %d: on the device it waits for that read "
+                     "forever (or overwrites C before a later Fixpipe reads it). Read C out with a Fixpipe of "
+                     "unitFlag 3 first (both sides must enable unitFlag, the UnitFlag page)"
+                   : "%s with unitFlag %u reads L0C byte %u, whose unit flag no Mmad with unitFlag 3 set (or a "
+                     "Fixpipe with unitFlag 3 already cleared it), in block %d: on the device it waits for a Mmad "
+                     "forever. Give the last Mmad of the K loop unitFlag 3 (both sides must enable unitFlag, the "
+                     "UnitFlag page)",
+             api, mode, b * 512 - mem_base(Mem::L0C), blk().idx);
+    }
+    if (mode == 3) std::fill(bits.begin() + first, bits.begin() + last + 1, uint8_t(write ? 1 : 0));
+    trace_event(TraceKind::Unit, write ? Pipe::M : Pipe::FIX, api, loc, mode, 0, r);
+}
+
 // A cube operand must lie in `want` (the doc page's position) with its start `align`-byte aligned.
 template <typename T>
 inline void cube_operand(const LocalTensor<T>& t, sage::sim::Mem want, uint32_t align, const char* api,
@@ -546,6 +580,7 @@ inline void mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     }
     MmadShape shape{p.m, p.n, p.k, cube_type<U>(), init, bias, k1};
     cube_mmad(blk().ub, blk().ub_init, dst.addr_, fm.addr_, filter.addr_, shape);
+    unit_flag(true, p.unitFlag, c, "Mmad", loc);
     trace_instr(Pipe::M, "Mmad", dtype_name<U>(), m16 * n16 * k1, uint64_t(m16) * n16 * k1 * 16 * 16 * k0, loc, c,
                 a, b);
 }

@@ -50,7 +50,7 @@ constexpr const char* kTraceColumns[] = {"kind", "pipe", "api", "dtype", "elems"
 constexpr const char* kTraceBlock = "B";
 constexpr const char* kTraceTruncated = "truncated";
 // Trace record kinds, indexed by the runtime's record kind.
-constexpr const char* kTraceKinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier", "xset", "xwait"};
+constexpr const char* kTraceKinds[] = {"I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "barrier", "xset", "xwait", "unitflag"};
 // writer_<arg>.bin runs: (location id << kWriterBlockBits) | (block + 1)
 constexpr int kWriterBlockBits = 12;
 

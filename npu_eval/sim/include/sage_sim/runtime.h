@@ -117,7 +117,7 @@ struct Slot {
 };
 
 // One record per API call, for the cost model (docs/profile.md) and the missing-sync check.
-enum class TraceKind : uint8_t { Instr, Alloc, Free, EnQue, DeQue, SetFlag, WaitFlag, Barrier, XSet, XWait };
+enum class TraceKind : uint8_t { Instr, Alloc, Free, EnQue, DeQue, SetFlag, WaitFlag, Barrier, XSet, XWait, Unit };
 struct UbRange {
     uint32_t addr = 0, bytes = 0;
 };
@@ -298,6 +298,9 @@ struct BlockState {
     uint32_t fix_dst_nd_stride = 0;
     uint64_t fix_pre_quant = 0;
     int64_t fix_quant_vec = -1;
+    // L0C's unit flags (Mmad/Fixpipe unitFlag 2/3): one per 512-byte block, by local address / 512;
+    // 1 = a Mmad with unitFlag 3 wrote it and no Fixpipe with unitFlag 3 has read it since.
+    std::vector<uint8_t> unit_bits;
     // The core's data cache: scalar GM loads go through it, DMA does not (sage_sim/dcache.h).
     std::unordered_map<uintptr_t, DcacheLine> dcache;
     // The last scalar GM load, to tell a spin loop (the same value read again and again).
@@ -402,8 +405,16 @@ SAGE_SIM_OUTLINE bool already_reported(const char* code, SrcLoc loc) {
     return false;
 }
 
+// A fault as severe as (or more than) one already reported at its line only counts again; a more
+// severe one is kept beside it (a check that warned at a line and then stops the kernel there
+// must not stop it without saying why).
 SAGE_SIM_OUTLINE void record_fault(const char* code, Severity sev, SrcLoc loc, const std::string& msg) {
-    if (already_reported(code, loc)) return;
+    for (auto& f : rt().faults) {
+        if (f.line == loc.line && f.code == code && f.file == loc.file && f.severity <= sev) {
+            ++f.count;
+            return;
+        }
+    }
     rt().faults.push_back(FaultRecord{code, loc.file, msg, loc.line, blk().idx, sev, 1});
 }
 
