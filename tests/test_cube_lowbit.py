@@ -35,6 +35,19 @@ static void store_c(const std::string& name, const LocalTensor<int32_t>& c, uint
     write_raw(name + "_c", out, sizeof(int32_t) * M * N);
 }
 
+// Random int4b_t A (M x K) and B (K x N elements), packed two a byte in GM and dumped as name_a/_b.
+static void int4_operands(const std::string& name, size_t M, size_t K, size_t N, GlobalTensor<int4b_t>& ga,
+                          GlobalTensor<int4b_t>& gb) {
+    int8_t* a = gm_alloc<int8_t>("a4", M * K / 2);
+    int8_t* b = gm_alloc<int8_t>("b4", K * N / 2);
+    for (size_t i = 0; i < M * K / 2; ++i) a[i] = int8_t(rnd());
+    for (size_t i = 0; i < K * N / 2; ++i) b[i] = int8_t(rnd());
+    write_raw(name + "_a", a, M * K / 2);
+    write_raw(name + "_b", b, K * N / 2);
+    ga.SetGlobalBuffer(reinterpret_cast<int4b_t*>(a), M * K);
+    gb.SetGlobalBuffer(reinterpret_cast<int4b_t*>(b), K * N);
+}
+
 // int4b_t: A (M x K) and B packed two a byte in GM. `b_kn`: B is K x N rows (ND), moved to L0B
 // with LoadDataWithTranspose's 64 x 64 int4 squares; else B is N x K rows (B transposed, as the
 // mmad sample's scenario 4), its NZ copy already ZN and loaded with LoadData. `a3d`: A goes to L0A
@@ -42,15 +55,8 @@ static void store_c(const std::string& name, const LocalTensor<int32_t>& c, uint
 static void int4_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool b_kn, bool a3d = false) {
     const uint32_t M16 = al(M, 16), K0 = al(K, 64), N16 = al(N, 16), N64 = al(N, 64);
     const uint32_t nb = b_kn ? N64 : N16;  // B's columns in L0B (and the Mmad's n)
-    int8_t* a = gm_alloc<int8_t>("a4", size_t(M) * K / 2);
-    int8_t* b = gm_alloc<int8_t>("b4", size_t(K) * N / 2);
-    for (uint32_t i = 0; i < M * K / 2; ++i) a[i] = int8_t(rnd());
-    for (uint32_t i = 0; i < K * N / 2; ++i) b[i] = int8_t(rnd());
-    write_raw(name + "_a", a, M * K / 2);
-    write_raw(name + "_b", b, K * N / 2);
     GlobalTensor<int4b_t> ga, gb;
-    ga.SetGlobalBuffer(reinterpret_cast<int4b_t*>(a), M * K);
-    gb.SetGlobalBuffer(reinterpret_cast<int4b_t*>(b), K * N);
+    int4_operands(name, M, K, N, ga, gb);
     LocalTensor<int4b_t> a1(TPosition::A1, 0, M16 * K0), b1(TPosition::B1, 128 * 1024, K0 * nb);
     LocalTensor<int4b_t> a2(TPosition::A2, 0, M16 * K0), b2(TPosition::B2, 0, K0 * nb);
     LocalTensor<int32_t> c(TPosition::CO1, 0, M16 * nb);
@@ -277,16 +283,9 @@ static void compute_c(MM& mm, G& gc, bool iterate) {
 template <bool TB>
 static void mm_int4(const std::string& name, int M, int N, int K, bool bias, bool iterate, int l1, int bk) {
     TCubeTiling t = lowbit_tiling(matmul_tiling::DataType::DT_INT4, M, N, K, TB, bias, false, l1, -1, -1, bk);
-    int8_t* a = gm_alloc<int8_t>("a4", size_t(M) * K / 2);
-    int8_t* b = gm_alloc<int8_t>("b4", size_t(K) * N / 2);
-    for (int i = 0; i < M * K / 2; ++i) a[i] = int8_t(rnd());
-    for (int i = 0; i < K * N / 2; ++i) b[i] = int8_t(rnd());
-    write_raw(name + "_a", a, M * K / 2);
-    write_raw(name + "_b", b, K * N / 2);
     GlobalTensor<int4b_t> ga, gb;
+    int4_operands(name, M, K, N, ga, gb);
     GlobalTensor<int32_t> gbias, gc;
-    ga.SetGlobalBuffer(reinterpret_cast<int4b_t*>(a), M * K);
-    gb.SetGlobalBuffer(reinterpret_cast<int4b_t*>(b), K * N);
     int32_t* c = bias_and_c(name, t, gbias, gc);
     TPipe pipe;
     Int4Mm<TB> mm;
