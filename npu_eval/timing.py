@@ -68,17 +68,23 @@ def timing_of(est: Estimate, trace: Trace, chip: ChipProfile) -> Timing:
                   l2_saved_us=round(est.l2_saved_us, 4))
 
 
-def _memory_at(addr: int, chip: ChipProfile) -> str:
-    """The memory an address of a block's local array lies in: the emulator lays them out in this
-    order, each from a 4 KB boundary (sim/include/sage_sim/cube.h, Mem and mem_base)."""
+def local_memories(chip: ChipProfile) -> list[tuple[str, int]]:
+    """Each local memory of a block and where its window starts in the block's local array, in the
+    emulator's order, each from a 4 KB boundary (sim/include/sage_sim/cube.h, Mem and mem_base;
+    tests/test_sim_cube.py checks the two agree). The UB is the chip's (a manifest may change it)."""
     sizes = (("UB", chip.ub_bytes), ("L1", chip.l1_bytes), ("L0A", chip.l0a_bytes), ("L0B", chip.l0b_bytes),
-             ("L0C", chip.l0c_bytes), ("the BiasTable", chip.bt_bytes), ("the Fixpipe buffer", chip.fb_bytes))
-    end = 0
+             ("L0C", chip.l0c_bytes), ("the BiasTable", chip.bt_bytes), ("the Fixpipe buffer", chip.fb_bytes),
+             ("the sparse index buffer", chip.l0b_bytes // 4))
+    out, base = [], 0
     for name, size in sizes:
-        end += (size + 4095) // 4096 * 4096
-        if addr < end:
-            return name
-    return "a cube buffer"
+        out.append((name, base))
+        base += (size + 4095) // 4096 * 4096
+    return out
+
+
+def _memory_at(addr: int, chip: ChipProfile) -> str:
+    """The memory an address of a block's local array lies in."""
+    return [name for name, base in local_memories(chip) if addr >= base][-1]
 
 
 def _hazards(est: Estimate, trace: Trace, diags: dict[tuple, Diagnostic], chip: ChipProfile) -> None:

@@ -626,7 +626,14 @@ static void nd2zz_ragged_tail() {
     } catch (const sage::sim::KernelAbort&) {
     }
 }
+// Where each local memory's window starts in the block's array (timing.local_memories mirrors it).
+static void memory_bases() {
+    std::vector<uint32_t> v;
+    for (int i = 0; i < int(sage::sim::Mem::Count); ++i) v.push_back(sage::sim::mem_base(sage::sim::Mem(i)));
+    write_raw("mem_bases", v.data(), v.size() * 4);
+}
 """ + main_calling(
+    "memory_bases();",
     'matmul<half, float, half>("h_full", 32, 64, 48, QuantMode_t::F322F16, false, false, false);',
     'matmul<half, float, float>("h_tail", 30, 70, 40, QuantMode_t::NoQuant, false, false, false);',
     'matmul<half, float, float>("h_bias_relu", 16, 32, 32, QuantMode_t::NoQuant, true, true, false);',
@@ -659,6 +666,14 @@ static void nd2zz_ragged_tail() {
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Run:
     return build_and_run(tmp_path_factory.mktemp("sim_cube"), DRIVER)
+
+
+def test_the_missing_sync_message_names_memories_where_the_emulator_lays_them_out(run):
+    from sage_npu.npu_eval.chips import chip_profile
+    from sage_npu.npu_eval.timing import local_memories
+
+    layout = local_memories(chip_profile("910B2"))  # the chip the drivers are built for
+    assert [base for _name, base in layout] == list(run("mem_bases", np.uint32))
 
 
 def _inputs(run: Run, name: str, dt, m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
