@@ -115,7 +115,9 @@ def halved(r: Rec, k: int) -> Rec:
 
 
 def _us(trace: Trace, blocks: dict[int, list[Rec]], inp: AdviceInput, block_dim: int | None = None) -> float:
-    t = Trace(blocks, trace.locs, trace.truncated)
+    # rewritten blocks keep the unit they ran on (a cube kernel's on the AI Cores' cube units)
+    kind = "AIC" if trace.cores and all(k == "AIC" for k, _ in trace.cores.values()) else "AIV"
+    t = Trace(blocks, trace.locs, trace.truncated, {b: (kind, b) for b in blocks})
     return estimate(t, inp.chip, inp.costs, block_dim or inp.block_dim).estimated_us
 
 
@@ -554,7 +556,12 @@ def single_buffer_finding(base: Base) -> AdviceFinding | None:
 
 def few_cores_finding(base: Base) -> AdviceFinding | None:
     inp = base.inp
-    cores = chip_cores = inp.chip.vector_cores
+    kinds = {kind for kind, _ in inp.trace.cores.values()} or {"AIV"}
+    if len(kinds) > 1:
+        return None  # a mixed kernel: its blocks are AI Cores of one AIC and two AIVs, not one unit each
+    # a cube kernel's blocks are AI Cores (one cube unit each): 24 on 910B, not the 48 vector cores
+    unit = "AI Cores" if kinds == {"AIC"} else "vector cores"
+    cores = chip_cores = inp.chip.cube_cores if kinds == {"AIC"} else inp.chip.vector_cores
     if inp.block_dim >= cores or not inp.trace.blocks or len(inp.trace.blocks) != inp.block_dim:
         return None
     if not re.search(r"\bGetBlock(Idx|Num)\b|\bblock_(idx|num)\b", _read(inp.kernel)):
@@ -566,17 +573,17 @@ def few_cores_finding(base: Base) -> AdviceFinding | None:
     if site is None:
         return None
     fixed_count = host_keyword(inp.host, r"tile(Num|Count|s)") is not None
-    scope = f"all of {inp.chip.name}'s vector cores"
+    scope = f"all of {inp.chip.name}'s {unit}"
     if not _python_host(inp.host):
         # a program's host splits the data its own way (`totalLength / GetBlockNum()`), unseen here:
         # the most cores that split every copy into whole 32-byte blocks
         cores = even_split(inp.trace, inp.block_dim, cores, fixed_count)
-        scope = "the most vector cores that split every copy into whole 32-byte blocks"
+        scope = f"the most {unit} that split every copy into whole 32-byte blocks"
         if cores <= inp.block_dim:
             return None
     after = _us(inp.trace, spread(inp.trace, inp.block_dim, cores, fixed_count), inp, cores)
     return base.finding("perf-few-cores", site.file, site.line, after, f"{site.name} {site.value} -> {cores} ({scope})",
-                        f"{inp.block_dim} block(s) on a chip of {chip_cores} vector cores: the other cores stay idle")
+                        f"{inp.block_dim} block(s) on a chip of {chip_cores} {unit}: the other cores stay idle")
 
 
 def saturating_bytes(inp: AdviceInput) -> int:

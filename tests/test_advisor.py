@@ -468,3 +468,32 @@ def test_an_element_loop_over_a_global_tensor_is_not_vectorised(local):
     queued = queued.replace("EXPR", "static_cast<float>(xq.GetValue(j)) * 2.0f")
     c = for_finding(f.model_copy(update={"line": 6}), Sources("k.cpp", queued, ""), CHIP)
     assert c is not None and "AscendC::Muls(zLocal, xq, static_cast<half>(2.0), N);" in c.files["k.cpp"]
+
+
+def test_more_cores_for_a_cube_kernel_counts_the_ai_cores_not_the_vector_cores(tmp_path):
+    """A pure cube kernel's blocks are AI Cores (one cube unit each, 24 on 910B2): the advice never
+    asks for the 48 vector cores, and a launch on all 24 gets no few-cores finding."""
+    from sage_npu.npu_eval.advisor import AdviceInput, advise
+    from sage_npu.npu_eval.costs import default_costs
+    from sage_npu.npu_eval.trace import Trace
+
+    kernel, host = tmp_path / "kernel.cpp", tmp_path / "main.cpp"
+    kernel.write_text("uint32_t b = AscendC::GetBlockIdx();\n")
+    # 192 KB per copy: two blocks of it split evenly over 24 or 48 blocks
+    load = Rec("I", "MTE2", "DataCopy", "float16", 98304, 196608, 5, 0, 1, (0, 196608), (0, 0), (0, 0))
+    mmad = Rec("I", "M", "Mmad", "float16", 128 * 128 * 128, 0, 6, 0, 0, (0, 0), (0, 0), (0, 0))
+
+    def few_cores(n: int, kind: str) -> list[AdviceFinding]:
+        host.write_text(f"    kernel<<<{n}, nullptr, stream>>>(a, b, c);\n")
+        trace = Trace({b: [load, mmad] * 4 for b in range(n)}, {5: (str(kernel), 1), 6: (str(kernel), 1)},
+                      cores={b: (kind, b) for b in range(n)})
+        found = advise(AdviceInput(trace, n, CHIP, default_costs(CHIP.family), kernel, host))
+        return [f for f in found if f.code == "perf-few-cores"]
+
+    [f] = few_cores(2, "AIC")
+    assert f.change.startswith(f"blockDim 2 -> {CHIP.cube_cores} (") and "AI Cores" in f.change, f.change
+    assert f"{CHIP.cube_cores} AI Cores" in f.message
+    assert few_cores(CHIP.cube_cores, "AIC") == []
+    # the same launch of a vector kernel may still go to the 48 vector cores
+    [v] = few_cores(CHIP.cube_cores, "AIV")
+    assert f"-> {CHIP.vector_cores} (" in v.change, v.change

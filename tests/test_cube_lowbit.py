@@ -26,11 +26,13 @@ static uint32_t rnd() { g_seed = g_seed * 1103515245u + 12345u; return g_seed >>
 static void sync_all() { PipeBarrier<PIPE_ALL>(); }
 
 // L0C (M16 x n as NZ) -> GM int32 rows of N, dumped as `name`_c.
-static void store_c(const std::string& name, const LocalTensor<int32_t>& c, uint32_t M, uint32_t N) {
+static void store_c(const std::string& name, const LocalTensor<int32_t>& c, uint32_t M, uint32_t N,
+                    uint8_t unit = 0) {
     int32_t* out = gm_alloc<int32_t>("c", size_t(M) * N);
     GlobalTensor<int32_t> gc;
     gc.SetGlobalBuffer(out, M * N);
     FixpipeParamsV220 fp{uint16_t(N), uint16_t(M), uint16_t(al(M, 16)), N, false};
+    fp.unitFlag = unit;
     Fixpipe(gc, c, fp);
     write_raw(name + "_c", out, sizeof(int32_t) * M * N);
 }
@@ -130,7 +132,8 @@ static SparseOperands sparse_operands(const std::string& name, uint32_t M, uint3
     return {a, bt, idx, kdb * (N16 / 16) * 128};
 }
 
-// A x the 4:2 sparse B through the basic API. `acc`: a second MmadWithSparse accumulates onto the first.
+// A x the 4:2 sparse B through the basic API. `acc`: a second MmadWithSparse accumulates onto the first,
+// handing C to the Fixpipe by unit flags (2 then 3 on the Mmads, 3 on the Fixpipe: the UnitFlag page).
 static void sparse_matmul(const std::string& name, uint32_t M, uint32_t K, uint32_t N, bool acc, bool bad) {
     const uint32_t Kd = K / 2, M16 = al(M, 16), K32 = al(K, 32), N16 = al(N, 16), kdb = (Kd + 31) / 32;
     const SparseOperands o = sparse_operands(name, M, K, N, bad);
@@ -155,10 +158,10 @@ static void sparse_matmul(const std::string& name, uint32_t M, uint32_t K, uint3
     LoadDataWithSparse(b2, b1, i1, LoadData2dParams{0, uint8_t(kdb * N16 / 16), 0, 0, 0, false, 0});
     sync_all();
     if (bad) expect("api-misuse", __LINE__ + 1);
-    MmadWithSparse(c, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, true});
-    if (acc) MmadWithSparse(c, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 0, false, false});
+    MmadWithSparse(c, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), uint8_t(acc ? 2 : 0), false, true});
+    if (acc) MmadWithSparse(c, a2, b2, MmadParams{uint16_t(M), uint16_t(N), uint16_t(K), 3, false, false});
     sync_all();
-    store_c(name, c, M, N);
+    store_c(name, c, M, N, acc ? 3 : 0);
 }
 
 // GetSize, GetLength and views of int4b_t tensors count elements, two a byte.

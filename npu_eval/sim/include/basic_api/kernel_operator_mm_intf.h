@@ -728,6 +728,8 @@ __aicore__ inline void MmadWithSparse(const LocalTensor<T>& dst, const LocalTens
                "index is 0, 1 or 2 (the 4:2 sparse index format); that pair selected nothing",
                (long long)(bad / 65536), (long long)(bad % 65536), blk().idx);
     }
+    // unitFlag as a Mmad's (the MmadWithSparse page lists it for Atlas A2/A3)
+    detail::unit_flag(true, p.unitFlag, c, "MmadWithSparse", loc);
     // The page: A's (16, 2*C0) fractal is selected down to (16, C0), then a plain Mmad runs, so the
     // fractal steps are those of the dense half of k. The index read is a record of its own (no
     // steps) so the sync checks see it.
