@@ -82,14 +82,21 @@ def basic(base: str = "128, 128, 64", cores: int = 1, buffers: int = 2) -> Varia
 
 
 def adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (1, 1), b: tuple[int, int] = (1, 1),
-        shape: tuple[int, int, int] = (512, 1024, 1024)) -> Variant:
+        shape: tuple[int, int, int] = (512, 1024, 1024), mdl_unit_flag: bool | None = None) -> Variant:
     """The Matmul API kernel with its tiling's base block, cores and L1 caching: `a` is (stepKa,
-    depthA1), `b` (stepKb, depthB1)."""
+    depthA1), `b` (stepKb, depthB1); `mdl_unit_flag` runs it on CFG_MDL with enUnitFlag set so."""
     host = ((r"^BASE_M, BASE_N, BASE_K = .*$", f"BASE_M, BASE_N, BASE_K = {base}"),
             (r"^MAX_CORES = \d+", f"MAX_CORES = {cores}"),
             (r"depthA1=2 \* STEP_K, depthB1=2 \* STEP_K", f"depthA1={a[1]}, depthB1={b[1]}"),
             (r"stepKa=STEP_K", f"stepKa={a[0]}"), (r"stepKb=STEP_K", f"stepKb={b[0]}"))
-    return Variant("matmul_adv", host, shape=shape)
+    kernel: tuple[tuple[str, str], ...] = ()
+    if mdl_unit_flag is not None:
+        flag = str(mdl_unit_flag).lower()
+        kernel = (("    AscendC::Matmul<AType, BType, CType> mm;",
+                   "    static constexpr MatmulConfig CFG = [] { auto c = CFG_MDL; "
+                   f"c.enUnitFlag = {flag}; return c; }}();\n"
+                   "    AscendC::Matmul<AType, BType, CType, CType, CFG> mm;"),)
+    return Variant("matmul_adv", host, kernel, shape=shape)
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,8 @@ class Pair:
 
 
 WIDE = (512, 2048, 1024)  # N = 2048: eight 256-wide base blocks on each of 4 cores' N
+UNIT_FLAG = ("docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/Matmul高阶API使能UnitFlag.md")
+ONE_OF_20 = (128, 64, 1536)  # the page's M = 128, K = 64, N = 30720 over 20 cores: singleCoreN 1536 (lines 56-57)
 PAIRS = [
     Pair("base block [128, 256, 64] beats [64, 64, 64] (Matmul API, one core; published 3.04x)",
          f"{HP}:113-141 (Case 1 against Case 0)", adv("64, 64, 64"), adv("128, 256, 64")),
@@ -116,6 +125,10 @@ PAIRS = [
          adv(cores=4, a=(8, 16), b=(4, 8), shape=WIDE)),
     Pair("L1 and L0 ping-pong (two buffers a queue) beat one buffer: GM -> L1, L1 -> L0 and Mmad overlap",
          f"{BASIC_HP}:76-86 (L1/L0 double buffer ping-pong layout)", basic(buffers=1), basic(buffers=2)),
+    Pair("MDL with UnitFlag (enUnitFlag = true) beats it without: Mmad and Fixpipe overlap (published 37.39 -> "
+         "34.66 us, 7.3%)", f"{UNIT_FLAG}:56-62, 74, 120",
+         adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl_unit_flag=False),
+         adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl_unit_flag=True)),
 ]
 
 

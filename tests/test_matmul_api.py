@@ -901,6 +901,18 @@ static void faults() {
         } catch (const sage::sim::KernelAbort&) {
         }
         am.End();
+        // enUnitFlag (Norm's default): accumulating onto a block no GetTensorC read is excluded
+        TPipe p4;
+        Matmul<HalfGm, HalfGm, FloatGm> um;
+        REGIST_MATMUL_OBJ(&p4, GetSysWorkSpacePtr(), um, &s);
+        um.SetTensorA(g), um.SetTensorB(g);
+        um.Iterate();
+        um.Iterate();  // false: the round's one block is done; the next round accumulates onto it
+        try {
+            expect("api-misuse", __LINE__ + 1);
+            um.Iterate(true);
+        } catch (const sage::sim::KernelAbort&) {
+        }
     }
     // isA2B2Shared: an A base block of 128 x 256 halves (64 KB) is past the shared half of L0A
     t.baseM = 128, t.baseN = 16, t.baseK = 256, t.depthA1 = t.depthB1 = 1, t.dbL0A = t.dbL0B = 1;

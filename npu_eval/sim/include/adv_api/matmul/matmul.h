@@ -54,6 +54,12 @@ inline void hand_off(sage::sim::SrcLoc loc) {
     WaitFlag<E>(kEvent, loc);
 }
 
+// Clears the unit flags of an L0C tensor's blocks, as SetFixPipeConfig(l0c, true) does.
+template <typename T>
+inline void clear_unit_flags(const LocalTensor<T>& l0c, sage::sim::SrcLoc loc) {
+    SetFixPipeConfig(l0c, true, loc);
+}
+
 template <typename T>
 constexpr QuantMode_t out_quant() {
     if constexpr (std::is_same_v<T, half>) return QuantMode_t::F322F16;
@@ -92,6 +98,7 @@ inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
              "must be a Unified Buffer tensor", mem_name(mem_at(dst.addr_)), blk().idx);
     }
     dst.check("Matmul GetTensorC", (bytes + sizeof(T) - 1) / sizeof(T), loc, false);
+    detail::unit_flag(false, p.unitFlag, {src.addr_, detail::fix_src_bytes(s)}, "Fixpipe", loc);
     cube_fixpipe(blk().ub, src.addr_, blk().ub + dst.addr_, s);
     const uint64_t moved = uint64_t(s.mSize) * s.nSize * sizeof(T);
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.mSize * s.nSize, moved, loc, {},
@@ -222,6 +229,12 @@ private:
     static constexpr bool kNBuffer33 = kPolicy == MatmulPolicyKind::NBuffer33;
     // C_TYPE in TPosition::CO1: the kernel owns L0C and each Iterate computes into its tensor.
     static constexpr bool kCInL0C = C_TYPE::pos == TPosition::CO1;
+    // MatmulConfig.enUnitFlag (on by default in Norm and IBShare, off in MDL; those three templates
+    // only, the MatmulConfig page): the Mmads of a block hand C to its Fixpipe by L0C's unit flags
+    // (2 ... 2, 3 on the K loop's Mmads, 3 on the Fixpipe) instead of M_FIX/FIX_M flags, so the
+    // two pipes overlap per 512-byte block. A kernel that reads C itself (C in CO1) keeps the flags.
+    static constexpr bool kUnitFlag = kCfg.enUnitFlag && !kCInL0C &&
+                                      (kCfg.doNorm || kCfg.doIBShareNorm || kCfg.doMultiDataLoad);
 
 public:
     __aicore__ inline MatmulImpl() {}
@@ -486,6 +499,9 @@ private:
     int32_t async_ = -1;  // the next block GetTensorC<false> takes after Iterate<false>; -1: none started
     uint8_t subBlock_ = 0;
     bool l1_used_ = false, l0_used_ = false, l0c_used_ = false;
+    // unit flags: the block in L0C was computed with them (its Fixpipe reads with 3); its flags are
+    // still set (no Fixpipe read it); the last Fixpipe of this object cleared them (no FIX_M needed)
+    bool ufBlock_ = false, ufPending_ = false, ufRead_ = false;
     TBuf<TPosition::A1> a1_;
     TBuf<TPosition::B1> b1_;
     TBuf<TPosition::A2> a2_;
@@ -954,7 +970,8 @@ private:
         // slice of K per GM -> L1 copy then.
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
         const uint32_t chunk = uint32_t(t_.baseK) * steps;
-        if (l0c_used_ || OtherUsedL0C()) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
+        UnitFlagsFor(partial, loc);
+        if ((l0c_used_ && !(ufBlock_ && ufRead_)) || OtherUsedL0C()) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
@@ -975,11 +992,12 @@ private:
                 const bool with_bias = first && bias_on_;
                 if (with_bias) LoadBias2(loc);
                 matmul_detail::hand_off<HardEvent::MTE1_M>(loc);
-                Mad(first, with_bias, kl, loc);
+                Mad(first, with_bias, kl, k0 + kk + kl >= uint32_t(singleK_), loc);
                 l0_used_ = true, first = false;
             }
         }
-        matmul_detail::hand_off<HardEvent::M_FIX>(loc);
+        if (!ufBlock_) matmul_detail::hand_off<HardEvent::M_FIX>(loc);
+        ufPending_ = ufBlock_, ufRead_ = false;
         l0c_used_ = true;
         if (SharesL0C()) pipe_->matmul_share_[2].owner = this;
     }
@@ -1139,10 +1157,11 @@ private:
     }
 
     // ---- the multiply (M)
-    __aicore__ inline void Mad(bool first, bool with_bias, uint32_t kl, sage::sim::SrcLoc loc) {
+    __aicore__ inline void Mad(bool first, bool with_bias, uint32_t kl, bool last, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> a2 = A2(), b2 = B2();
         LocalTensor<L0cT> c = co1t_;
         MmadParams p;
+        p.unitFlag = ufBlock_ ? (last ? 3 : 2) : 0;
         // m = 1 would be GEMV, which reads A as one ND row; the tile in L0A is NZ, so run 16 rows
         p.m = uint16_t(curM_ == 1 ? 16 : curM_);
         p.n = uint16_t(NMad());
@@ -1187,7 +1206,31 @@ private:
         p.quantPre = matmul_detail::out_quant<DstT>();
         if (quant_ == Quant::Scalar) p.quantPre = kQuant, p.deqScalar = quantScalar_;
         if (quant_ == Quant::Vector) p.quantPre = detail::vector_mode(kQuant);
+        p.unitFlag = ufBlock_ ? 3 : 0;
         return p;
+    }
+    // Whether this block's Mmads and Fixpipe use unit flags. A block computed with them and never
+    // read still holds its flags: accumulating onto it (enPartialSum) is the case the UnitFlag
+    // pages exclude (several Iterates, one GetTensorC). Otherwise the block starts from clear
+    // flags: whatever set them (a block never read, another Matmul object's in a shared L0C, an
+    // object whose call was refused) left data this block overwrites, as it would without them.
+    __aicore__ inline void UnitFlagsFor(bool partial, sage::sim::SrcLoc loc) {
+        if (ufPending_ && partial)
+            sage::sim::fail("api-misuse", loc, "Matmul Iterate accumulating onto L0C (enPartialSum) over a block no "
+                            "GetTensorC read, with MatmulConfig.enUnitFlag on, in block %d: several Iterates before "
+                            "one GetTensorC are not supported with UnitFlag (the MatmulConfig and UnitFlag pages); "
+                            "set enUnitFlag = false or get C after each Iterate", sage::sim::blk().idx);
+        if (kUnitFlag) matmul_detail::clear_unit_flags(co1t_, loc);
+        ufBlock_ = kUnitFlag;
+        ufPending_ = false;
+    }
+    // After a Fixpipe with unit flags: the blocks of C it did not read (a tail's padding rows or
+    // columns) keep their flags, so they are cleared as SetFixPipeConfig(l0c, true) does (the
+    // UnitFlag page's reset after a partial read).
+    __aicore__ inline void FixpipeRead(sage::sim::SrcLoc loc) {
+        if (!ufBlock_) return;
+        matmul_detail::clear_unit_flags(co1t_, loc);
+        ufPending_ = false, ufRead_ = true;
     }
     __aicore__ inline void Computed(const char* api, sage::sim::SrcLoc loc) const {
         if (!l0c_used_ || curM_ == 0)
@@ -1204,11 +1247,13 @@ private:
         if (sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
         const int64_t vec = QuantWords(loc);
         detail::fixpipe_to_gm(gm, co1t_, FixParams(stride), kNzC, vec, loc);
+        FixpipeRead(loc);
     }
     __aicore__ inline void WriteUb(const LocalTensor<DstT>& ub, uint32_t stride, sage::sim::SrcLoc loc) {
         Computed("GetTensorC", loc);
         const int64_t vec = QuantWords(loc);
         matmul_detail::fixpipe_to_ub(ub, co1t_, FixParams(stride), loc, vec);
+        FixpipeRead(loc);
     }
 };
 
