@@ -680,6 +680,33 @@ static void nbuffer33() {
     write_raw("n33_copies", &copies, sizeof(copies));
     write_raw("n33_c", d.host_c, sizeof(float) * M * N);
 }
+// MDL full loads: A's 2 block rows of 32 by all of K (stepM 2, stepKa 2: A "fully loaded") stay in L1
+// across its 3 block columns of B (stepN 1: B streamed), in both iterate orders; a second IterateAll
+// copies A again. The MTE2 copies of A or B counted from the trace.
+static void full_loads(const std::string& name, int order) {
+    const int M = 64, N = 96, K = 64;
+    PolicyData d = policy_data(name, M, N, K, false);
+    TCubeTiling t{};
+    t.usedCoreNum = 1, t.M = M, t.N = N, t.Ka = t.Kb = K, t.singleCoreM = M, t.singleCoreN = N, t.singleCoreK = K;
+    t.baseM = t.baseN = t.baseK = 32, t.stepM = 2, t.stepN = 1, t.stepKa = t.stepKb = 2;
+    t.depthA1 = 4, t.depthB1 = 4, t.dbL0A = t.dbL0B = 2, t.dbL0C = 1, t.iterateOrder = order;
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG_MDL> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b);
+    int32_t copies[2] = {0, 0};
+    for (int round = 0; round < 2; ++round) {
+        const size_t from = sage::sim::blk().trace.size();
+        mm.IterateAll(d.c);
+        for (size_t i = from; i < sage::sim::blk().trace.size(); ++i) {
+            const auto& e = sage::sim::blk().trace[i];
+            copies[round] += e.pipe == sage::sim::Pipe::MTE2 && e.elems >= 32u * 32u;
+        }
+    }
+    mm.End();
+    write_raw(name + "_copies", copies, sizeof(copies));
+    write_raw(name + "_c", d.host_c, sizeof(float) * M * N);
+}
 // Triangles: 3 x 3 blocks of 32; the upper through IterateAll, the lower through Iterate/GetTensorC.
 template <template <const auto&, typename, typename, typename, typename, typename> class P>
 static void triangle(const std::string& name, bool iterate) {
@@ -962,6 +989,8 @@ static void faults() {
     "constant_tiling();",
     "batches();",
     "nbuffer33();",
+    'full_loads("full_m", 0);',
+    'full_loads("full_n", 1);',
     "triangle<AscendC::Impl::Detail::TrianUpperMatmulPolicy>(\"up\", false);",
     "triangle<AscendC::Impl::Detail::TrianLowerMatmulPolicy>(\"low\", true);",
     "co1_output();",
@@ -1453,6 +1482,16 @@ def test_nbuffer33_keeps_a_in_l1_and_streams_b(run):
     want = _cube(a, b, np.broadcast_to(bias, (112, 80)), False)
     np.testing.assert_array_equal(run("n33_c", np.float32).reshape(112, 80), want)
     assert run("n33_copies", np.int32).tolist() == [4 + 2 * 3]
+
+
+@pytest.mark.parametrize("name", ["full_m", "full_n"])
+def test_mdl_keeps_a_fully_loaded_a_in_l1_for_the_round(run, name):
+    """A fully loaded (stepM x baseM >= singleCoreM, stepKa x baseK >= singleCoreK: the TCubeTiling
+    page's MDL rule) is copied once per IterateAll, its 2 blocks, while B (stepN 1) is copied for each
+    of the 6 blocks, in either iterate order; the product is the cube's."""
+    a, b = _policy_inputs(run, name, 64, 96, 64)
+    np.testing.assert_array_equal(run(f"{name}_c", np.float32).reshape(64, 96), _cube(a, b, None, False))
+    assert run(f"{name}_copies", np.int32).tolist() == [2 + 6, 2 + 6]
 
 
 @pytest.mark.parametrize(("name", "keep"), [("up", np.less_equal), ("low", np.greater_equal)])

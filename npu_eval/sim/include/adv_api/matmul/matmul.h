@@ -513,7 +513,9 @@ private:
     TBuf<TPosition::C2> bias2_;
     LocalTensor<L0cT> co1t_;      // where blocks are computed: the pipe's shared L0C or the kernel's CO1 tensor
     LocalTensor<BiasT> bias2t_;   // the bias in the BiasTable (PipeShared)
-    uint32_t slotA_ = 0, slotB_ = 0;  // nbuffer33: which of the base blocks kept in L1 a block reads
+    uint32_t slotA_ = 0, slotB_ = 0;  // nbuffer33 and full loads: which of the base blocks kept in L1 a block reads
+    uint64_t fullA_ = 0, fullB_ = 0;  // full loads: the base blocks of A (by mb) and B (by nb) in L1 this round
+    int32_t lastBlock_ = 0x7fffffff;  // the block computed last: a block not after it starts a new round
 
     GlobalTensor<DstT> workspace_;
     uint64_t cOffset_ = 0;
@@ -963,19 +965,20 @@ private:
         curM_ = RowsOf(mb), curN_ = ColsOf(nb), curN0_ = nb * uint32_t(t_.baseN), curMb_ = mb;
         // nbuffer33: a block row's A stays in L1 from the group's first column on, and a column's B
         // from the group's first row on (double-buffered when depthB1 holds two), so only those copy.
-        const bool loadA = !kNBuffer33 || nb == 0, loadB = !kNBuffer33 || mb % uint32_t(t_.stepM) == 0;
+        bool loadA = !kNBuffer33 || nb == 0, loadB = !kNBuffer33 || mb % uint32_t(t_.stepM) == 0;
         if constexpr (kNBuffer33)
             slotA_ = mb % uint32_t(t_.stepM), slotB_ = t_.depthB1 >= 2 * t_.stepKb ? nb % 2 : 0;
         // A CopyA1/CopyB1 callback moves one base block a call (the MatmulCallBackFunc page): one baseK
         // slice of K per GM -> L1 copy then.
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
         const uint32_t chunk = uint32_t(t_.baseK) * steps;
+        if constexpr (kFullLoads) FullLoads(i, mb, nb, chunk, loadA, loadB);
         UnitFlagsFor(partial, loc);
         if ((l0c_used_ && !(ufBlock_ && ufRead_)) || OtherUsedL0C()) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
-            if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
+            if (l1_used_ && (loadA || loadB)) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
             if constexpr (!kAInL1) {
                 if (loadA) CopyA1(mb, k0, kLen, loc);
             }
@@ -1000,6 +1003,32 @@ private:
         ufPending_ = ufBlock_, ufRead_ = false;
         l0c_used_ = true;
         if (SharesL0C()) pipe_->matmul_share_[2].owner = this;
+    }
+
+    // ---- full loads (MDL): the TCubeTiling page's 全载. A whose whole single-core part fits the L1
+    // block its tiling caches (stepM x baseM >= singleCoreM and stepKa x baseK >= singleCoreK) is copied
+    // once a round, each base block into its own slot of A1, and read from there by every block that
+    // uses it; B likewise with stepN, stepKb and B1. Half, bfloat16 and float only (their NZ blocks fit a
+    // slot of baseM x stepKa x baseK elements), the copies of whole K only (one chunk), default policy.
+    static constexpr bool kFullLoads = kCfg.doMultiDataLoad && kPolicy == MatmulPolicyKind::Default &&
+                                       !MM_CB::kCopyA1 && !MM_CB::kCopyB1 && !kSparse && !kInt4 && kEs != 1;
+    __aicore__ inline bool FullFits(int32_t step, int32_t base, int32_t single, int32_t stepK, int32_t depth,
+                                    int32_t blocks, uint32_t chunk) const {
+        const uint64_t slot = uint64_t(base) * stepK * t_.baseK;
+        const uint64_t need = uint64_t(matmul_detail::up(uint32_t(base), 16)) * matmul_detail::up(uint32_t(singleK_), 16);
+        return chunk >= uint32_t(singleK_) && step * base >= single && blocks <= 64 && need <= slot &&
+               int64_t(blocks) * stepK <= depth;
+    }
+    __aicore__ inline void FullLoads(int32_t i, uint32_t mb, uint32_t nb, uint32_t chunk, bool& loadA, bool& loadB) {
+        if (i <= lastBlock_) fullA_ = fullB_ = 0;  // a new round (or batch, or partial sum) copies again
+        lastBlock_ = i;
+        slotA_ = slotB_ = 0;
+        if (FullFits(t_.stepM, t_.baseM, singleM_, t_.stepKa, t_.depthA1, MIter(), chunk)) {
+            slotA_ = mb, loadA = !(fullA_ >> mb & 1u), fullA_ |= uint64_t(1) << mb;
+        }
+        if (FullFits(t_.stepN, t_.baseN, singleN_, t_.stepKb, t_.depthB1, NIter(), chunk)) {
+            slotB_ = nb, loadB = !(fullB_ >> nb & 1u), fullB_ |= uint64_t(1) << nb;
+        }
     }
 
     // ---- GM -> L1 (MTE2)
