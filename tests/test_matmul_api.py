@@ -850,6 +850,10 @@ static void splits() {
     dump_tiling("split_wide24", split_tiling(24, 128, 30720, 1024));
     dump_tiling("split_wide20", split_tiling(20, 128, 30720, 1024));
     dump_tiling("split_wide48", split_tiling(48, 128, 30720, 1024));
+    dump_tiling("split_wide24_k64", split_tiling(24, 128, 30720, 64));
+    dump_tiling("split_wide20_k64", split_tiling(20, 128, 30720, 64));
+    dump_tiling("split_wide48_k64", split_tiling(48, 128, 30720, 64));
+    dump_tiling("split_preload", split_tiling(24, 128, 24576, 512));
     dump_tiling("split_c_in_ub", split_tiling(48, 640, 1024, 512, ub));
     // matmul_high_performance's case 6: each of 24 cores 1024 x 1536 of 8192 x 8192 (the kernel runs
     // each core over two halves of M), base block 128 x 256 x 64
@@ -1138,8 +1142,17 @@ SPLITS = {
     # matmul_a2b2_share (no SetTail): 7680 x 480 x 320 on 24 cores, 24 exact M parts
     "split_n_whole": (320, 480, 24),
 }
-# the tiling-strategy page's 128 x 30720 (x 1024) on 24, 20 and 48 cores: singleCoreN 1280, 1536, 640
-SPLITS_N = {"split_wide24": (128, 1280, 24), "split_wide20": (128, 1536, 20), "split_wide48": (128, 640, 48)}
+# 128 x 30720 on 24, 20 and 48 cores: singleCoreN 1280, 1536, 640 (the MDL page, K 1024; the UnitFlag,
+# constant-tiling and pure-Cube pages, K 64); the MTE2-Preload page's 128 x 24576 x 512 on 24: 1024
+SPLITS_N = {
+    "split_wide24": (128, 1280, 24),
+    "split_wide20": (128, 1536, 20),
+    "split_wide48": (128, 640, 48),
+    "split_wide24_k64": (128, 1280, 24),
+    "split_wide20_k64": (128, 1536, 20),
+    "split_wide48_k64": (128, 640, 48),
+    "split_preload": (128, 1024, 24),
+}
 
 
 @pytest.mark.parametrize("name", sorted(SPLITS | SPLITS_N))
