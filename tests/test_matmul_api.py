@@ -1166,6 +1166,10 @@ def test_multicore_tiling_base_blocks_of_the_printed_tilings(run):
     assert _tiling(run, "split_gm_one_block")["stepKa"] == 6
     assert _split(run, "split_nb33")[3] == (128, 256, 64)
     assert _split(run, "split_leaky")[3] == (128, 64, 128)
+    # the MDL page (128 x 30720 x 1024 on 24): base 128 x 256 x 64, stepKa = stepKb = 4, depth 8
+    t = _tiling(run, "split_wide24")
+    assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 256, 64)
+    assert (t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == (4, 4, 8, 8)
 
 
 def test_multicore_tiling_keeps_a_c_block_in_the_ub_to_half_of_it(run):
