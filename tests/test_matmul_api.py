@@ -833,24 +833,55 @@ static void nbuffer33_faults() {
     }
 }
 
-// MultiCoreMatmulTiling's split (M first, in whole base blocks; a one-block shape cut along M) on
-// the shapes asc-devkit's documents and samples pin: see docs/cube.md "Host tiling".
-static TCubeTiling split_tiling(int dim, int M, int N, int K, matmul_tiling::TPosition a,
-                                matmul_tiling::TPosition c) {
+// MultiCoreMatmulTiling's split (core_split.h) on the shapes asc-devkit's documents and samples pin:
+// see docs/cube.md "Host tiling". `fix` is SetFixSplit's base block (0: none).
+struct SplitSet {
+    matmul_tiling::TPosition a = matmul_tiling::TPosition::GM, c = matmul_tiling::TPosition::GM;
+    matmul_tiling::CubeFormat bFormat = matmul_tiling::CubeFormat::ND;
+    int fix[3] = {0, 0, 0};
+    bool nb33 = false;
+};
+static TCubeTiling split_tiling(int dim, int M, int N, int K, const SplitSet& o = {}) {
     namespace mt = matmul_tiling;
     mt::MultiCoreMatmulTiling api;
     api.SetDim(dim);
-    return host_tiling(api, mt::DataType::DT_FLOAT16, mt::DataType::DT_FLOAT, mt::DataType::DT_FLOAT, M, N, K, false,
-                       false, true, a, c);
+    api.SetAType(o.a, o.a == mt::TPosition::TSCM ? mt::CubeFormat::NZ : mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetBType(mt::TPosition::GM, o.bFormat, mt::DataType::DT_FLOAT16);
+    api.SetCType(o.c, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetOrgShape(M, N, K);
+    api.SetShape(M, N, K);
+    api.EnableBias(true);
+    if (o.fix[0] > 0) api.SetFixSplit(o.fix[0], o.fix[1], o.fix[2]);
+    if (o.nb33) api.SetMatmulConfigParams(1, false, mt::ScheduleType::N_BUFFER_33);
+    optiling::TCubeTiling t;
+    if (api.GetTiling(t) == -1) std::exit(3);
+    return t;
 }
 static void splits() {
     using P = matmul_tiling::TPosition;
-    dump_tiling("split_tscm", split_tiling(24, 64, 64, 64, P::TSCM, P::GM));
-    dump_tiling("split_gm_one_block", split_tiling(2, 64, 256, 384, P::GM, P::GM));
-    dump_tiling("split_two", split_tiling(2, 512, 512, 128, P::GM, P::GM));
-    dump_tiling("split_m_first", split_tiling(24, 1024, 4095, 1024, P::GM, P::GM));
-    dump_tiling("split_n_whole", split_tiling(24, 7680, 480, 320, P::GM, P::GM));
-    dump_tiling("split_c_in_ub", split_tiling(48, 640, 1024, 512, P::GM, P::VECIN));
+    SplitSet tscm, leaky, nz, nb33, ub;
+    tscm.a = P::TSCM;
+    leaky.c = P::VECIN, leaky.fix[0] = 128, leaky.fix[1] = 64, leaky.fix[2] = 128;
+    nz.bFormat = matmul_tiling::CubeFormat::NZ;
+    nb33.nb33 = true;
+    ub.c = P::VECIN;
+    dump_tiling("split_tscm", split_tiling(24, 64, 64, 64, tscm));
+    dump_tiling("split_gm_one_block", split_tiling(2, 64, 256, 384));
+    dump_tiling("split_two", split_tiling(2, 512, 512, 128));
+    dump_tiling("split_leaky", split_tiling(2, 512, 128, 128, leaky));
+    dump_tiling("split_nd2nz", split_tiling(24, 1024, 4095, 1024, nz));
+    dump_tiling("split_m_first", split_tiling(24, 1024, 4095, 1024));
+    dump_tiling("split_nb33", split_tiling(24, 256, 512, 192, nb33));
+    dump_tiling("split_n_whole", split_tiling(24, 7680, 480, 320));
+    dump_tiling("split_wide24", split_tiling(24, 128, 30720, 1024));
+    dump_tiling("split_wide20", split_tiling(20, 128, 30720, 1024));
+    dump_tiling("split_wide48", split_tiling(48, 128, 30720, 1024));
+    dump_tiling("split_wide24_k64", split_tiling(24, 128, 30720, 64));
+    dump_tiling("split_wide20_k64", split_tiling(20, 128, 30720, 64));
+    dump_tiling("split_wide48_k64", split_tiling(48, 128, 30720, 64));
+    dump_tiling("split_preload", split_tiling(24, 128, 24576, 512));
+    dump_tiling("split_c_in_ub", split_tiling(48, 640, 1024, 512, ub));
     // matmul_high_performance's case 6: each of 24 cores 1024 x 1536 of 8192 x 8192 (the kernel runs
     // each core over two halves of M), base block 128 x 256 x 64
     namespace mt = matmul_tiling;
@@ -973,7 +1004,7 @@ static void faults() {
     "multicore(512, 512, 128);",
     "shared();",
     "faults();",
-    "split_k(32, 48, 512, 8);",
+    "split_k(32, 32, 1024, 8);",
     'quant<int8_t, half>("q_deq_scalar", false, false);',
     'quant<int8_t, half>("q_deq_vector", true, false);',
     'quant<int8_t, half>("q_deq_vector_ub", true, true);',
@@ -1108,8 +1139,9 @@ def test_multicore_tiling_splits_m_over_the_cores_it_is_given(run):
     t = _tiling(run, "mc")
     assert t["usedCoreNum"] <= 4
     assert t["singleCoreM"] * t["singleCoreN"] * t["usedCoreNum"] >= 512 * 512
-    # four 128-row base blocks of M and two 256-column ones of N: M first takes the four cores
-    assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (128, 512, 4)
+    # 32 x 32 units of 16 on four cores: every split reads A and B from L1 whole, so the first of the
+    # least GM load (2 x 2: each unit of A read twice, of B twice) wins over M alone (4 x 1: B four times)
+    assert (t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"]) == (256, 256, 4)
 
 
 def test_a_single_shape_with_more_parts_than_cores_is_kept_and_l1_steps_divide_k(run):
@@ -1130,30 +1162,63 @@ def _split(run, name):
     return t["singleCoreM"], t["singleCoreN"], t["usedCoreNum"], (t["baseM"], t["baseN"], t["baseK"])
 
 
-def test_multicore_tiling_splits_m_first_in_whole_base_blocks(run):
-    # matmul_advanced_api's README: 512 x 512 x 128 on two cores is singleCoreM 256, singleCoreN 512
-    assert _split(run, "split_two")[:3] == (256, 512, 2)
-    # the ND2NZ best-practice page: 1024 x 4095 x 1024 on 24 cores, singleCoreM 128 (M's eight blocks
-    # first, the cores left to N; the page's singleCoreN is 1408, here whole 256-column blocks)
-    assert _split(run, "split_m_first")[:3] == (128, 1536, 24)
-    # matmul_a2b2_share sets no tail: 7680 x 480 x 320 on 24 cores keeps N whole
-    m, n, used, _ = _split(run, "split_n_whole")
-    assert n == 480 and 7680 % m == 0 and used == 7680 // m <= 24
+# The cores' split (core_split.h) against every tiling asc-devkit prints for a shape and SetDim: the
+# sample READMEs and the best-practice pages (docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/).
+SPLITS = {
+    # matmul_advanced_api README: 512 x 512 x 128 on two cores, singleCoreM 256, singleCoreN 512
+    "split_two": (256, 512, 2),
+    # matmul_leakyrelu_advanced_api README: 512 x 128 x 128, SetFixSplit(128, 64, 128), C in VECIN, two
+    # AIVs: N only, singleCoreN 64 (each core 4 Iterates of 128 x 64)
+    "split_leaky": (512, 64, 2),
+    # AIV核上的ND2NZ格式转换.md: 1024 x 4095 x 1024, B in NZ, 24 cores: 128 x 1408 (1366 rounded to 256 B)
+    "split_nd2nz": (128, 1408, 24),
+    # the same shape with B in ND: no rounding
+    "split_m_first": (128, 1366, 24),
+    # Matmul高阶API使能IBShare模板共享B矩阵数据.md: 64 x 256 x 384 on two cores, singleCoreM 32
+    "split_gm_one_block": (32, 256, 2),
+    # A's whole shape fits one core's L0 (matmul_tscm's 64 x 64 x 64 on 24): one core
+    "split_tscm": (64, 64, 1),
+    # Matmul高阶API使能NBuffer33模板.md: 256 x 512 x 192, N_BUFFER_33 on 24 cores: 256 x 256, 2 cores
+    "split_nb33": (256, 256, 2),
+    # matmul_a2b2_share (no SetTail): 7680 x 480 x 320 on 24 cores, 24 exact M parts
+    "split_n_whole": (320, 480, 24),
+}
+# 128 x 30720 on 24, 20 and 48 cores: singleCoreN 1280, 1536, 640 (the MDL page, K 1024; the UnitFlag,
+# constant-tiling and pure-Cube pages, K 64); the MTE2-Preload page's 128 x 24576 x 512 on 24: 1024
+SPLITS_N = {
+    "split_wide24": (128, 1280, 24),
+    "split_wide20": (128, 1536, 20),
+    "split_wide48": (128, 640, 48),
+    "split_wide24_k64": (128, 1280, 24),
+    "split_wide20_k64": (128, 1536, 20),
+    "split_wide48_k64": (128, 640, 48),
+    "split_preload": (128, 1024, 24),
+}
 
 
-def test_multicore_tiling_cuts_a_one_block_shape_along_m(run):
-    # the IBShare best-practice page: 64 x 256 x 384 on two cores is singleCoreM 32, base 32 x 256 x 64
-    assert _split(run, "split_gm_one_block") == (32, 256, 2, (32, 256, 64))
+@pytest.mark.parametrize("name", sorted(SPLITS | SPLITS_N))
+def test_multicore_tiling_splits_as_the_printed_tilings(run, name):
+    assert _split(run, name)[:3] == (SPLITS | SPLITS_N)[name]
+
+
+def test_multicore_tiling_base_blocks_of_the_printed_tilings(run):
+    # the IBShare page: base 32 x 256 x 64, stepKa 6; the NBuffer33 page: base 128 x 256 x 64
+    assert _split(run, "split_gm_one_block")[3] == (32, 256, 64)
     assert _tiling(run, "split_gm_one_block")["stepKa"] == 6
-    # with A in TSCM the kernel stages all of A on each core (matmul_tscm): one core
-    assert _split(run, "split_tscm")[:3] == (64, 64, 1)
+    assert _split(run, "split_nb33")[3] == (128, 256, 64)
+    assert _split(run, "split_leaky")[3] == (128, 64, 128)
+    # the MDL page (128 x 30720 x 1024 on 24): base 128 x 256 x 64, stepKa = stepKb = 4, depth 8
+    t = _tiling(run, "split_wide24")
+    assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 256, 64)
+    assert (t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == (4, 4, 8, 8)
 
 
 def test_multicore_tiling_keeps_a_c_block_in_the_ub_to_half_of_it(run):
-    # matmul_async_iterate holds two UB blocks of baseM x baseN floats: 128 x 128, one a core
+    # matmul_async_iterate (640 x 1024 x 512 on 48 AIVs) holds two UB blocks of baseM x baseN floats:
+    # the split gives each of 40 cores 64 x 256, and one 64 x 256 block twice fits half the UB
     m, n, used, base = _split(run, "split_c_in_ub")
-    assert base[:2] == (128, 128) and 2 * 128 * 128 * 4 <= CHIP.ub_bytes
-    assert (m, n, used) == (128, 128, 40)
+    assert (m, n, used) == (64, 256, 40)
+    assert base[:2] == (64, 256) and 2 * 64 * 256 * 4 <= CHIP.ub_bytes
 
 
 def test_a_tiling_past_l0_is_a_fault_at_the_regist_line(run):
@@ -1254,9 +1319,11 @@ def test_iterate_batch_broadcasts_a_and_adds_a_bias_per_batch(run):
 
 def test_split_k_tiling_gives_each_core_an_equal_part_of_k(run):
     t = _tiling(run, "sk")
-    k_dim = 512 // t["singleCoreK"]
-    assert t["singleCoreK"] * k_dim == 512 and k_dim > 1 and t["singleCoreK"] % 16 == 0
-    m_dim, n_dim = -(-32 // t["singleCoreM"]), -(-48 // t["singleCoreN"])
+    # matmul_splitk's pattern (Matmul高阶API使能多核切K.md: 16 x 16 x 1024 is two cores of K 512): a
+    # shape within one core's L0 splits K, past 32 units of 16, in its least divisor from 2
+    k_dim = 1024 // t["singleCoreK"]
+    assert t["singleCoreK"] * k_dim == 1024 and k_dim == 2
+    m_dim, n_dim = -(-32 // t["singleCoreM"]), -(-32 // t["singleCoreN"])
     assert t["usedCoreNum"] == m_dim * n_dim * k_dim <= 8
     assert run("sk_bias_refused", np.int64).tolist() == [-1]  # no bias with a K split (the page)
 
@@ -1265,20 +1332,20 @@ def test_split_k_parts_accumulate_into_gm_in_core_order(run):
     """enAtomic 1: each core's part of K (its own cube sum) added into the cleared C in float, one
     rounding per add, in core order; enAtomic 2 keeps the largest part."""
     t = _tiling(run, "sk")
-    a = _half_matrix(run, "sk_a", (32, 512))
-    b = _half_matrix(run, "sk_b", (512, 48))
+    a = _half_matrix(run, "sk_a", (32, 1024))
+    b = _half_matrix(run, "sk_b", (1024, 32))
     sk = t["singleCoreK"]
-    parts = [_cube(a[:, p : p + sk], b[p : p + sk], None, False) for p in range(0, 512, sk)]
-    want = np.zeros((32, 48), np.float32)
+    parts = [_cube(a[:, p : p + sk], b[p : p + sk], None, False) for p in range(0, 1024, sk)]
+    want = np.zeros((32, 32), np.float32)
     for part in parts:
         want = (want + part).astype(np.float32)
-    np.testing.assert_array_equal(run("sk_c_add", np.float32).reshape(32, 48), want)
-    np.testing.assert_array_equal(run("sk_c_max", np.float32).reshape(32, 48), np.maximum.reduce(parts))
+    np.testing.assert_array_equal(run("sk_c_add", np.float32).reshape(32, 32), want)
+    np.testing.assert_array_equal(run("sk_c_max", np.float32).reshape(32, 32), np.maximum.reduce(parts))
 
 
 def test_set_atomic_add_around_get_tensor_c_accumulates_into_gm(run):
-    whole = _cube(_half_matrix(run, "sk_a", (32, 512)), _half_matrix(run, "sk_b", (512, 48)), None, False)
-    np.testing.assert_array_equal(run("sk_c_twice", np.float32).reshape(32, 48), whole + whole)
+    whole = _cube(_half_matrix(run, "sk_a", (32, 1024)), _half_matrix(run, "sk_b", (1024, 32)), None, False)
+    np.testing.assert_array_equal(run("sk_c_twice", np.float32).reshape(32, 32), whole + whole)
 
 
 def _quantise(c: np.ndarray, words: np.ndarray, out) -> np.ndarray:
@@ -1322,7 +1389,7 @@ SPLIT_K_PROGRAM = r"""#include <cstdio>
 #include "lib/matmul_intf.h"
 #include "tiling/tiling_api.h"
 
-constexpr uint32_t M = 32, N = 32, K = 512;
+constexpr uint32_t M = 32, N = 32, K = 1024;
 
 // Every core clears all of C, then adds its part of K (asc-devkit's matmul_splitk kernel).
 __global__ __cube__ void mm(__gm__ uint8_t* a, __gm__ uint8_t* b, __gm__ uint8_t* c, TCubeTiling t) {
@@ -1403,14 +1470,14 @@ def test_a_split_k_program_clears_c_on_every_core_then_accumulates(tmp_path):
     """The split-K kernel's pattern on several cores: each core's Fill of C lands before any core's
     atomic sum (the Matmul waits for the other cores), so C is the whole product; the repeated
     clearing is a warning (duplicated work), not an error."""
-    launch = _run_clean(tmp_path, "splitk.asc", SPLIT_K_PROGRAM, "cores 8 bad 0")
+    launch = _run_clean(tmp_path, "splitk.asc", SPLIT_K_PROGRAM, "cores 2 bad 0")
     assert {d.code for d in launch.diagnostics if d.severity == "error"} == set(), launch.diagnostics
     assert any(d.code == "gm-race" and "same values" in d.message for d in launch.diagnostics)
 
 
 # Two isA2B2Shared objects back to back on one core (asc-devkit's matmul_a2b2_share kernel).
 A2B2_PROGRAM = SPLIT_K_PROGRAM.replace(
-    "constexpr uint32_t M = 32, N = 32, K = 512;", "constexpr uint32_t M = 32, N = 32, K = 64;"
+    "constexpr uint32_t M = 32, N = 32, K = 1024;", "constexpr uint32_t M = 32, N = 32, K = 64;"
 ).replace(
     """    AscendC::Matmul<AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,
                     AscendC::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>,

@@ -2,22 +2,13 @@
 // matmul_tiling_base.h): matmul_tiling::MatmulApiTiling (one core), MultiCoreMatmulTiling (SetDim
 // cores) and BatchMatmulTiling fill a TCubeTiling for the kernel's Matmul object.
 //
-// The tiling rule sage-npu implements (its own, documented in docs/cube.md "The Matmul API"; CANN's
-// search is not published) on the chip profile's memory sizes, or SetBufferSpace's:
-//   1. Cores (MultiCoreMatmulTiling): M first. The whole shape in base blocks bm x bn (step 2's caps
-//      on the whole M and N, or SetFixSplit's): mDim = min(dim, mBlocks), nDim = min(dim / mDim,
-//      nBlocks), singleCoreM = ceil(mBlocks / mDim) * bm and singleCoreN = ceil(nBlocks / nDim) * bn
-//      (at most M, N; SetSingleShape's when set). A shape of one base block is cut along M in
-//      16-row parts instead: mDim = min(dim, ceil(M / 16)), singleCoreM = ceil(M / mDim) rounded up
-//      to 16 (not with SetFixSplit's baseM, nor with A in TSCM, whose rows the kernel stages whole
-//      in L1). usedCoreNum = ceil(M / singleCoreM) *
-//      ceil(N / singleCoreN); singleCoreK is K.
-//      With EnableMultiCoreSplitK the splits mDim x nDim x kDim <= dim in whole base blocks are
-//      searched for the least per-core time: the core's base blocks x (bm * bn * K / 4096, the cube's
-//      16x16x16 MACs per cycle, + (bm + bn) * K * sizeof(A) / 64, an assumed 64 bytes per cycle of GM
-//      reads per core), K in kDim equal parts of whole 16-element blocks (32 for int8; so no core has
-//      a K tail), plus for kDim > 1 singleCoreM * singleCoreN * 4 / 64 (reading C for the atomic
-//      add); ties go to fewer cores, then to the larger mDim; usedCoreNum = mDim * nDim * kDim.
+// The tiling rule sage-npu implements (documented in docs/cube.md "The Matmul API"; step 1 is the
+// core split CANN's 910B tiling makes, in sage-npu's own code; steps 2-4 are sage-npu's own) on the
+// chip profile's memory sizes, or SetBufferSpace's:
+//   1. Cores (MultiCoreMatmulTiling): core_split.h's search for mDim x nDim (x kDim with
+//      EnableMultiCoreSplitK), in 16-row/column units of M and N; singleCoreM = ceil(M16 * 16 / mDim),
+//      singleCoreN likewise, singleCoreK = ceil(K16 / kDim) 32-byte units; usedCoreNum = mDim * nDim *
+//      kDim. SetSingleShape's sizes are kept as given.
 //   2. Base block: baseM = min(singleCoreM rounded up to 16, 128), baseN = min(singleCoreN rounded up
 //      to 16 (32 for int8, 64 for int4), 256); a C in the UB (VECIN, VECCALC, VECOUT) keeps baseM *
 //      baseN * sizeof(C) <= half the UB (SetBufferSpace's ubSize), halving baseN, then baseM; baseK
@@ -37,13 +28,17 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>  // host code prints GetTiling's failure with std::cout, as with CANN's header
 #include <map>
+#include <vector>
 
 #include "../../kernel_tiling/kernel_tiling.h"
 #include "../../tiling/platform/platform_ascendc.h"
+#include "core_split.h"
 
 namespace matmul_tiling {
 
@@ -450,74 +445,60 @@ private:
     int32_t used_ = 1, mDim_ = 1, nDim_ = 1, kDim_ = 1;
     bool splitK_ = false;
 
-    // Step 1 of the rule: M first, in whole base blocks of the whole shape (step 2's caps, or
-    // SetFixSplit's), the cores left to N; a shape of one base block is cut along M in 16-row parts
-    // (matmul_ibshareB), unless A is in TSCM (the kernel stages all of A in each core's L1).
+    // Step 1 of the rule (core_split.h): with SetSingleShape its M/N/K as given (parts past the cores
+    // are the kernel's to walk); else the search's mDim x nDim (x kDim), each core ceil(M16 / mDim)
+    // x ceil(N16 / nDim) elements of the shape rounded up to 16 (K likewise with a K split). An NZ A or
+    // B, or an NZ C, rounds a core's N (M with a transposed A) up to 256 bytes while the last core
+    // keeps a part.
     void Split() {
-        if (splitK_) return SplitK();
-        int32_t bm = 0, bn = 0;
-        BaseCaps(singleM, singleN, bm, bn);
-        const int32_t mBlocks = ceil_div(singleM, bm), nBlocks = ceil_div(singleN, bn);
-        const int32_t md = std::min(dim_, mBlocks), nd = std::min(dim_ / md, nBlocks);
-        int32_t sm = std::min(ceil_div(mBlocks, md) * bm, singleM);
-        const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(ceil_div(nBlocks, nd) * bn, singleN);
-        const int32_t mParts = std::min(dim_, ceil_div(singleM, 16));
-        if (mBlocks * nBlocks == 1 && mParts > 1 && fixM_ <= 0 && aType_.pos != TPosition::TSCM)
-            sm = std::min(round_up(ceil_div(singleM, mParts), 16), singleM);
+        const int32_t m16 = ceil_div(singleM, 16), n16 = ceil_div(singleN, 16);
+        const int32_t kUnit = 64 / std::max(cube_dtype_nibbles(aType_.dataType), 1), k16 = ceil_div(singleK, kUnit);
+        const bool fixed = fixSingleM_ > 0 || fixSingleN_ > 0 || fixSingleK_ > 0;
+        core_split::SplitDims d = fixed ? core_split::SplitDims{} : SearchDims(m16, n16, k16);
+        int32_t sm = d.m > 1 ? ceil_div(int64_t(m16) * 16, d.m) : singleM;
+        int32_t sn = d.n > 1 ? ceil_div(int64_t(n16) * 16, d.n) : singleN;
+        const int32_t sk = d.k > 1 ? ceil_div(k16, d.k) * kUnit : singleK;
+        AlignParts(m16, n16, sk, d, sm, sn);
         if (fixSingleM_ > 0) sm = fixSingleM_;
-        singleCoreM = sm, singleCoreN = sn, singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : singleK;
-        mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn), kDim_ = 1;
-        // a SetSingleShape with more parts than cores: the kernel walks the rest itself
-        // (matmul_high_performance's case 6 runs each core over two M halves)
-        used_ = fixSingleM_ > 0 || fixSingleN_ > 0 ? std::min(mDim_ * nDim_, dim_) : mDim_ * nDim_;
+        if (fixSingleN_ > 0) sn = fixSingleN_;
+        singleCoreM = sm, singleCoreN = sn, singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : sk;
+        mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn);
+        kDim_ = splitK_ ? ceil_div(singleK, singleCoreK) : 1;
+        used_ = fixed ? std::min(mDim_ * nDim_ * kDim_, dim_) : d.m * d.n * d.k;
     }
-    // Step 1 with EnableMultiCoreSplitK: the split of M, N and K with the least time, in whole base
-    // blocks of the whole shape.
-    void SplitK() {
-        const int32_t nib = std::max(cube_dtype_nibbles(aType_.dataType), 1);
-        const double es = nib / 2.0;
-        const int32_t kAlign = isSparse_ ? 64 : cube_align(nib);
-        int32_t bm = 0, bn = 0;
-        BaseCaps(singleM, singleN, bm, bn);
-        const int32_t mBlocks = ceil_div(singleM, bm), nBlocks = ceil_div(singleN, bn);
-        double best = 0;
-        bool have = false;
-        for (int32_t kd = 1; kd <= (splitK_ ? dim_ : 1); ++kd) {
-            // K in kd equal parts of whole kAlign blocks: every core the same K, so no K tail
-            if (kd > 1 && (singleK % (kd * kAlign) != 0)) continue;
-            const int32_t sk = fixSingleK_ > 0 ? fixSingleK_ : singleK / kd;
-            for (int32_t md = 1; md <= mBlocks && md * kd <= dim_; ++md) {
-                for (int32_t nd = 1; nd <= nBlocks && md * nd * kd <= dim_; ++nd) {
-                    const int32_t sm = fixSingleM_ > 0 ? fixSingleM_ : std::min(ceil_div(mBlocks, md) * bm, singleM);
-                    const int32_t sn = fixSingleN_ > 0 ? fixSingleN_ : std::min(ceil_div(nBlocks, nd) * bn, singleN);
-                    const int32_t kParts = splitK_ ? ceil_div(singleK, sk) : 1;  // a SetSingleShape K alone splits nothing
-                    const int32_t used = ceil_div(singleM, sm) * ceil_div(singleN, sn) * kParts;
-                    const double time = SplitTime(ceil_div(sm, bm) * ceil_div(sn, bn), bm, bn, sk, es) +
-                                        (kd > 1 ? double(sm) * sn * 4 / 64.0 : 0.0);
-                    const bool better = !have || time < best - 1e-9 ||
-                                        (time < best + 1e-9 && (used < used_ || (used == used_ && md > mDim_)));
-                    if (used > dim_ || !better) continue;
-                    have = true, best = time, used_ = used;
-                    mDim_ = ceil_div(singleM, sm), nDim_ = ceil_div(singleN, sn), kDim_ = kParts;
-                    singleCoreM = sm, singleCoreN = sn, singleCoreK = sk;
-                }
-            }
+    core_split::SplitDims SearchDims(int32_t m16, int32_t n16, int32_t k16) const {
+        if (dim_ <= 1) return {};
+        if (schedule_ != ScheduleType::N_BUFFER_33) {
+            const core_split::Shape s{m16, n16, k16, dim_, splitK_, aType_.isTrans, bType_.isTrans, l1_, l0a_, l0c_};
+            return core_split::Search(s).Run();
         }
-        if (!have) FixedSplitOverCores();
+        // N_BUFFER_33's multi-core base block: 128 x 256 x (128 bytes of K), SetFixSplit's M and N
+        const int32_t aBits = std::max(cube_dtype_nibbles(aType_.dataType), 1) * 4;
+        const int32_t bBits = std::max(cube_dtype_nibbles(bType_.dataType), 1) * 4;
+        const bool both = aType_.isTrans && bType_.isTrans;
+        const int32_t base[3] = {fixM_ > 0 ? fixM_ : both ? 256 : 128, fixN_ > 0 ? fixN_ : both ? 128 : 256,
+                                 1024 / aBits};
+        core_split::SplitDims d;
+        d.m = ceil_div(singleM, base[0] * 3);
+        d.k = splitK_ ? ceil_div(singleK, base[2] * 3) : 1;
+        d.n = core_split::nbuffer33_n_dim(singleM, singleN, d.m * d.k, base, dim_, aType_.isTrans, bType_.isTrans,
+                                          aBits, bBits);
+        return d;
     }
-    // SetSingleShape's M and N taken as given even when their parts outnumber the cores: the kernel
-    // walks the rest itself (matmul_high_performance's case 6 runs each core over two M halves).
-    void FixedSplitOverCores() {
-        if (fixSingleM_ <= 0 || fixSingleN_ <= 0) return;
-        singleCoreM = std::min(fixSingleM_, singleM), singleCoreN = std::min(fixSingleN_, singleN);
-        singleCoreK = fixSingleK_ > 0 ? fixSingleK_ : singleK;
-        mDim_ = ceil_div(singleM, singleCoreM), nDim_ = ceil_div(singleN, singleCoreN), kDim_ = 1;
-        used_ = std::min(mDim_ * nDim_, dim_);
-    }
-    // A core's cycles for `blocks` base blocks: each block's MACs at 16x16x16 a cycle plus its A and
-    // B slices at an assumed 64 bytes of GM a cycle (a K split adds reading C for the atomic add).
-    static double SplitTime(int32_t blocks, int32_t bm, int32_t bn, int32_t sk, double es) {
-        return double(blocks) * (double(bm) * bn * sk / 4096.0 + double(bm + bn) * sk * es / 64.0);
+    // The 256-byte rounding of the cores' parts: N's (unless B is transposed and C is no larger than
+    // A and B) with an NZ operand, M's with an NZ operand and a transposed A; both with an NZ C.
+    void AlignParts(int32_t m16, int32_t n16, int32_t sk, const core_split::SplitDims& d, int32_t& sm, int32_t& sn) const {
+        if (dim_ <= 1) return;
+        const bool nz = aType_.type == CubeFormat::NZ || bType_.type == CubeFormat::NZ;
+        const bool cNz = cType_.type == CubeFormat::NZ;
+        const int64_t aB = cube_dtype_nibbles(aType_.dataType), bB = cube_dtype_nibbles(bType_.dataType);
+        const int64_t cB = std::max(cube_dtype_nibbles(cType_.dataType), 1);
+        const bool cLarger = int64_t(sm) * sn * 2 * cB > int64_t(sn) * sk * aB + int64_t(sm) * sk * bB;
+        bool ok = true;
+        if (d.n > 1 && ((nz && (!bType_.isTrans || cLarger)) || cNz))
+            sn = core_split::aligned_part(true, n16 * 16, d.n, int32_t(512 / std::max<int64_t>(bB, 1)), ok);
+        if (d.m > 1 && ((nz && aType_.isTrans) || cNz))
+            sm = core_split::aligned_part(true, m16 * 16, d.m, int32_t(512 / std::max<int64_t>(aB, 1)), ok);
     }
 };
 
