@@ -419,8 +419,9 @@ def program_verdict(out: str) -> tuple[str | None, list[str], list[str]]:
         return one_line("sage-npu run printed no report: " + out[-300:]), [], []
     diags = [*rep.diagnostics, *(d for launch in rep.launches for d in launch.diagnostics)]
     text = lambda d: f"{Path(d.file).name}:{d.line}: {d.message} [{d.code}]"  # noqa: E731
-    errors = [text(d) for d in diags if d.severity == "error"]
-    warnings = [text(d) for d in diags if d.severity == "warning"]
+    # a launch loop repeats a launch's findings in every launch: each distinct one is listed once
+    errors = list(dict.fromkeys(text(d) for d in diags if d.severity == "error"))
+    warnings = list(dict.fromkeys(text(d) for d in diags if d.severity == "warning"))
     printed = (rep.stdout + "\n" + rep.stderr).splitlines()
     bad = next((ln for ln in printed if FAILED_TEXT.search(ln)), None)
     if bad is not None:

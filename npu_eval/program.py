@@ -686,28 +686,55 @@ def _signal_name(sig: int) -> str:
 
 # ---- human output ----
 
+def _launch_key(lr: LaunchReport) -> tuple:
+    """What a launch's lines say apart from its index: launches alike in it print once."""
+    t = lr.timing
+    return (lr.kernel, lr.file, lr.line, lr.block_dim, lr.status,
+            tuple((d.code, d.severity, d.file, d.line, d.message) for d in lr.diagnostics),
+            tuple((f.code, f.file, f.line, f.message) for f in lr.advice),
+            None if t is None else (round(t.estimated_us, 2), t.bottleneck))
+
+
+def alike_launches(launches: list[LaunchReport]) -> list[tuple[LaunchReport, int]]:
+    """Runs of consecutive launches that would print the same lines (a timing loop launching one
+    kernel 10000 times): each run's first launch and the index of its last."""
+    runs: list[tuple[LaunchReport, int]] = []
+    for lr in launches:
+        if runs and _launch_key(runs[-1][0]) == _launch_key(lr) and runs[-1][1] + 1 == lr.index:
+            runs[-1] = (runs[-1][0], lr.index)
+        else:
+            runs.append((lr, lr.index))
+    return runs
+
+
 def format_program_report(report: ProgramReport) -> str:
-    """Compiler-style lines for every finding, then one line per launch and a summary."""
+    """Compiler-style lines for every finding, then one line per launch and a summary; consecutive
+    launches alike in all of that print once, as a range ("launches 2-10000")."""
     lines = []
 
     def emit(d: Diagnostic, where: str = "") -> None:
         block = f" (block {d.block})" if d.block is not None and f"block {d.block}" not in d.message else ""
         lines.append(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}{block}{where} [{d.code}]")
 
+    def which(lr: LaunchReport, last: int) -> str:
+        return f"launch {lr.index}" if last == lr.index else f"launches {lr.index}-{last}"
+
+    runs = alike_launches(report.launches)
     for d in report.diagnostics:
         emit(d)
-    for lr in report.launches:
+    for lr, last in runs:
         for d in lr.diagnostics:
-            emit(d, f" (launch {lr.index})")
-    for lr in report.launches:
+            emit(d, f" ({which(lr, last)})")
+    for lr, last in runs:
         for f in lr.advice:
-            lines.append(f"{f.file}:{f.line}:1: {f.severity}: {f.message} (launch {lr.index}) [{f.code}]")
-    for lr in report.launches:
+            lines.append(f"{f.file}:{f.line}:1: {f.severity}: {f.message} ({which(lr, last)}) [{f.code}]")
+    for lr, last in runs:
         t = lr.timing
         est = (f", {labelled(f'{t.estimated_us:.2f} us', t.estimated)} device time, bottleneck {t.bottleneck}"
                if t is not None else "")
-        lines.append(f"launch {lr.index}: {lr.kernel} on {lr.block_dim} blocks at {Path(lr.file).name}:{lr.line}: "
-                     f"{lr.status}{est}")
+        each = f" each ({last - lr.index + 1} alike)" if last != lr.index else ""
+        lines.append(f"{which(lr, last)}: {lr.kernel} on {lr.block_dim} blocks at {Path(lr.file).name}:{lr.line}: "
+                     f"{lr.status}{est}{each}")
     what = {"ok": "ran to its end", "failed": "ran to its end", "faulted": "ran, but a launch or ACL call faulted",
             "crash": "crashed", "timeout": "ran past its time limit", "compile_error": "did not compile"}[report.status]
     code = f", exit code {report.program_exit_code}" if report.program_exit_code is not None else ""

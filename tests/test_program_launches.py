@@ -79,3 +79,26 @@ def test_a_launch_stopped_without_a_finding_still_reports_an_error(tmp_path):
     assert report.status == "runtime_error"
     assert [(x.severity, x.code, x.line) for x in report.diagnostics] == [("error", "crash", 30)]
     assert "without saying why" in report.diagnostics[0].message
+
+
+def test_the_text_report_prints_consecutive_alike_launches_once_as_a_range(tmp_path):
+    """A timing loop's 10000 launches of one kernel with one warning print 1 warning line and 1
+    launch line, not 10000 of each; a launch that differs (another line) or is not consecutive
+    breaks the run."""
+    from sage_npu.npu_eval.program import ProgramReport, format_program_report
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "mm.asc").write_text("// kernel\n" * 40)
+    for i, line in [(1, 12), (2, 12), (3, 12), (4, 14), (5, 12), (7, 12)]:
+        _launch(out, i, line)
+    launches = _read(out, True)
+    report = ProgramReport(program=str(tmp_path / "mm.asc"), sources=[], status="faulted", exit_code=1,
+                           launches=launches)
+    text = format_program_report(report).splitlines()
+    faults = [ln for ln in text if "[gm-race]" in ln]
+    assert [ln.rsplit("(", 1)[1] for ln in faults] == [
+        "launches 1-3) [gm-race]", "launch 4) [gm-race]", "launch 5) [gm-race]", "launch 7) [gm-race]"], faults
+    heads = [ln.split(":", 1)[0] for ln in text if ln.startswith("launch")]
+    assert heads == ["launches 1-3", "launch 4", "launch 5", "launch 7"], text
+    assert "each (3 alike)" in next(ln for ln in text if ln.startswith("launches 1-3"))
