@@ -707,6 +707,33 @@ static void full_loads(const std::string& name, int order) {
     write_raw(name + "_copies", copies, sizeof(copies));
     write_raw(name + "_c", d.host_c, sizeof(float) * M * N);
 }
+// A split-MN tiling (SetOrgShape alone: 128 x 1024 x 64 on two cores, each 128 x 512, base 128 x 256 x
+// 64, stepKa 8 and stepKb 4 though K is one slice, depth 16 and 8) run by each core's part in turn, as the
+// official samples offset B and C by the core's singleCoreN.
+template <const auto& CFG>
+static void org_run(const std::string& name) {
+    const int M = 128, N = 1024, K = 64;
+    PolicyData d = policy_data(name, M, N, K, false);
+    namespace mt = matmul_tiling;
+    mt::MultiCoreMatmulTiling api;
+    api.SetDim(2);
+    api.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT16);
+    api.SetCType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    api.SetOrgShape(M, N, K);
+    TCubeTiling t;
+    if (api.GetTiling(t) == -1) std::exit(3);
+    dump_tiling(name, t);
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, CFG> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    for (int core = 0; core < t.usedCoreNum; ++core) {
+        mm.SetTensorA(d.a), mm.SetTensorB(d.b[core * t.singleCoreN]);
+        mm.IterateAll(d.c[core * t.singleCoreN]);
+    }
+    mm.End();
+    write_raw(name + "_c", d.host_c, sizeof(float) * M * N);
+}
 // Triangles: 3 x 3 blocks of 32; the upper through IterateAll, the lower through Iterate/GetTensorC.
 template <template <const auto&, typename, typename, typename, typename, typename> class P>
 static void triangle(const std::string& name, bool iterate) {
@@ -840,6 +867,7 @@ struct SplitSet {
     matmul_tiling::CubeFormat bFormat = matmul_tiling::CubeFormat::ND;
     int fix[3] = {0, 0, 0};
     bool nb33 = false;
+    bool shape = true;  // false: SetOrgShape alone (CANN's split-MN path for a large M x N)
 };
 static TCubeTiling split_tiling(int dim, int M, int N, int K, const SplitSet& o = {}) {
     namespace mt = matmul_tiling;
@@ -850,7 +878,7 @@ static TCubeTiling split_tiling(int dim, int M, int N, int K, const SplitSet& o 
     api.SetCType(o.c, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
     api.SetBiasType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
     api.SetOrgShape(M, N, K);
-    api.SetShape(M, N, K);
+    if (o.shape) api.SetShape(M, N, K);
     api.EnableBias(true);
     if (o.fix[0] > 0) api.SetFixSplit(o.fix[0], o.fix[1], o.fix[2]);
     if (o.nb33) api.SetMatmulConfigParams(1, false, mt::ScheduleType::N_BUFFER_33);
@@ -882,6 +910,14 @@ static void splits() {
     dump_tiling("split_wide48_k64", split_tiling(48, 128, 30720, 64));
     dump_tiling("split_preload", split_tiling(24, 128, 24576, 512));
     dump_tiling("split_c_in_ub", split_tiling(48, 640, 1024, 512, ub));
+    SplitSet org;
+    org.shape = false;
+    dump_tiling("org_wide24", split_tiling(24, 128, 30720, 1024, org));
+    dump_tiling("org_wide24_k64", split_tiling(24, 128, 30720, 64, org));
+    dump_tiling("org_wide20_k64", split_tiling(20, 128, 30720, 64, org));
+    dump_tiling("org_wide48_k64", split_tiling(48, 128, 30720, 64, org));
+    dump_tiling("org_preload", split_tiling(24, 128, 24576, 512, org));
+    dump_tiling("org_nd2nz", split_tiling(24, 1024, 4095, 1024, org));
     // matmul_high_performance's case 6: each of 24 cores 1024 x 1536 of 8192 x 8192 (the kernel runs
     // each core over two halves of M), base block 128 x 256 x 64
     namespace mt = matmul_tiling;
@@ -1022,6 +1058,8 @@ static void faults() {
     "nbuffer33();",
     'full_loads("full_m", 0);',
     'full_loads("full_n", 1);',
+    'org_run<CFG_MDL>("org_mdl");',
+    'org_run<CFG_NORM>("org_norm");',
     "triangle<AscendC::Impl::Detail::TrianUpperMatmulPolicy>(\"up\", false);",
     "triangle<AscendC::Impl::Detail::TrianLowerMatmulPolicy>(\"low\", true);",
     "co1_output();",
@@ -1199,6 +1237,55 @@ SPLITS_N = {
 @pytest.mark.parametrize("name", sorted(SPLITS | SPLITS_N))
 def test_multicore_tiling_splits_as_the_printed_tilings(run, name):
     assert _split(run, name)[:3] == (SPLITS | SPLITS_N)[name]
+
+
+# Shapes given by SetOrgShape alone (no SetShape), M >= 128 and M x N past 26214 elements a core: CANN's
+# 910B split-MN path (docs/cube.md "Host tiling"): all cores by cube work per GM byte, base 128 x 256 x 64
+# and L1 steps by L1's size, not K's. The best-practice pages print these values (singleCore, base,
+# stepKa/stepKb, depthA1/depthB1):
+ORG_TILINGS = {
+    # Matmul高阶API使能MDL模板.md: 128 x 30720 x 1024 on 24
+    "org_wide24": ((128, 1280, 1024, 24), (128, 256, 64), (4, 4, 8, 8)),
+    # Matmul高阶API使能纯Cube模式.md (pure Cube 24 AICs, MIX 48 AIVs), Matmul高阶API使能Tiling全量常量化.md:
+    # K 64, yet stepKa 4 and depth 8 (L1's size decides them)
+    "org_wide24_k64": ((128, 1280, 64, 24), (128, 256, 64), (4, 4, 8, 8)),
+    "org_wide48_k64": ((128, 640, 64, 48), (128, 256, 64), (4, 4, 8, 8)),
+    # Matmul高阶API使能UnitFlag.md: 20 cores
+    "org_wide20_k64": ((128, 1536, 64, 20), (128, 256, 64), (4, 4, 8, 8)),
+    # AIV核上的ND2NZ格式转换.md's 1024 x 4095 x 1024 (B in ND here): 24 parts of 128 x 1408 (1366
+    # rounded to 256 bytes), base 128 x 256 x 64, stepKa = stepKb = 4
+    "org_nd2nz": ((128, 1408, 1024, 24), (128, 256, 64), (4, 4, 8, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORG_TILINGS))
+def test_org_shape_tilings_follow_cann_split_mn_as_printed(run, name):
+    t = _tiling(run, name)
+    single, base, steps = ORG_TILINGS[name]
+    assert (t["singleCoreM"], t["singleCoreN"], t["singleCoreK"], t["usedCoreNum"]) == single
+    assert (t["baseM"], t["baseN"], t["baseK"]) == base
+    assert (t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == steps
+    assert t["shareL1Size"] == 8 * 128 * 64 * 2 + 8 * 256 * 64 * 2 + 256 * 4 <= CHIP.l1_bytes
+
+
+@pytest.mark.parametrize("name", ["org_mdl", "org_norm"])
+def test_a_split_mn_tiling_with_l1_steps_past_k_gives_the_cube_result(run, name):
+    t = _tiling(run, name)
+    # no bias: A's 16 and B's 8 blocks fill L1 exactly, so A keeps its 16 (stepKa 8 > the one slice of K)
+    assert (t["singleCoreN"], t["usedCoreNum"], t["baseN"]) == (512, 2, 256)
+    assert (t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == (8, 4, 16, 8)
+    assert t["shareL1Size"] == 16 * 128 * 64 * 2 + 8 * 256 * 64 * 2 == CHIP.l1_bytes
+    a, b = _policy_inputs(run, name, 128, 1024, 64)
+    np.testing.assert_array_equal(run(f"{name}_c", np.float32).reshape(128, 1024), _cube(a, b, None, False))
+
+
+def test_the_preload_page_tiling_is_the_sample_s_own_not_get_tiling_s(run):
+    """Matmul高阶API使能MTE2-Preload.md prints base 128 x 128 x 64, stepKa 8, depthA1 8, depthB1 16: the
+    values matmul_preload.asc writes over GetTiling's (set_baseN(128) ... set_depthB1(16)). GetTiling
+    itself (SetOrgShape alone, 24 cores) gives the split-MN tiling; the sample's values fill L1 to 384 KB."""
+    t = _tiling(run, "org_preload")
+    assert (t["singleCoreN"], t["baseN"], t["stepKa"], t["depthB1"]) == (1024, 256, 4, 8)
+    assert 8 * 128 * 64 * 2 + 16 * 128 * 64 * 2 <= CHIP.l1_bytes
 
 
 def test_multicore_tiling_base_blocks_of_the_printed_tilings(run):

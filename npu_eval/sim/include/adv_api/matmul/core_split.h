@@ -249,5 +249,23 @@ inline int32_t nbuffer33_n_dim(int32_t M, int32_t N, int32_t md, const int32_t (
     return best.n;
 }
 
+// The 910B's split of a large shape given by SetOrgShape alone (no SetShape; M >= 128 and M x N past
+// 26214 = 0.8 x 128 x 256 elements a core): every mDim x nDim that uses all the cores, ranked as
+// nbuffer33_n_dim ranks its N parts (cube work per byte of A and B, block by block).
+inline bool split_mn_applies(int64_t M, int64_t N, int32_t cores) {
+    return cores > 1 && M >= 128 && M * N > int64_t(26214) * cores;
+}
+inline SplitDims split_mn_dims(int32_t M, int32_t N, const int32_t (&base)[3], int32_t cores, bool aTrans,
+                               bool bTrans, int32_t aBits, int32_t bBits) {
+    SplitDims d;
+    Nb33Choice best{0, 0, 0, 0};
+    for (int32_t m = 1; m <= cores; ++m) {
+        if (cores % m != 0) continue;
+        Nb33Choice c = nb33_score(M, N, m, cores / m, base, cores, aTrans, bTrans, aBits, bBits);
+        if (best.n == 0 || nb33_before(c, best)) best = c, d.m = m, d.n = cores / m;
+    }
+    return d;
+}
+
 }  // namespace core_split
 }  // namespace matmul_tiling

@@ -2,9 +2,12 @@
 // matmul_tiling_base.h): matmul_tiling::MatmulApiTiling (one core), MultiCoreMatmulTiling (SetDim
 // cores) and BatchMatmulTiling fill a TCubeTiling for the kernel's Matmul object.
 //
-// The tiling rule sage-npu implements (documented in docs/cube.md "The Matmul API"; step 1 is the
-// core split CANN's 910B tiling makes, in sage-npu's own code; steps 2-4 are sage-npu's own) on the
-// chip profile's memory sizes, or SetBufferSpace's:
+// The tiling rule sage-npu implements (documented in docs/cube.md "The Matmul API"; step 0 and step 1
+// are the split-MN path and the core split CANN's 910B tiling makes, in sage-npu's own code; steps 2-4
+// are sage-npu's own) on the chip profile's memory sizes, or SetBufferSpace's:
+//   0. Split-MN (MultiCoreMatmulTiling, SetOrgShape without SetShape, M >= 128, M x N > 26214 per
+//      core; core_split.h split_mn_applies): cores, base block and L1 steps by CANN's multi-core rule
+//      (SplitMnBase, split_l1_steps), in place of steps 1-3.
 //   1. Cores (MultiCoreMatmulTiling): core_split.h's search for mDim x nDim (x kDim with
 //      EnableMultiCoreSplitK), in 16-row/column units of M and N; singleCoreM = ceil(M16 * 16 / mDim),
 //      singleCoreN likewise, singleCoreK = ceil(K16 / kDim) 32-byte units; usedCoreNum = mDim * nDim *
@@ -132,6 +135,33 @@ constexpr L1Steps l1_steps(int32_t kIter, int64_t slice, int64_t bias, int64_t l
     return best;
 }
 
+// The 910B's L1 steps for the multi-core split of a shape given by SetOrgShape alone (core_split.h
+// split_mn_applies): by L1's size, not K's. Each of A and B double-buffered takes as many base blocks as
+// half of L1 holds (B's half counting 128 more bytes); when both do not fit L1 less a bias's baseN * 4,
+// the narrower side halves; step = depth / 2, cut back (K past one step) until a step of K is a whole
+// 512 bytes (256 bytes up to 512, when a baseK slice divides it), then the larger step a multiple of
+// the smaller. `aBytes`, `bBytes`: one base block of A and of B in L1; `kBytes`: baseK's bytes.
+struct SplitL1 {
+    int32_t stepKa, stepKb, depthA1, depthB1;
+};
+inline int32_t split_step_k(int32_t step, int32_t kBytes, int32_t baseK, int32_t singleK) {
+    if (int64_t(step) * baseK >= singleK) return step;
+    const int32_t unit = step * kBytes > 512 ? 512 : step * kBytes > 256 ? 256 : 0;
+    if (unit == 0 || step * kBytes % unit == 0 || unit % kBytes != 0) return step;
+    while (step * kBytes % unit != 0 && step > 1) --step;
+    return step;
+}
+inline SplitL1 split_l1_steps(int64_t l1, int64_t aSlots, int64_t bSlots, int64_t aBytes, int64_t bBytes,
+                              int64_t bias, bool aNarrower, int32_t kBytes, int32_t baseK, int32_t singleK) {
+    int64_t da = aSlots, db = bSlots;
+    if (da * aBytes + db * bBytes > l1 - bias) (aNarrower ? da : db) /= 2;
+    int32_t sa = split_step_k(int32_t(da / 2), kBytes, baseK, singleK);
+    int32_t sb = split_step_k(int32_t(db / 2), kBytes, baseK, singleK);
+    if (sa >= sb && sb != 0) sa = sa / sb * sb;
+    else if (sa != 0) sb = sb / sa * sa;
+    return {sa, sb, 2 * sa, 2 * sb};
+}
+
 class MatmulApiTilingBase {
 public:
     MatmulApiTilingBase() { ResetBuffers(); }
@@ -250,6 +280,7 @@ protected:
     int32_t l1_ = 0, l0a_ = 0, l0b_ = 0, l0c_ = 0, ub_ = 0, bt_ = 0;
     int32_t fixM_ = -1, fixN_ = -1, fixK_ = -1;
     bool isSparse_ = false;
+    bool splitMn_ = false;  // core_split.h's split_mn_applies: base block and L1 by the 910B's split-MN rule
     int32_t aLayout_[5] = {}, bLayout_[5] = {}, cLayout_[5] = {};
 
     static int32_t Layout(int32_t (&dst)[5], int32_t b, int32_t s, int32_t n, int32_t g, int32_t d) {
@@ -287,6 +318,14 @@ protected:
             else break;
         }
     }
+    // The split-MN path's base block (CANN's basic block of a multi-core split): 128 x 256 (256 x 128
+    // with both A and B transposed; baseM 256 on a 256 KB L0C) x 128 bytes of K, SetFixSplit's M and N.
+    void SplitMnBase(int32_t nib) {
+        const bool both = aType_.isTrans && bType_.isTrans;
+        baseM = fixM_ > 0 ? fixM_ : both || l0c_ == 262144 ? 256 : 128;
+        baseN = fixN_ > 0 ? fixN_ : both ? 128 : 256;
+        baseK = 256 / nib;
+    }
     // Steps 2 to 4 of the rule for singleCoreM/N/K already set; false (and a line on stderr) when
     // nothing fits.
     bool Blocks() {
@@ -298,11 +337,16 @@ protected:
         const int32_t kAlign = isSparse_ ? 64 : cube_align(nib), nAlign = cube_align(nib);
         // B's bytes per element in nibbles: the dense half only when sparse
         const int32_t nibB = isSparse_ ? nib / 2 : nib;
-        BaseCaps(singleCoreM, singleCoreN, baseM, baseN);
+        if (splitMn_) {
+            SplitMnBase(nib);
+        } else {
+            BaseCaps(singleCoreM, singleCoreN, baseM, baseN);
+        }
         if (isBias && baseN * 4 > bt_) baseN = bt_ / 4 / nAlign * nAlign;
         while (int64_t(baseM) * baseN * 4 > l0c_ && baseN > nAlign) baseN -= nAlign;
         if (int64_t(baseM) * baseN * 4 > l0c_) return Fail("baseM x baseN floats do not fit L0C");
-        if (fixK_ > 0) {
+        if (splitMn_) {  // SplitMnBase's 128 bytes of K
+        } else if (fixK_ > 0) {
             baseK = fixK_;
         } else {  // L0A and L0B double-buffered: 2 * base * baseK * nibbles / 2 bytes each
             const int64_t byA = l0a_ / (int64_t(baseM) * nib), byB = l0b_ / (int64_t(baseN) * nibB);
@@ -310,19 +354,27 @@ protected:
         }
         if (baseK <= 0) return Fail("no baseK fits L0A and L0B");
         const int64_t bias = isBias ? int64_t(baseN) * 4 : 0;
-        const int64_t slice = SliceBytes(baseM, baseN, baseK, nib, nibB);
-        const L1Steps l1 = l1_steps(ceil_div(singleCoreK, baseK), slice, bias, l1_);
-        const int32_t step = l1.step, depth = l1.depth;
-        if (step == 0) return Fail("one baseK slice of A and B does not fit L1");
+        const int64_t aSlice = SliceBytes(baseM, 0, baseK, nib, nibB), bSlice = SliceBytes(0, baseN, baseK, nib, nibB);
+        SplitL1 l1{0, 0, 0, 0};
+        if (splitMn_) {
+            l1 = split_l1_steps(l1_, int64_t(l1_ / 2 / baseM / baseK) * 8 / (nib * 4),
+                                int64_t((l1_ + 256) / 2 / baseN / baseK) * 8 / (nib * 4), aSlice, bSlice, bias,
+                                baseM <= baseN, baseK * nib / 2, baseK, singleCoreK);
+        } else {
+            const L1Steps st = l1_steps(ceil_div(singleCoreK, baseK), aSlice + bSlice, bias, l1_);
+            l1 = {st.step, st.step, st.depth, st.depth};
+        }
+        if (l1.stepKa == 0 || l1.stepKb == 0) return Fail("one baseK slice of A and B does not fit L1");
         auto& t = tiling_;
         t.baseM = baseM, t.baseN = baseN, t.baseK = baseK;
         t.singleCoreM = singleCoreM, t.singleCoreN = singleCoreN, t.singleCoreK = singleCoreK;
-        t.stepM = 1, t.stepN = 1, t.stepKa = step, t.stepKb = step, t.depthA1 = depth, t.depthB1 = depth;
+        t.stepM = 1, t.stepN = 1, t.stepKa = l1.stepKa, t.stepKb = l1.stepKb;
+        t.depthA1 = l1.depthA1, t.depthB1 = l1.depthB1;
         t.dbL0A = 2, t.dbL0B = 2, t.dbL0C = 1;
         t.iterateOrder = traverse_ == MatrixTraverse::FIRSTN ? 1 : 0;
         t.isBias = isBias ? 1 : 0;
         t.shareMode = 0;
-        t.shareL1Size = int32_t(depth * slice + bias);
+        t.shareL1Size = int32_t(l1.depthA1 * aSlice + l1.depthB1 * bSlice + bias);
         if (schedule_ == ScheduleType::N_BUFFER_33 && !NBuffer33Steps(nib, nibB, bias)) return false;
         t.shareL0CSize = baseM * baseN * 4;
         t.shareUbSize = 0;
@@ -423,7 +475,14 @@ public:
     }
     int64_t GetTiling(AscendC::tiling::TCubeTiling& tiling) override {
         tiling_ = AscendC::tiling::TCubeTiling{};
+        const bool shapeGiven = singleM > 0 || singleN > 0;  // SetShape's M or N (CANN's singleM != -1)
         if (!Shapes()) return -1;
+        // CANN's split-MN scenario (A and B in GM; SetSingleShape, a K split, N_BUFFER_33 and a sparse B
+        // keep the search)
+        const bool fixed = fixSingleM_ > 0 || fixSingleN_ > 0 || fixSingleK_ > 0;
+        splitMn_ = !shapeGiven && !fixed && !splitK_ && !isSparse_ && schedule_ != ScheduleType::N_BUFFER_33 &&
+                   aType_.pos == TPosition::GM && bType_.pos == TPosition::GM &&
+                   core_split::split_mn_applies(singleM, singleN, dim_);
         if (dim_ <= 0) {
             Fail("SetDim needs at least one core");
             return -1;
@@ -468,13 +527,19 @@ private:
     }
     core_split::SplitDims SearchDims(int32_t m16, int32_t n16, int32_t k16) const {
         if (dim_ <= 1) return {};
+        const int32_t aBits = std::max(cube_dtype_nibbles(aType_.dataType), 1) * 4;
+        const int32_t bBits = std::max(cube_dtype_nibbles(bType_.dataType), 1) * 4;
+        if (splitMn_) {
+            const bool both = aType_.isTrans && bType_.isTrans;
+            const int32_t base[3] = {fixM_ > 0 ? fixM_ : both || l0c_ == 262144 ? 256 : 128,
+                                     fixN_ > 0 ? fixN_ : both ? 128 : 256, 1024 / aBits};
+            return core_split::split_mn_dims(singleM, singleN, base, dim_, aType_.isTrans, bType_.isTrans, aBits, bBits);
+        }
         if (schedule_ != ScheduleType::N_BUFFER_33) {
             const core_split::Shape s{m16, n16, k16, dim_, splitK_, aType_.isTrans, bType_.isTrans, l1_, l0a_, l0c_};
             return core_split::Search(s).Run();
         }
         // N_BUFFER_33's multi-core base block: 128 x 256 x (128 bytes of K), SetFixSplit's M and N
-        const int32_t aBits = std::max(cube_dtype_nibbles(aType_.dataType), 1) * 4;
-        const int32_t bBits = std::max(cube_dtype_nibbles(bType_.dataType), 1) * 4;
         const bool both = aType_.isTrans && bType_.isTrans;
         const int32_t base[3] = {fixM_ > 0 ? fixM_ : both ? 256 : 128, fixN_ > 0 ? fixN_ : both ? 128 : 256,
                                  1024 / aBits};
@@ -486,10 +551,11 @@ private:
         return d;
     }
     // The 256-byte rounding of the cores' parts: N's (unless B is transposed and C is no larger than
-    // A and B) with an NZ operand, M's with an NZ operand and a transposed A; both with an NZ C.
+    // A and B) with an NZ operand or on the split-MN path, M's there with a transposed A; both with an
+    // NZ C.
     void AlignParts(int32_t m16, int32_t n16, int32_t sk, const core_split::SplitDims& d, int32_t& sm, int32_t& sn) const {
         if (dim_ <= 1) return;
-        const bool nz = aType_.type == CubeFormat::NZ || bType_.type == CubeFormat::NZ;
+        const bool nz = aType_.type == CubeFormat::NZ || bType_.type == CubeFormat::NZ || splitMn_;
         const bool cNz = cType_.type == CubeFormat::NZ;
         const int64_t aB = cube_dtype_nibbles(aType_.dataType), bB = cube_dtype_nibbles(bType_.dataType);
         const int64_t cB = std::max(cube_dtype_nibbles(cType_.dataType), 1);
