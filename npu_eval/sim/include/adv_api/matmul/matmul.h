@@ -229,8 +229,8 @@ private:
     static constexpr bool kNBuffer33 = kPolicy == MatmulPolicyKind::NBuffer33;
     // C_TYPE in TPosition::CO1: the kernel owns L0C and each Iterate computes into its tensor.
     static constexpr bool kCInL0C = C_TYPE::pos == TPosition::CO1;
-    // MatmulConfig.enUnitFlag (on by default in Norm and IBShare, off in MDL; those three templates
-    // only, the MatmulConfig page): the Mmads of a block hand C to its Fixpipe by L0C's unit flags
+    // MatmulConfig.enUnitFlag (on by default in the norm and ibshare templates, off in mdl; those
+    // three templates only, the MatmulConfig page): the Mmads of a block hand C to its Fixpipe by L0C's unit flags
     // (2 ... 2, 3 on the K loop's Mmads, 3 on the Fixpipe) instead of M_FIX/FIX_M flags, so the
     // two pipes overlap per 512-byte block. A kernel that reads C itself (C in CO1) keeps the flags.
     static constexpr bool kUnitFlag = kCfg.enUnitFlag && !kCInL0C &&
