@@ -216,7 +216,10 @@ struct GmBuffer {
     size_t bytes;
     int arg;            // index in the entry's parameter list
     std::string name;
-    uint32_t* writer;   // per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null if not tracked
+    // Per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null until a kernel first
+    // stores into a tracked buffer (gm_wrote), so inputs cost no writer array (4 bytes a byte).
+    uint32_t* writer;
+    bool tracked = true;  // whether stores are tracked (false past launch.h's kMaxTrackedGmBytes)
     // Per byte: 1 once the host (aclrtMemcpy, aclrtMemset) or a kernel wrote it, across launches;
     // null when not tracked (task mode, GmAlloc memory the host writes through plain pointers).
     uint8_t* written = nullptr;
@@ -723,8 +726,8 @@ SAGE_SIM_OUTLINE void gm_order_acquire_all() {
 inline std::vector<uint32_t>* gm_order_stamps(const GmBuffer* b) {
     GmOrder& o = gm_order();
     size_t i = size_t(b - rt().gm.data());
-    // a buffer with no writer array is too large to track (launch.h, kMaxTrackedGmBytes): no stamps either
-    return o.active && b && b->writer && i < o.stamp.size() ? &o.stamp[i] : nullptr;
+    // a buffer whose stores are not tracked is too large to track (launch.h, kMaxTrackedGmBytes): no stamps either
+    return o.active && b && b->tracked && i < o.stamp.size() ? &o.stamp[i] : nullptr;
 }
 // The running core stored [p, p + bytes) of `b`.
 inline void gm_order_wrote(const GmBuffer* b, const void* p, uint64_t bytes) {
@@ -808,7 +811,14 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void gm_wrote(GmBuffer* b, const void* p, uint64_t
                                           const char* api = nullptr, uint32_t elem = 1, bool identical = false) {
     gm_mark_written(b, p, bytes);
     gm_order_wrote(b, p, bytes);
-    if (!b->writer || !bytes) return;
+    if (!b->tracked || !bytes) return;
+    if (!b->writer) {
+        b->writer = static_cast<uint32_t*>(std::calloc(b->bytes ? b->bytes : 1, sizeof(uint32_t)));
+        if (!b->writer) {  // no room for the bookkeeping: the stores go untracked, the kernel runs on
+            b->tracked = false;
+            return;
+        }
+    }
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
