@@ -511,6 +511,7 @@ int harness_main(int argc, char** argv, BlockFn run_block) {
     for (auto& g : rt().gm) {
         for (auto& b : m.buffers) {
             if (b.arg != g.arg || b.role == "in") continue;
+            gm_settle_all(g);
             write_file(out_path(m, protocol::kOutputPrefix + std::to_string(b.arg) + ".bin"), g.base, g.bytes);
             write_writers(out_path(m, protocol::kWriterPrefix + std::to_string(b.arg) + ".bin"), g.writer, g.bytes);
         }
