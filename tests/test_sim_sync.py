@@ -331,6 +331,8 @@ static int g_retag_line = 0;
 static void retag_after_wait() {
     std::vector<int32_t> ws(32 * 8, 0), x(2048, 0);
     Gm g{{ws.data(), ws.size() * 4}, {x.data(), x.size() * 4}};
+    GmBuffer& xb = sage::sim::rt().gm[1];
+    xb.tracked = true;  // as aclrtMalloc's buffers are
     int s = launch(3, [&] {
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
@@ -354,6 +356,7 @@ static void retag_after_wait() {
     });
     status("retag_status", s);
     expect("gm-race", g_retag_line);
+    std::free(xb.writer);
 }
 
 // A chain of blocks in another order than their indices, handed on through GM flags read with

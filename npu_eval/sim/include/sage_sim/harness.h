@@ -57,7 +57,9 @@ inline GmBuffer gm_map(size_t bytes, int arg, const std::string& name) {
     void* p = mmap(nullptr, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return GmBuffer{nullptr, 0, arg, name, nullptr};
     mprotect(static_cast<uint8_t*>(p) + data, page, PROT_NONE);
-    return GmBuffer{static_cast<uint8_t*>(p), bytes, arg, name, nullptr};
+    GmBuffer b{static_cast<uint8_t*>(p), bytes, arg, name, nullptr};
+    b.tracked = true;  // the writer array comes with the first store (gm_wrote)
+    return b;
 }
 
 // The mapping gm_map made for a buffer of `bytes`, guard page included.

@@ -219,7 +219,9 @@ struct GmBuffer {
     // Per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null until a kernel first
     // stores into a tracked buffer (gm_wrote), so inputs cost no writer array (4 bytes a byte).
     uint32_t* writer;
-    bool tracked = true;  // whether stores are tracked (false past launch.h's kMaxTrackedGmBytes)
+    // Whether stores are tracked: gm_map's buffers are, but past launch.h's kMaxTrackedGmBytes; a
+    // buffer a test driver registers by hand is not.
+    bool tracked = false;
     // Per byte: 1 once the host (aclrtMemcpy, aclrtMemset) or a kernel wrote it, across launches;
     // null when not tracked (task mode, GmAlloc memory the host writes through plain pointers).
     uint8_t* written = nullptr;
