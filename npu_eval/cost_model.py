@@ -66,6 +66,7 @@ BOTTLENECK_ADVICE = {
 
 
 _CROSS_PASSES = 64  # at most this many passes over a mixed launch's timelines (cross-core waits)
+_RECENT = 4096  # accesses per pipe the missing-sync check keeps (the newest)
 
 
 def bottleneck_advice(bottleneck: str) -> str:
@@ -347,7 +348,9 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
     flags: dict[tuple[int, int], deque] = defaultdict(deque)   # (event, id) -> (time, snapshot)
     enq: dict[tuple[int, int], tuple[float, list[int]]] = {}
     freed: dict[tuple[int, int], tuple[float, list[int]]] = {}
-    recent: list[deque] = [deque() for _ in PIPES]  # per pipe: (seq, start, end, loc, is_write, api)
+    # per pipe: (seq, start, end, loc, is_write, api), the newest _RECENT of them (an unsynchronised
+    # stream keeps no more); the check stops at the first one the checking pipe is ordered after
+    recent: list[deque] = [deque(maxlen=_RECENT) for _ in PIPES]
     hazards: list[SyncHazard] = []
     reported: set[tuple[int, int]] = set()
     line_cycles: dict[int, float] = defaultdict(float)
@@ -433,8 +436,6 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                     recent[p].append((seq, a0, a0 + n, r.loc, False, r.api))
                 if r.w[1]:
                     recent[p].append((seq, r.w[0], r.w[0] + r.w[1], r.loc, True, r.api))
-                if len(recent[p]) > 4096:
-                    _prune(recent, clock)
                 if unit and unit.mode == 3:
                     units.release(p, unit.blocks, start, end, clock.snapshot(p))
             if keep_events:
@@ -586,17 +587,6 @@ def _schedule_all(trace: Trace, costs: CostTable, rates: Rates, keep_events: boo
             break
         floors = sets
     return schedules, hazards
-
-
-def _prune(recent: list[deque], clock: _Clock) -> None:
-    """Drop accesses every other pipe is already ordered after."""
-    n = len(PIPES)
-    for q in range(n):
-        floor = min(clock.known[p][q] for p in range(n) if p != q)
-        while recent[q] and recent[q][0][0] <= floor:
-            recent[q].popleft()
-        while len(recent[q]) > 4096:  # an unsynchronised stream: keep the newest
-            recent[q].popleft()
 
 
 @dataclass(frozen=True)

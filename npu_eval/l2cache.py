@@ -24,12 +24,14 @@ access is not seen (counted as a miss).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from sage_npu.npu_eval.trace import Rec, Trace
+import numpy as np
+
+from sage_npu.npu_eval.trace import GmSpan, Rec, Trace
 
 _CHUNK_LINES = 64  # lines per LRU entry: a 64-bit mask of the lines held
+_REGION_BITS = 12  # chunks share dense slots by regions of 4096 (32 MB of 128-byte lines)
 
 
 @dataclass
@@ -44,89 +46,190 @@ class L2Result:
     shared_fill_bytes: int = 0
 
 
-# What an access touches, as parts (key, mask, bytes per mask bit): a key is a chunk index (int, its
-# mask the chunk's lines) or, for a copy without a recorded span, the copy's (address, bytes, bursts)
-# with mask 1.
-_Part = tuple[object, int, int]
+# What an access touches: parallel arrays (slots, masks), the bytes a mask bit stands for and the
+# mask bits in all. A slot stands for a chunk (its mask the chunk's lines, a bit worth a line) or, for a
+# copy without a recorded span, for the copy's (address, bytes, bursts) with mask 1 (a bit worth the
+# copy's bytes). A slot appears once in an access.
+_Parts = tuple[np.ndarray, np.ndarray, int, int]
+
+
+def _bits(masks: np.ndarray) -> int:
+    return int(np.bitwise_count(masks).sum())
 
 
 class LruL2:
-    """An LRU cache of `capacity` bytes over `line`-byte lines."""
+    """An LRU cache of `capacity` bytes over `line`-byte lines.
+
+    A strided ND -> NZ copy of a large matrix touches a chunk per row, and a large launch makes
+    millions of such copies: the state is numpy arrays indexed by slot (a key's mask, bytes per mask
+    bit, recency stamp), and the recency order is an append-only log of (slot, stamp) that eviction
+    walks from its oldest end, skipping entries a later touch superseded, so an access costs a few
+    array operations over its parts, not a dictionary operation per part."""
 
     def __init__(self, capacity: int, line: int) -> None:
         self.capacity, self.line = capacity, line
-        self.held: OrderedDict[object, tuple[int, int]] = OrderedDict()  # key -> (mask, bytes a bit)
         self.used = 0
+        self._regions: dict[int, int] = {}       # chunk >> _REGION_BITS -> its first slot
+        self._whole: dict[tuple[int, int, int], int] = {}  # span-less copy's key -> its slot
+        self._spans: dict[GmSpan, _Parts] = {}  # recent spans' parts
+        self._n = 0                              # slots handed out
+        self.mask = np.zeros(0, np.uint64)       # per slot: the lines held (0: not in the cache)
+        self.unit = np.zeros(0, np.int64)        # per slot: bytes a mask bit stands for
+        self.stamp = np.zeros(0, np.int64)       # per slot: its last touch (-1: not in the cache)
+        self.fetched = np.zeros(0, np.uint64)    # per slot: what this step's reads asked for
+        self._log_slot = np.zeros(1024, np.int64)
+        self._log_stamp = np.zeros(1024, np.int64)
+        self._head = self._tail = 0              # the log's live window
+        self._clock = 0
 
-    def probe(self, parts: list[_Part]) -> tuple[int, int]:
+    def _slots(self, count: int, unit: int) -> int:
+        """`count` fresh slots of `unit` bytes a bit; the first one's index."""
+        first, self._n = self._n, self._n + count
+        if self._n > len(self.mask):
+            grow = max(self._n, 2 * len(self.mask)) - len(self.mask)
+            self.mask = np.concatenate([self.mask, np.zeros(grow, np.uint64)])
+            self.unit = np.concatenate([self.unit, np.zeros(grow, np.int64)])
+            self.stamp = np.concatenate([self.stamp, np.full(grow, -1, np.int64)])
+            self.fetched = np.concatenate([self.fetched, np.zeros(grow, np.uint64)])
+        self.unit[first:self._n] = unit
+        return first
+
+    def _chunk_slots(self, chunks: np.ndarray) -> np.ndarray:
+        """The slots of ascending chunk indices."""
+        regions = chunks >> _REGION_BITS
+        lo, hi = int(regions[0]), int(regions[-1])
+        for r in (lo,) if lo == hi else np.unique(regions).tolist():
+            if r not in self._regions:
+                self._regions[r] = self._slots(1 << _REGION_BITS, self.line)
+        if lo == hi:
+            base = self._regions[lo]
+        else:
+            base = np.array([self._regions[r] for r in regions.tolist()], np.int64)
+        return base + (chunks & ((1 << _REGION_BITS) - 1))
+
+    def probe(self, parts: _Parts) -> tuple[int, int]:
         """(bytes held, bytes asked) of an access, without touching the cache."""
-        held = asked = 0
-        for key, mask, unit in parts:
-            asked += mask.bit_count() * unit
-            got = self.held.get(key)
-            if got is not None:
-                held += (mask & got[0]).bit_count() * unit
-        return held, asked
+        slots, masks, unit, bits = parts
+        return _bits(masks & self.mask[slots]) * unit, bits * unit
 
-    def missed_in(self, parts: list[_Part], fetched: dict[object, int]) -> int:
-        """Bytes of an access that this cache does not hold and `fetched` (key -> mask) does; then the
-        access is added to `fetched`."""
-        n = 0
-        for key, mask, unit in parts:
-            got = fetched.get(key, 0)
-            if got & mask:
-                mine = self.held.get(key)
-                n += (mask & got & ~(mine[0] if mine else 0)).bit_count() * unit
-            fetched[key] = got | mask
+    def missed_in(self, parts: _Parts) -> int:
+        """Bytes of an access that this cache does not hold and this step's earlier reads asked for
+        (`fetched`); then the access is added to `fetched` (`end_step` clears it)."""
+        slots, masks, unit, _ = parts
+        got = self.fetched[slots]
+        n = _bits(masks & got & ~self.mask[slots]) * unit
+        self.fetched[slots] = got | masks
         return n
 
-    def touch(self, parts: list[_Part]) -> None:
-        """Bring an access's lines in (or refresh them) as the most recent; evict past capacity."""
-        held = self.held
-        for key, mask, unit in parts:
-            got = held.get(key)
-            if got is None:
-                held[key] = (mask, unit)
-                self.used += mask.bit_count() * unit
-                continue
-            new = got[0] | mask
-            if new != got[0]:
-                held[key] = (new, unit)
-                self.used += (new.bit_count() - got[0].bit_count()) * unit
-            held.move_to_end(key)
-        while self.used > self.capacity and held:
-            _, (mask, unit) = held.popitem(last=False)
-            self.used -= mask.bit_count() * unit
+    def end_step(self, slots: list[np.ndarray]) -> None:
+        for s in slots:
+            self.fetched[s] = 0
 
-    def parts(self, r: Rec) -> list[_Part] | None:
+    def touch(self, parts: _Parts) -> None:
+        """Bring an access's lines in (or refresh them) as the most recent; evict past capacity."""
+        slots, masks, unit, _ = parts
+        old = self.mask[slots]
+        new = old | masks
+        self.used += (_bits(new) - _bits(old)) * unit
+        self.mask[slots] = new
+        stamps = np.arange(self._clock, self._clock + len(slots), dtype=np.int64)
+        self._clock += len(slots)
+        self.stamp[slots] = stamps
+        self._log(slots, stamps)
+        if self.used > self.capacity:
+            self._evict()
+
+    def _log(self, slots: np.ndarray, stamps: np.ndarray) -> None:
+        n = len(slots)
+        if self._tail + n > len(self._log_slot):
+            self._compact(n)
+        self._log_slot[self._tail:self._tail + n] = slots
+        self._log_stamp[self._tail:self._tail + n] = stamps
+        self._tail += n
+
+    def _compact(self, room: int) -> None:
+        """Drop the log's evicted and superseded entries (order kept); grow it if still short of `room`."""
+        s, t = self._log_slot[self._head:self._tail], self._log_stamp[self._head:self._tail]
+        live = self.stamp[s] == t
+        s, t = s[live], t[live]
+        size = len(self._log_slot)
+        while len(s) + room > size // 2:
+            size *= 2
+        self._log_slot, self._log_stamp = np.zeros(size, np.int64), np.zeros(size, np.int64)
+        self._log_slot[:len(s)], self._log_stamp[:len(s)] = s, t
+        self._head, self._tail = 0, len(s)
+
+    def _evict(self) -> None:
+        """Remove the least recently touched slots until the cache fits its capacity."""
+        window = 4096
+        while self.used > self.capacity and self._head < self._tail:
+            end = min(self._head + window, self._tail)
+            s, t = self._log_slot[self._head:end], self._log_stamp[self._head:end]
+            live = self.stamp[s] == t
+            freed = np.where(live, np.bitwise_count(self.mask[s]).astype(np.int64) * self.unit[s], 0)
+            cum = np.cumsum(freed)
+            enough = np.flatnonzero(self.used - cum <= self.capacity)
+            stop = int(enough[0]) + 1 if len(enough) else end - self._head
+            gone = s[:stop][live[:stop]]
+            self.mask[gone] = 0
+            self.stamp[gone] = -1
+            self.used -= int(cum[stop - 1])
+            self._head += stop
+            window *= 2
+
+    def parts(self, r: Rec) -> _Parts | None:
         """The lines (or the whole-copy key) a GM access touches; None when the record's GM span does
         not describe its bytes (a counterfactual that rescaled the copy: counted as a miss)."""
         gm = r.gm
         if gm is None:
-            return [((r.gm_at, r.bytes, r.b), 1, r.bytes)] if r.gm_at and r.bytes else None
+            if not (r.gm_at and r.bytes):
+                return None
+            key = (r.gm_at, r.bytes, r.b)
+            slot = self._whole.get(key)
+            if slot is None:
+                slot = self._whole[key] = self._slots(1, r.bytes)
+            return np.array([slot], np.int64), np.ones(1, np.uint64), r.bytes, 1
         if gm.count != max(r.b, 1) or abs(gm.burst * gm.count - r.bytes) >= 32 * gm.count:
             return None
+        # the cores of a wave read the same tiles: a span's parts are made once (slots never move)
+        got = self._spans.get(gm)
+        if got is None:
+            if len(self._spans) >= 8192:
+                self._spans.clear()
+            got = self._spans[gm] = self._span_parts(gm)
+        return got
+
+    def _span_parts(self, gm: GmSpan) -> _Parts:
         line, per = self.line, _CHUNK_LINES
-        contiguous = gm.gap == 0 or gm.count <= 1
-        if contiguous:
+        if gm.gap == 0 or gm.count <= 1:
             first, last = gm.addr // line, (gm.addr + gm.burst * gm.count - 1) // line
             if first // per == last // per:  # the common small copy: one chunk
-                return [(first // per, ((1 << (last - first + 1)) - 1) << (first % per), line)]
-        masks: dict[int, int] = {}
-        for lo, hi in ((gm.addr, gm.addr + gm.burst * gm.count),) if contiguous else gm.bursts():
-            first, last = lo // line, (hi - 1) // line
-            while first <= last:
-                chunk = first // per
-                top = min(last, chunk * per + per - 1)
-                bits = ((1 << (top - first + 1)) - 1) << (first - chunk * per)
-                masks[chunk] = masks.get(chunk, 0) | bits
-                first = top + 1
-        return [(k, m, line) for k, m in masks.items()]
+                bits = ((1 << (last - first + 1)) - 1) << (first % per)
+                return (self._chunk_slots(np.array([first // per], np.int64)), np.array([bits], np.uint64), line,
+                        last - first + 1)
+            lines = np.arange(first, last + 1, dtype=np.int64)
+        else:
+            starts = gm.addr + np.arange(gm.count, dtype=np.int64) * (gm.burst + gm.gap)
+            firsts, lasts = starts // line, (starts + gm.burst - 1) // line
+            counts = lasts - firsts + 1
+            if (counts == 1).all():
+                lines = firsts
+            else:  # each burst's lines in turn
+                offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+                lines = np.repeat(firsts, counts) + offsets
+        chunks = lines // per
+        bits = np.left_shift(np.uint64(1), (lines % per).astype(np.uint64))
+        if len(lines) > 1 and gm.burst + gm.gap >= line * per and gm.burst <= line:
+            heads = None  # bursts a chunk or more apart, each in one line: one chunk each
+        else:
+            heads = np.concatenate([[0], np.flatnonzero(np.diff(chunks)) + 1])
+            chunks, bits = chunks[heads], np.bitwise_or.reduceat(bits, heads)
+        return self._chunk_slots(chunks), bits, line, len(lines)
 
 
-def _accesses(cache: LruL2, recs: list[Rec]) -> list[tuple[int, bool, list[_Part] | None]]:
-    """A block's GM accesses in program order: (record index, is a read, parts)."""
-    return [(i, r.pipe == "MTE2", cache.parts(r)) for i, r in enumerate(recs)
+def _accesses(recs: list[Rec]) -> list[int]:
+    """A block's GM accesses in program order (record indices)."""
+    return [i for i, r in enumerate(recs)
             if (r.gm is not None or r.gm_at) and r.kind == "I" and r.pipe in _GM_PIPES]
 
 
@@ -135,33 +238,36 @@ _GM_PIPES = ("MTE2", "MTE3", "FIX")
 
 def replay(trace: Trace, waves: list[list[int]], capacity: int, line: int) -> L2Result:
     """The launch's GM accesses over the L2 cache, wave after wave (`waves`: the blocks that run at
-    once), each wave in lockstep steps (the module's docstring)."""
+    once), each wave in lockstep steps (the module's docstring). An access's parts are made when its
+    step comes (a large launch's would not fit in memory at once)."""
     cache = LruL2(capacity, line)
     out = L2Result()
     for wave in waves:
-        streams = [(b, trace.blocks[b], _accesses(cache, trace.blocks[b])) for b in wave]
+        streams = [(b, trace.blocks[b], _accesses(trace.blocks[b])) for b in wave]
         for k in range(max((len(s) for _, _, s in streams), default=0)):
-            step = [(b, recs, s[k]) for b, recs, s in streams if k < len(s)]
-            fetched: dict[object, int] | None = {} if len(step) > 1 else None  # what this step's reads asked for
-            for b, recs, (i, is_read, parts) in step:
-                if is_read:
-                    _look_up(cache, out, b, recs[i].bytes, i, parts, fetched)
-            for _, _, (_, _, parts) in step:
-                if parts:
+            step = [(b, recs[s[k]], s[k], cache.parts(recs[s[k]])) for b, recs, s in streams if k < len(s)]
+            shared = len(step) > 1  # several cores: count what this step's reads asked for at once
+            for b, r, i, parts in step:
+                if r.pipe == "MTE2":
+                    _look_up(cache, out, b, r.bytes, i, parts, shared)
+            if shared:
+                cache.end_step([parts[0] for _, _, _, parts in step if parts is not None])
+            for _, _, _, parts in step:
+                if parts is not None:
                     cache.touch(parts)
     return out
 
 
-def _look_up(cache: LruL2, out: L2Result, block: int, nbytes: int, i: int, parts: list[_Part] | None,
-             fetched: dict[object, int] | None) -> None:
+def _look_up(cache: LruL2, out: L2Result, block: int, nbytes: int, i: int, parts: _Parts | None,
+             shared: bool) -> None:
     out.read_bytes += nbytes
-    if not parts:
+    if parts is None:
         return
     held, asked = cache.probe(parts)
     if held:
         out.hits.setdefault(block, {})[i] = held / asked
         out.hit_bytes += round(nbytes * held / asked)
-    if fetched is not None:
-        shared = cache.missed_in(parts, fetched)
-        if shared:
-            out.shared_fill_bytes += round(nbytes * shared / asked)
+    if shared:
+        missed = cache.missed_in(parts)
+        if missed:
+            out.shared_fill_bytes += round(nbytes * missed / asked)

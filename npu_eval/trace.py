@@ -114,8 +114,16 @@ def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) 
     cores: dict[int, tuple[str, int]] = {}
     cur: list[Rec] | None = None
     truncated = False
+    # A loop's records repeat line for line (its flags, its L1 -> L0 loads): one Rec serves each
+    # distinct line among the recent ones (records are never changed in place), which keeps a
+    # large kernel's millions of records in memory and skips re-parsing them.
+    seen: dict[str, Rec] = {}
     with open(trace_path, errors="replace") as f:
         for ln in f:
+            rec = seen.get(ln)
+            if rec is not None and cur is not None:
+                cur.append(rec)
+                continue
             p = ln.rstrip("\n").split("\t")
             if p[0] == protocol.TRACE_TRUNCATED:
                 truncated = True
@@ -131,6 +139,10 @@ def read_trace(trace_path: Path, locs_path: Path, paths: PathMap | None = None) 
             gm = GmSpan(int(p[15]), int(p[16]), int(p[8]), int(p[17])) if p[16] != "0" and p[8] != "0" else None
             # a transfer without a span still names its GM address (the L2 model keys it on that)
             at = int(p[15]) if gm is None and p[15] != "0" else 0
-            cur.append(Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
-                           (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14])), gm, at))
+            rec = Rec(p[0], p[1], p[2], p[3], int(p[4]), int(p[5]), int(p[6]), int(p[7]), int(p[8]),
+                      (int(p[9]), int(p[10])), (int(p[11]), int(p[12])), (int(p[13]), int(p[14])), gm, at)
+            if len(seen) >= 1 << 16:
+                seen.clear()
+            seen[ln] = rec
+            cur.append(rec)
     return Trace(blocks, locs, truncated, cores)

@@ -324,6 +324,41 @@ static void dcache() {
     }
 }
 
+// A wait re-tags every byte stored so far as the waiter's (runtime.h, GmBuffer.epoch/alias): block 1
+// waits for block 0 and overwrites the first 4 KB page of x, no race; block 2, which waited for no
+// one, writes the second page, which block 0 stored and the wait made block 1's: a race with block 1.
+static int g_retag_line = 0;
+static void retag_after_wait() {
+    std::vector<int32_t> ws(32 * 8, 0), x(2048, 0);
+    Gm g{{ws.data(), ws.size() * 4}, {x.data(), x.size() * 4}};
+    GmBuffer& xb = sage::sim::rt().gm[1];
+    xb.tracked = true;  // as aclrtMalloc's buffers are
+    int s = launch(3, [&] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 64);
+        LocalTensor<int32_t> ub = buf.Get<int32_t>();
+        GlobalTensor<int32_t> w, xg;
+        w.SetGlobalBuffer(ws.data(), 32 * 8);
+        xg.SetGlobalBuffer(x.data(), 2048);
+        int b = GetBlockIdx();
+        if (b == 0) {
+            InitGlobalMemory(xg, 2048, int32_t(1));
+            IBSet(w, ub, 0, 0);
+        } else if (b == 1) {
+            IBWait(w, ub, 0, 0);
+            InitGlobalMemory(xg, 1024, int32_t(2));
+        } else {
+            GlobalTensor<int32_t> hi = xg[1024];
+            g_retag_line = __LINE__ + 1;
+            InitGlobalMemory(hi, 1024, int32_t(3));
+        }
+    });
+    status("retag_status", s);
+    expect("gm-race", g_retag_line);
+    std::free(xb.writer);
+}
+
 // A chain of blocks in another order than their indices, handed on through GM flags read with
 // ReadGmByPassDCache (asc-devkit's deterministic-atomics sample on AICs: 0 -> 2 -> 1): the reader
 // yields at its spin loop, so the chain completes; a flag nobody sets is a deadlock at its read.
@@ -504,8 +539,8 @@ static void list_tensor() {
     }
 }
 """ + main_calling("ib_chain();", "ib_faults();", "determine();", "determine_faults();", "group_barrier();",
-                   "group_barrier_faults();", "dcache();", "bypass_chain();", "task_sync();", "workspace();",
-                   "slices();", "list_tensor();")
+                   "group_barrier_faults();", "dcache();", "retag_after_wait();", "bypass_chain();", "task_sync();",
+                   "workspace();", "slices();", "list_tensor();")
 
 
 @pytest.fixture(scope="module")
@@ -588,7 +623,7 @@ def test_faults_are_reported_at_their_lines(run):
     found: dict[tuple[str, int], str] = {}
     for row in run.rows("FAULT"):
         found.setdefault((row[1], int(row[2])), row[3])
-    assert len(expected) == 16
+    assert len(expected) == 17
     missing = expected - set(found)
     assert not missing, (missing, found)
     assert set(found) == expected, set(found) - expected
@@ -609,6 +644,8 @@ def test_faults_are_reported_at_their_lines(run):
     assert any("16 MB system workspace" in m for m in misuse), misuse
     assert any("(N-1)*stride" in m for m in misuse), misuse
     assert any("GetDataPtr(2) on a list of 2 tensors" in m for m in misuse), misuse
+    races = [m for (c, _), m in msgs if c == "gm-race"]
+    assert races and all("block 2 writes" in m and "block 1 already wrote" in m for m in races), races
     for (code, line), _ in msgs:
         assert lines[line - 1].strip(), (code, line)
 

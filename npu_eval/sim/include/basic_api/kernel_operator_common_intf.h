@@ -67,7 +67,7 @@ __aicore__ inline void InitOutput(GlobalTensor<T> gmWorkspaceAddr, uint32_t size
     touch(loc);
     T* p = gmWorkspaceAddr.addr_;
     GmBuffer* b = gm_check(p, uint64_t(size) * sizeof(T), loc, true, "InitOutput", sizeof(T), gmWorkspaceAddr.gm_);
-    bool identical = b && b->writer;
+    bool identical = b && b->tracked;
     for (uint32_t i = 0; i < size; ++i) {
         identical = identical && std::memcmp(&p[i], &value, sizeof(T)) == 0;
         p[i] = value;

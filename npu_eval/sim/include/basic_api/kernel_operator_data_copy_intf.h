@@ -74,7 +74,7 @@ inline void ub_to_gm(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
             memcpy(g + i, &a, sizeof(T));
         }
     } else {
-        identical = b && b->writer && memcmp(g, u, bytes) == 0;
+        identical = b && b->tracked && memcmp(g, u, bytes) == 0;
         memcpy(g, u, bytes);
     }
     sage::sim::gm_wrote(b, g, bytes, loc, api, sizeof(T), identical);

@@ -292,7 +292,7 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
     const int op = blk().atomic_op;
     // What GM held: an atomic write combines with it; a plain one that leaves a run as it was (two
     // cores writing the same C, as both AIVs of a mixed Matmul kernel may) is duplicated work, not a race.
-    const std::vector<uint8_t> old = op || b->writer ? std::vector<uint8_t>(g, g + bytes) : std::vector<uint8_t>();
+    const std::vector<uint8_t> old = op || b->tracked ? std::vector<uint8_t>(g, g + bytes) : std::vector<uint8_t>();
     cube_fixpipe(blk().ub, src.addr_, g, s);
     const auto runs = fix_runs(s);
     if (op) {

@@ -57,12 +57,9 @@ inline GmBuffer gm_map(size_t bytes, int arg, const std::string& name) {
     void* p = mmap(nullptr, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return GmBuffer{nullptr, 0, arg, name, nullptr};
     mprotect(static_cast<uint8_t*>(p) + data, page, PROT_NONE);
-    auto* writer = static_cast<uint32_t*>(std::calloc(bytes ? bytes : 1, sizeof(uint32_t)));
-    if (!writer) {
-        munmap(p, data + page);
-        return GmBuffer{nullptr, 0, arg, name, nullptr};
-    }
-    return GmBuffer{static_cast<uint8_t*>(p), bytes, arg, name, writer};
+    GmBuffer b{static_cast<uint8_t*>(p), bytes, arg, name, nullptr};
+    b.tracked = true;  // the writer array comes with the first store (gm_wrote)
+    return b;
 }
 
 // The mapping gm_map made for a buffer of `bytes`, guard page included.
@@ -216,7 +213,8 @@ SAGE_SIM_HOT inline void write_writers(const std::string& path, const uint32_t* 
         uint32_t writer, pad;
     };
     std::vector<Run> runs;
-    for (size_t i = 0; i < bytes;) {
+    if (!w) runs.push_back(Run{0, bytes, 0, 0});  // no store made the writer array: nobody wrote
+    for (size_t i = 0; w && i < bytes;) {
         size_t j = i + 1;
         while (j < bytes && w[j] == w[i]) ++j;
         runs.push_back(Run{i, j - i, w[i], 0});
@@ -515,6 +513,7 @@ int harness_main(int argc, char** argv, BlockFn run_block) {
     for (auto& g : rt().gm) {
         for (auto& b : m.buffers) {
             if (b.arg != g.arg || b.role == "in") continue;
+            gm_settle_all(g);
             write_file(out_path(m, protocol::kOutputPrefix + std::to_string(b.arg) + ".bin"), g.base, g.bytes);
             write_writers(out_path(m, protocol::kWriterPrefix + std::to_string(b.arg) + ".bin"), g.writer, g.bytes);
         }

@@ -53,7 +53,7 @@ constexpr size_t kMaxFreedKept = 256;          // freed mappings kept (PROT_NONE
 constexpr size_t kMaxTrackedGmBytes = size_t(256) << 20;
 inline size_t gm_tracked_bytes() {
     size_t n = 0;
-    for (const GmBuffer& g : rt().gm) n += g.writer ? g.bytes : 0;
+    for (const GmBuffer& g : rt().gm) n += g.tracked ? g.bytes : 0;
     return n;
 }
 
@@ -129,8 +129,7 @@ inline void* device_alloc(size_t bytes, const char* api, SrcLoc loc, bool track_
 #endif
     memset(b.base, SAGE_DEVICE_MEM_FILL, bytes);
     if (bytes > kMaxTrackedGmBytes || gm_tracked_bytes() + bytes > kMaxTrackedGmBytes) {
-        std::free(b.writer);
-        b.writer = nullptr;
+        b.tracked = false;
     } else if (track_writes) {
         b.written = static_cast<uint8_t*>(std::calloc(bytes ? bytes : 1, 1));
     }

@@ -216,14 +216,45 @@ struct GmBuffer {
     size_t bytes;
     int arg;            // index in the entry's parameter list
     std::string name;
-    uint32_t* writer;   // per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null if not tracked
+    // Per byte: (location id << protocol::kWriterBlockBits) | (block + 1); null until a kernel first
+    // stores into a tracked buffer (gm_wrote), so inputs cost no writer array (4 bytes a byte).
+    uint32_t* writer;
+    // Whether stores are tracked: gm_map's buffers are, but past launch.h's kMaxTrackedGmBytes; a
+    // buffer a test driver registers by hand is not.
+    bool tracked = false;
     // Per byte: 1 once the host (aclrtMemcpy, aclrtMemset) or a kernel wrote it, across launches;
     // null when not tracked (task mode, GmAlloc memory the host writes through plain pointers).
     uint8_t* written = nullptr;
     // The writer entries outside [writer_lo, writer_hi) are zero: a launch clears, and a cross-block
     // wait re-tags, only the bytes stored since the last clear, not a large workspace every time.
     size_t writer_lo = SIZE_MAX, writer_hi = 0;
+    // A cross-block wait re-tags every stored byte as the waiter's (gm_retag_writers). Rewriting them
+    // all at each wait was most of a mixed kernel's run (a 256 MiB output, a wait per tile), so a wait
+    // only counts an epoch and names the waiter (`alias`): the non-zero entries of a 4 KB page not
+    // settled in the current epoch are the alias's, whatever they hold, and a store or a handoff read
+    // first settles the pages it touches (gm_settle). epoch 0: no wait yet, every entry is exact.
+    uint32_t epoch = 0, alias = 0;
+    std::vector<uint32_t> page_epoch;  // per 4 KB page: the epoch its entries were last made exact in
 };
+
+constexpr size_t kWriterPageBits = 12;
+// The entries of the pages of [lo, hi) exact in the current epoch.
+inline void gm_settle(GmBuffer& b, size_t lo, size_t hi) {
+    hi = std::min(hi, b.bytes);
+    if (!b.epoch || !b.writer || lo >= hi) return;
+    if (b.page_epoch.empty()) b.page_epoch.assign((b.bytes >> kWriterPageBits) + 1, 0);
+    for (size_t pg = lo >> kWriterPageBits; pg <= (hi - 1) >> kWriterPageBits; ++pg) {
+        if (b.page_epoch[pg] == b.epoch) continue;
+        b.page_epoch[pg] = b.epoch;
+        size_t from = std::max(pg << kWriterPageBits, b.writer_lo);
+        size_t to = std::min({(pg + 1) << kWriterPageBits, b.writer_hi, b.bytes});
+        for (size_t i = from; i < to; ++i)
+            if (b.writer[i]) b.writer[i] = (b.writer[i] & ~uint32_t(0xFFF)) | b.alias;
+    }
+}
+inline void gm_settle_all(GmBuffer& b) {
+    if (b.writer_lo < b.writer_hi) gm_settle(b, b.writer_lo, b.writer_hi);
+}
 
 // The writer entries of `b` back to zero (nobody stored since).
 inline void gm_clear_writers(GmBuffer& b) {
@@ -723,8 +754,8 @@ SAGE_SIM_OUTLINE void gm_order_acquire_all() {
 inline std::vector<uint32_t>* gm_order_stamps(const GmBuffer* b) {
     GmOrder& o = gm_order();
     size_t i = size_t(b - rt().gm.data());
-    // a buffer with no writer array is too large to track (launch.h, kMaxTrackedGmBytes): no stamps either
-    return o.active && b && b->writer && i < o.stamp.size() ? &o.stamp[i] : nullptr;
+    // a buffer whose stores are not tracked is too large to track (launch.h, kMaxTrackedGmBytes): no stamps either
+    return o.active && b && b->tracked && i < o.stamp.size() ? &o.stamp[i] : nullptr;
 }
 // The running core stored [p, p + bytes) of `b`.
 inline void gm_order_wrote(const GmBuffer* b, const void* p, uint64_t bytes) {
@@ -808,10 +839,18 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void gm_wrote(GmBuffer* b, const void* p, uint64_t
                                           const char* api = nullptr, uint32_t elem = 1, bool identical = false) {
     gm_mark_written(b, p, bytes);
     gm_order_wrote(b, p, bytes);
-    if (!b->writer || !bytes) return;
+    if (!b->tracked || !bytes) return;
+    if (!b->writer) {
+        b->writer = static_cast<uint32_t*>(std::calloc(b->bytes ? b->bytes : 1, sizeof(uint32_t)));
+        if (!b->writer) {  // no room for the bookkeeping: the stores go untracked, the kernel runs on
+            b->tracked = false;
+            return;
+        }
+    }
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     const uint32_t me = (intern(loc) << protocol::kWriterBlockBits) | mine;
     size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
+    gm_settle(*b, off, size_t(off + bytes));
     if (off < b->writer_lo) b->writer_lo = off;
     if (off + bytes > b->writer_hi) b->writer_hi = size_t(off + bytes);
     uint32_t* w = b->writer + off;
@@ -837,11 +876,8 @@ SAGE_SIM_OUTLINE SAGE_SIM_HOT void gm_wrote(GmBuffer* b, const void* p, uint64_t
 SAGE_SIM_OUTLINE void gm_retag_writers() {
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
     for (auto& b : rt().gm) {
-        if (!b.writer) continue;
-        for (size_t i = b.writer_lo; i < b.writer_hi; ++i) {  // the rest is zero
-            uint32_t w = b.writer[i];
-            if (w && (w & 0xFFF) != mine) b.writer[i] = (w & ~uint32_t(0xFFF)) | mine;
-        }
+        if (!b.writer || b.writer_lo >= b.writer_hi) continue;
+        ++b.epoch, b.alias = mine;  // every stored entry is now the waiter's (GmBuffer.alias)
     }
 }
 // A wait that is not a cross-core flag: coarse for the mixed launch's reads too (gm_order_acquire_all).
@@ -855,7 +891,9 @@ SAGE_SIM_OUTLINE void gm_acquire() {
 inline void gm_read_acquires(const GmBuffer* b, const void* p, uint64_t bytes) {
     if (!b || !b->writer) return;
     const uint32_t mine = uint32_t(blk().fiber + 1) & 0xFFF;
-    const uint32_t* w = b->writer + (static_cast<const uint8_t*>(p) - b->base);
+    const size_t off = size_t(static_cast<const uint8_t*>(p) - b->base);
+    gm_settle(*const_cast<GmBuffer*>(b), off, size_t(off + bytes));
+    const uint32_t* w = b->writer + off;
     for (uint64_t i = 0; i < bytes; ++i)
         if (w[i] && (w[i] & 0xFFF) != mine) return gm_acquire();
 }

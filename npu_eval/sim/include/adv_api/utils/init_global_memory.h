@@ -24,7 +24,7 @@ inline void init_gm(const char* api, GlobalTensor<T>& gm, const uint64_t size, c
         GmBuffer* b = gm_check(p, size * sizeof(T), loc, true, api, sizeof(T), gm.gm_);
         // Several cores clearing the same GM (the split-K samples) leave it as it was: the race
         // check then reports duplicated work, not a race (the order cannot change the bytes).
-        bool identical = b && b->writer;
+        bool identical = b && b->tracked;
         for (uint64_t i = 0; i < size && identical; ++i) identical = memcmp(&p[i], &value, sizeof(T)) == 0;
         for (uint64_t i = 0; i < size; ++i) p[i] = value;
         gm_wrote(b, p, size * sizeof(T), loc, api, sizeof(T), identical);
