@@ -82,9 +82,11 @@ def basic(base: str = "128, 128, 64", cores: int = 1, buffers: int = 2) -> Varia
 
 
 def adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (1, 1), b: tuple[int, int] = (1, 1),
-        shape: tuple[int, int, int] = (512, 1024, 1024), mdl_unit_flag: bool | None = None) -> Variant:
+        shape: tuple[int, int, int] = (512, 1024, 1024), mdl_unit_flag: bool | None = None,
+        mdl_preload: int | None = None) -> Variant:
     """The Matmul API kernel with its tiling's base block, cores and L1 caching: `a` is (stepKa,
-    depthA1), `b` (stepKb, depthB1); `mdl_unit_flag` runs it on CFG_MDL with enUnitFlag set so."""
+    depthA1), `b` (stepKb, depthB1); `mdl_unit_flag` runs it on CFG_MDL with enUnitFlag set so,
+    `mdl_preload` on GetMDLConfig with that doMTE2Preload (0 off, 1 A, 2 B)."""
     host = ((r"^BASE_M, BASE_N, BASE_K = .*$", f"BASE_M, BASE_N, BASE_K = {base}"),
             (r"^MAX_CORES = \d+", f"MAX_CORES = {cores}"),
             (r"depthA1=2 \* STEP_K, depthB1=2 \* STEP_K", f"depthA1={a[1]}, depthB1={b[1]}"),
@@ -95,6 +97,10 @@ def adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (1, 1),
         kernel = (("    AscendC::Matmul<AType, BType, CType> mm;",
                    "    static constexpr MatmulConfig CFG = [] { auto c = CFG_MDL; "
                    f"c.enUnitFlag = {flag}; return c; }}();\n"
+                   "    AscendC::Matmul<AType, BType, CType, CType, CFG> mm;"),)
+    elif mdl_preload is not None:
+        kernel = (("    AscendC::Matmul<AType, BType, CType> mm;",
+                   f"    static constexpr MatmulConfig CFG = GetMDLConfig(false, false, {mdl_preload});\n"
                    "    AscendC::Matmul<AType, BType, CType, CType, CFG> mm;"),)
     return Variant("matmul_adv", host, kernel, shape=shape)
 
@@ -109,6 +115,8 @@ class Pair:
 
 WIDE = (512, 2048, 1024)  # N = 2048: eight 256-wide base blocks on each of 4 cores' N
 UNIT_FLAG = ("docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/Matmul高阶API使能UnitFlag.md")
+PRELOAD = ("docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/Matmul高阶API使能MTE2-Preload.md")
+ONE_OF_24 = (128, 512, 1024)  # the page's M = 128, K = 512, N = 24576 over 24 cores: singleCoreN 1024 (lines 54-59)
 ONE_OF_20 = (128, 64, 1536)  # the page's M = 128, K = 64, N = 30720 over 20 cores: singleCoreN 1536 (lines 56-57)
 PAIRS = [
     Pair("base block [128, 256, 64] beats [64, 64, 64] (Matmul API, one core; published 3.04x)",
@@ -129,6 +137,10 @@ PAIRS = [
          "34.66 us, 7.3%)", f"{UNIT_FLAG}:56-62, 74, 120",
          adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl_unit_flag=False),
          adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl_unit_flag=True)),
+    Pair("MDL with MTE2 preload of B (doMTE2Preload = 2) beats it without: the next block's B is copied into "
+         "B1's other half while this block computes (published 30.88 -> 28.50 us, 7.7%)", f"{PRELOAD}:54-59, 68, 93",
+         adv("128, 128, 64", shape=ONE_OF_24, a=(8, 8), b=(8, 16), mdl_preload=0),
+         adv("128, 128, 64", shape=ONE_OF_24, a=(8, 8), b=(8, 16), mdl_preload=2)),
 ]
 
 

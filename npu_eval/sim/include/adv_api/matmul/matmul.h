@@ -54,6 +54,31 @@ inline void hand_off(sage::sim::SrcLoc loc) {
     WaitFlag<E>(kEvent, loc);
 }
 
+// A flag of the Matmul's own pipelining: set by the pipe that frees a buffer slot (MTE1 after its
+// last load from an L1 slot, M after the Mmad that read an L0A/L0B slot), waited by the pipe that
+// refills it. The device's Matmul takes its events from the pipe apart from the kernel's; here
+// their ids start at 8, past the 0..7 a kernel's SetFlag/WaitFlag take, so the two never pair.
+// Only the trace sees them (the emulator runs the calls in order): they order the cost model's
+// pipes and its missing-sync check.
+struct SlotFlag {
+    HardEvent event;
+    int32_t id;
+    bool pending = false;
+
+    void Set(sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        if (pending) Wait(loc);
+        trace_event(TraceKind::SetFlag, detail::event_pipe(event, false), "SetFlag", loc, int32_t(event), id);
+        pending = true;
+    }
+    void Wait(sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        if (!pending) return;
+        trace_event(TraceKind::WaitFlag, detail::event_pipe(event, true), "WaitFlag", loc, int32_t(event), id);
+        pending = false;
+    }
+};
+
 // Clears the unit flags of an L0C tensor's blocks, as SetFixPipeConfig(l0c, true) does.
 template <typename T>
 inline void clear_unit_flags(const LocalTensor<T>& l0c, sage::sim::SrcLoc loc) {
@@ -251,6 +276,7 @@ public:
         // object keeps the buffers it holds when the new tiling's fit in them, as the device's
         // re-initialised object reuses its own; only a larger tiling takes new ones.
         const bool keep = init_ && pipe == pipe_ && Buffers(next).FitIn(Buffers(t_));
+        if (!init_) NameFlags();
         t_ = next;
         pipe_ = pipe;
         init_ = true;
@@ -347,6 +373,7 @@ public:
         Ready("Iterate", loc);
         OnlyIterateAll("Iterate", loc);
         if constexpr (!sync) return StartAsync(loc);
+        if (iter_ < 0) Fence(loc);
         if (!Next()) return false;
         ComputeBlock(iter_, enPartialSum && computed_ == iter_, loc);
         computed_ = iter_++;
@@ -362,6 +389,7 @@ public:
         sage::sim::touch(loc);
         Ready("Iterate", loc, true);
         UserL0C(localCmatrix, enPartialSum, loc);
+        if (iter_ < 0) Fence(loc);
         if (!Next()) return false;
         co1t_ = localCmatrix;
         ComputeBlock(iter_, enPartialSum, loc);
@@ -402,6 +430,7 @@ public:
         matmul_detail::Atomic atomic(enAtomic, loc);
         if (SharedPairServed()) return;
         PolicyLimits(loc);
+        Fence(loc);
         for (int32_t i = 0; i < Blocks(); ++i) {
             if (Skipped(i)) continue;
             uint32_t mb, nb;
@@ -419,6 +448,7 @@ public:
         NoAtomic(enAtomic, loc);
         const uint32_t stride = matmul_detail::up(uint32_t(singleN_), 32 / sizeof(DstT));
         PolicyLimits(loc);
+        Fence(loc);
         for (int32_t i = 0; i < Blocks(); ++i) {
             if (Skipped(i)) continue;
             uint32_t mb, nb;
@@ -513,7 +543,18 @@ private:
     TBuf<TPosition::C2> bias2_;
     LocalTensor<L0cT> co1t_;      // where blocks are computed: the pipe's shared L0C or the kernel's CO1 tensor
     LocalTensor<BiasT> bias2t_;   // the bias in the BiasTable (PipeShared)
-    uint32_t slotA_ = 0, slotB_ = 0;  // nbuffer33 and full loads: which of the base blocks kept in L1 a block reads
+    uint32_t slotA_ = 0, slotB_ = 0;  // which of the base blocks (or K chunks) in L1 a block reads
+    // A held in L1 over several blocks (full loads, nbuffer33: copied when its slot is first needed),
+    // else streamed: each K chunk copied into the next of its one or two slots.
+    bool heldA_ = false, heldB_ = false;
+    // pipelining (docs/cube.md "The Matmul API"): the flags that free each L1 slot of a streamed A or
+    // B, the L1 bias buffer, each L0A/L0B slot and the BiasTable; chunk and step counts pick the slots
+    matmul_detail::SlotFlag l1FreeA_[2] = {{HardEvent::MTE1_MTE2, 0}, {HardEvent::MTE1_MTE2, 0}};
+    matmul_detail::SlotFlag l1FreeB_[2] = {{HardEvent::MTE1_MTE2, 0}, {HardEvent::MTE1_MTE2, 0}};
+    matmul_detail::SlotFlag biasL1Free_{HardEvent::MTE1_MTE2, 0};
+    matmul_detail::SlotFlag l0Free_[2] = {{HardEvent::M_MTE1, 0}, {HardEvent::M_MTE1, 0}};
+    matmul_detail::SlotFlag biasBtFree_{HardEvent::M_MTE1, 0};
+    uint32_t chunkA_ = 0, chunkB_ = 0, l0Slot_ = 0, l0Steps_ = 0;
     uint64_t fullA_ = 0, fullB_ = 0;  // full loads: the base blocks of A (by mb) and B (by nb) in L1 this round
     int32_t lastBlock_ = 0x7fffffff;  // the block computed last: a block not after it starts a new round
 
@@ -594,6 +635,7 @@ private:
         const GlobalTensor<SrcBT> b0 = b_;
         const GlobalTensor<BiasT> bias0 = bias_;
         const int32_t ka = orgKa_, kb = orgKb_, m = orgM_, n = orgN_, kc = orgKc_;
+        Fence(loc);
         for (uint32_t j = 0; j < batchC; ++j) {
             const uint32_t c = loop * batchC + j;
             const auto va = batch_view(A_TYPE::layout, ALayout(), loop * batchA + j / (batchC / batchA),
@@ -744,9 +786,10 @@ private:
         a2s_ = LocalTensor<SrcT>(TPosition::A2, 0, sage::sim::bytes_elems<SrcT>(mem_bytes(Mem::L0A)), loc);
         b2s_ = LocalTensor<SrcT>(TPosition::B2, 0, sage::sim::bytes_elems<SrcT>(mem_bytes(Mem::L0B)), loc);
     }
-    __aicore__ inline LocalTensor<SrcT> A2() { return a2s_; }
-    __aicore__ inline LocalTensor<SrcT> B2() { return b2s_; }
-    // The L1 buffers at the base blocks a block reads (nbuffer33 keeps several; else slot 0).
+    // The L0A/L0B tiles of the current K step (two slots with dbL0A = dbL0B = 2).
+    __aicore__ inline LocalTensor<SrcT> A2() { return a2s_[l0Slot_ * uint32_t(t_.baseM) * t_.baseK]; }
+    __aicore__ inline LocalTensor<SrcT> B2() { return b2s_[l0Slot_ * uint32_t(t_.baseN) * t_.baseK]; }
+    // The L1 buffers at the base blocks (or K chunk) a block reads: slotA_/slotB_ of depthA1/depthB1.
     __aicore__ inline LocalTensor<SrcT> A1() {
         return a1_.template Get<SrcT>()[slotA_ * uint32_t(t_.baseM) * t_.stepKa * t_.baseK];
     }
@@ -766,6 +809,7 @@ private:
             fail("api-misuse", loc, "Matmul Iterate<false> before SetWorkspace, in block %d: the asynchronous mode "
                  "keeps C's blocks in the workspace SetWorkspace gives, and it must be set before Iterate",
                  blk().idx);
+        Fence(loc);
         async_ = 0;
         return Blocks() > 0;
     }
@@ -966,6 +1010,7 @@ private:
         // nbuffer33: a block row's A stays in L1 from the group's first column on, and a column's B
         // from the group's first row on (double-buffered when depthB1 holds two), so only those copy.
         bool loadA = !kNBuffer33 || nb == 0, loadB = !kNBuffer33 || mb % uint32_t(t_.stepM) == 0;
+        heldA_ = heldB_ = kNBuffer33;
         if constexpr (kNBuffer33)
             slotA_ = mb % uint32_t(t_.stepM), slotB_ = t_.depthB1 >= 2 * t_.stepKb ? nb % 2 : 0;
         // A CopyA1/CopyB1 callback moves one base block a call (the MatmulCallBackFunc page): one baseK
@@ -973,36 +1018,96 @@ private:
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
         const uint32_t chunk = uint32_t(t_.baseK) * steps;
         if constexpr (kFullLoads) FullLoads(i, mb, nb, chunk, loadA, loadB);
+        // MTE2 preload (MDL, the MatmulConfig page: 1 for A, 2 for B) takes the next block's copy into
+        // the other slot; otherwise a block's first chunk goes to the first slot.
+        if (!(kCfg.doMultiDataLoad && kCfg.doMTE2Preload == 1)) chunkA_ = 0;
+        if (!(kCfg.doMultiDataLoad && kCfg.doMTE2Preload == 2)) chunkB_ = 0;
         UnitFlagsFor(partial, loc);
         if ((l0c_used_ && !(ufBlock_ && ufRead_)) || OtherUsedL0C()) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
         for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
-            if (l1_used_ && (loadA || loadB)) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
-            if constexpr (!kAInL1) {
-                if (loadA) CopyA1(mb, k0, kLen, loc);
-            }
-            chunkK0_ = k0;
-            if (loadB) CopyB1(nb, k0, kLen, loc);
-            if (first && bias_on_) CopyBias1(nb, loc);
-            matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
-            l1_used_ = true;
+            CopyChunk(mb, nb, k0, kLen, loadA, loadB, first, loc);
             for (uint32_t kk = 0; kk < kLen; kk += uint32_t(t_.baseK)) {
                 const uint32_t kl = kLen - kk < uint32_t(t_.baseK) ? kLen - kk : uint32_t(t_.baseK);
-                if (l0_used_ || kCfg.isA2B2Shared) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);
-                LoadA2(kk, kLen, kl, loc);
-                LoadB2(kk, kLen, kl, loc);
-                const bool with_bias = first && bias_on_;
-                if (with_bias) LoadBias2(loc);
-                matmul_detail::hand_off<HardEvent::MTE1_M>(loc);
-                Mad(first, with_bias, kl, k0 + kk + kl >= uint32_t(singleK_), loc);
-                l0_used_ = true, first = false;
+                Step(kk, kLen, kl, first, k0 + kk + kl >= uint32_t(singleK_), loc);
+                first = false;
             }
+            FreeChunk(loc);
         }
         if (!ufBlock_) matmul_detail::hand_off<HardEvent::M_FIX>(loc);
         ufPending_ = ufBlock_, ufRead_ = false;
         l0c_used_ = true;
         if (SharesL0C()) pipe_->matmul_share_[2].owner = this;
+    }
+
+    // ---- the pipelining: L1 and L0 double buffers (docs/cube.md "The Matmul API")
+    // A streamed A (B) has two L1 slots when depthA1 >= 2 x stepKa (depthB1 >= 2 x stepKb): the copy of
+    // one K chunk then overlaps the loads and Mmads of the one before. A sparse B's index buffer is single.
+    __aicore__ inline bool DbA1() const { return t_.depthA1 >= 2 * t_.stepKa; }
+    __aicore__ inline bool DbB1() const { return !kSparse && t_.depthB1 >= 2 * t_.stepKb; }
+    // L0A and L0B hold two base tiles each with dbL0A = dbL0B = 2 (the tiling's default): the loads of
+    // one K step overlap the Mmad of the one before. The kernel-wide shared L0 (isA2B2Shared) and a
+    // sparse B's index beside B in L0B keep one.
+    __aicore__ inline bool DbL0() const {
+        return t_.dbL0A > 1 && t_.dbL0B > 1 && !kCfg.isA2B2Shared && !kSparse;
+    }
+    // Each object's flags get their own ids (8 and up, per object of the core), so two objects'
+    // pending flags never pair with each other in the trace.
+    __aicore__ inline void NameFlags() {
+        const int32_t base = 8 + 8 * (sage::sim::blk().next_event_id[1]++ % 1024);
+        l1FreeA_[0].id = base, l1FreeA_[1].id = base + 1, l1FreeB_[0].id = base + 2, l1FreeB_[1].id = base + 3;
+        biasL1Free_.id = base + 4, l0Free_[0].id = base, l0Free_[1].id = base + 1, biasBtFree_.id = base + 2;
+    }
+    // Where a call starts a round: another Matmul object of the pipe, or this one's last call, may
+    // have used the L1 and L0 buffers, so the first copies wait for every earlier load and the first
+    // loads for every earlier Mmad; the slot flags still pending are taken then.
+    __aicore__ inline void Fence(sage::sim::SrcLoc loc) {
+        for (matmul_detail::SlotFlag* f : {&l1FreeA_[0], &l1FreeA_[1], &l1FreeB_[0], &l1FreeB_[1], &biasL1Free_,
+                                           &l0Free_[0], &l0Free_[1], &biasBtFree_})
+            f->Wait(loc);
+        if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
+        if (l0_used_) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);
+    }
+    // GM -> L1 for one K chunk: a streamed A or B into its next slot once MTE1 has read what that slot
+    // held; a held one after every earlier load (its slot may be read by any earlier block).
+    __aicore__ inline void CopyChunk(uint32_t mb, uint32_t nb, uint32_t k0, uint32_t kLen, bool loadA, bool loadB,
+                                     bool first, sage::sim::SrcLoc loc) {
+        if (l1_used_ && ((loadA && heldA_) || (loadB && heldB_))) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
+        if constexpr (!kAInL1) {
+            if (loadA) {
+                if (!heldA_) slotA_ = DbA1() ? chunkA_ % 2 : 0, l1FreeA_[slotA_].Wait(loc);
+                CopyA1(mb, k0, kLen, loc);
+            }
+        }
+        chunkK0_ = k0;
+        if (loadB) {
+            if (!heldB_) slotB_ = DbB1() ? chunkB_ % 2 : 0, l1FreeB_[slotB_].Wait(loc);
+            CopyB1(nb, k0, kLen, loc);
+        }
+        if (first && bias_on_) biasL1Free_.Wait(loc), CopyBias1(nb, loc);
+        matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
+        l1_used_ = true;
+    }
+    // After a chunk's last load: its streamed slots are free for the copies after it.
+    __aicore__ inline void FreeChunk(sage::sim::SrcLoc loc) {
+        if (!kAInL1 && !heldA_) l1FreeA_[slotA_].Set(loc), ++chunkA_;
+        if (!heldB_) l1FreeB_[slotB_].Set(loc), ++chunkB_;
+    }
+    // One K step: L1 -> L0A/L0B into the next L0 slot once the Mmad that read it is done, then the Mmad.
+    __aicore__ inline void Step(uint32_t kk, uint32_t kLen, uint32_t kl, bool first, bool last, sage::sim::SrcLoc loc) {
+        l0Slot_ = DbL0() ? l0Steps_++ % 2 : 0;
+        if (kCfg.isA2B2Shared) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);  // any object's Mmad may read it
+        else l0Free_[l0Slot_].Wait(loc);
+        LoadA2(kk, kLen, kl, loc);
+        LoadB2(kk, kLen, kl, loc);
+        const bool with_bias = first && bias_on_;
+        if (with_bias) biasBtFree_.Wait(loc), LoadBias2(loc), biasL1Free_.Set(loc);
+        matmul_detail::hand_off<HardEvent::MTE1_M>(loc);
+        Mad(first, with_bias, kl, last, loc);
+        if (!kCfg.isA2B2Shared) l0Free_[l0Slot_].Set(loc);
+        if (with_bias) biasBtFree_.Set(loc);
+        l0_used_ = true;
     }
 
     // ---- full loads (MDL): the TCubeTiling page's 全载. A whose whole single-core part fits the L1
@@ -1024,10 +1129,10 @@ private:
         lastBlock_ = i;
         slotA_ = slotB_ = 0;
         if (FullFits(t_.stepM, t_.baseM, singleM_, t_.stepKa, t_.depthA1, MIter(), chunk)) {
-            slotA_ = mb, loadA = !(fullA_ >> mb & 1u), fullA_ |= uint64_t(1) << mb;
+            slotA_ = mb, loadA = !(fullA_ >> mb & 1u), fullA_ |= uint64_t(1) << mb, heldA_ = true;
         }
         if (FullFits(t_.stepN, t_.baseN, singleN_, t_.stepKb, t_.depthB1, NIter(), chunk)) {
-            slotB_ = nb, loadB = !(fullB_ >> nb & 1u), fullB_ |= uint64_t(1) << nb;
+            slotB_ = nb, loadB = !(fullB_ >> nb & 1u), fullB_ |= uint64_t(1) << nb, heldB_ = true;
         }
     }
 
