@@ -11,8 +11,10 @@
 //   x baseK, A2/B2 dbL0A/dbL0B base tiles, CO1 baseM x baseN floats, and a bias's C1/C2 baseN
 //   floats. A tiling that does not fit L1 or L0 is cube-buffer-overflow at the Init (or
 //   REGIST_MATMUL_OBJ) line.
-// - The steps run one after another (no double buffering yet): the time the cost model shows is
-//   the serial schedule's, an upper bound of the device's.
+// - The steps overlap as the tiling's buffers allow: a streamed A or B has two L1 slots when
+//   depthA1 >= 2 x stepKa (depthB1 >= 2 x stepKb), L0A/L0B two with dbL0A = dbL0B = 2, each slot freed
+//   by a flag of the Matmul's own (ids past the kernel's 0..7); MTE2 preload continues the slots
+//   from block to block. One L0C block (dbL0C 1): a block's first Mmad waits for the last Fixpipe.
 // - In a mixed kernel the device runs Matmul on the AIC, called from the AIV; here the cube work
 //   runs in the calling block's own cube memories, whichever block calls.
 // - C to a VECIN/VECCALC/VECOUT tensor: the 910B's Fixpipe writes a GM workspace and MTE2 copies
