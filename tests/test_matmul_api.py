@@ -707,6 +707,30 @@ static void full_loads(const std::string& name, int order) {
     write_raw(name + "_copies", copies, sizeof(copies));
     write_raw(name + "_c", d.host_c, sizeof(float) * M * N);
 }
+// MDL with enableKdimReorderLoad: 32 x 32 x 256 in K chunks of 64 (stepKa = stepKb 2 of baseK 32, depth 4:
+// K not fully loaded) computed as cores 0..4 would (block_idx set for each): core i starts at chunk i mod 4
+// and wraps, so its L0C sums K in that order.
+constexpr MatmulConfig kKReorder = [] { MatmulConfig c = CFG_MDL; c.enableKdimReorderLoad = true; return c; }();
+static void k_reorder() {
+    const int M = 32, N = 32, K = 256;
+    PolicyData d = policy_data("kro", M, N, K, false);
+    TCubeTiling t{};
+    t.usedCoreNum = 5, t.M = M, t.N = N, t.Ka = t.Kb = K, t.singleCoreM = M, t.singleCoreN = N, t.singleCoreK = K;
+    t.baseM = t.baseN = t.baseK = 32, t.stepM = t.stepN = 1, t.stepKa = t.stepKb = 2;
+    t.depthA1 = t.depthB1 = 4, t.dbL0A = t.dbL0B = 2, t.dbL0C = 1;
+    TPipe pipe;
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, kKReorder> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    mm.SetTensorA(d.a), mm.SetTensorB(d.b);
+    const int64_t own = sage::sim::blk().idx;
+    for (int core = 0; core < 5; ++core) {
+        sage::sim::blk().idx = core;
+        mm.IterateAll(d.c);
+        write_raw("kro_c" + std::to_string(core), d.host_c, sizeof(float) * M * N);
+    }
+    sage::sim::blk().idx = own;
+    mm.End();
+}
 // A split-MN tiling (SetOrgShape alone: 128 x 1024 x 64 on two cores, each 128 x 512, base 128 x 256 x
 // 64, stepKa 8 and stepKb 4 though K is one slice, depth 16 and 8) run by each core's part in turn, as the
 // official samples offset B and C by the core's singleCoreN.
@@ -1060,6 +1084,7 @@ static void faults() {
     'full_loads("full_n", 1);',
     'org_run<CFG_MDL>("org_mdl");',
     'org_run<CFG_NORM>("org_norm");',
+    "k_reorder();",
     "triangle<AscendC::Impl::Detail::TrianUpperMatmulPolicy>(\"up\", false);",
     "triangle<AscendC::Impl::Detail::TrianLowerMatmulPolicy>(\"low\", true);",
     "co1_output();",
@@ -1644,6 +1669,18 @@ def test_mdl_keeps_a_fully_loaded_a_in_l1_for_the_round(run, name):
     a, b = _policy_inputs(run, name, 64, 96, 64)
     np.testing.assert_array_equal(run(f"{name}_c", np.float32).reshape(64, 96), _cube(a, b, None, False))
     assert run(f"{name}_copies", np.int32).tolist() == [2 + 6, 2 + 6]
+
+
+def test_k_reorder_starts_each_core_at_its_own_k_chunk(run):
+    """enableKdimReorderLoad (MDL): core i sums K's four chunks of 64 from chunk i mod 4 on, wrapping, so its
+    float sums are the cube's in that order (core 4 as core 0), and the orders really differ."""
+    a, b = _policy_inputs(run, "kro", 32, 32, 256)
+    got = [run(f"kro_c{core}", np.float32).reshape(32, 32) for core in range(5)]
+    for core, c in enumerate(got):
+        order = np.concatenate([np.arange(64) + 64 * ((core + j) % 4) for j in range(4)])
+        np.testing.assert_array_equal(c, _cube(a[:, order], b[order], None, False))
+    np.testing.assert_array_equal(got[4], got[0])
+    assert not np.array_equal(got[1], got[0])
 
 
 @pytest.mark.parametrize(("name", "keep"), [("up", np.less_equal), ("low", np.greater_equal)])

@@ -1027,12 +1027,14 @@ private:
         UnitFlagsFor(partial, loc);
         if ((l0c_used_ && !(ufBlock_ && ufRead_)) || OtherUsedL0C()) matmul_detail::hand_off<HardEvent::FIX_M>(loc);
         bool first = !partial;
-        for (uint32_t k0 = 0; k0 < uint32_t(singleK_); k0 += chunk) {
+        const uint32_t chunks = (uint32_t(singleK_) + chunk - 1) / chunk, c0 = KStart(chunks);
+        for (uint32_t j = 0; j < chunks; ++j) {
+            const uint32_t k0 = (c0 + j) % chunks * chunk;
             const uint32_t kLen = uint32_t(singleK_) - k0 < chunk ? uint32_t(singleK_) - k0 : chunk;
             CopyChunk(mb, nb, k0, kLen, loadA, loadB, first, loc);
             for (uint32_t kk = 0; kk < kLen; kk += uint32_t(t_.baseK)) {
                 const uint32_t kl = kLen - kk < uint32_t(t_.baseK) ? kLen - kk : uint32_t(t_.baseK);
-                Step(kk, kLen, kl, first, k0 + kk + kl >= uint32_t(singleK_), loc);
+                Step(kk, kLen, kl, first, j + 1 == chunks && kk + kl >= kLen, loc);
                 first = false;
             }
             FreeChunk(loc);
@@ -1041,6 +1043,22 @@ private:
         ufPending_ = ufBlock_, ufRead_ = false;
         l0c_used_ = true;
         if (SharesL0C()) pipe_->matmul_share_[2].owner = this;
+    }
+
+    // The K chunk a block starts from. MatmulConfig.enableKdimReorderLoad (MDL; the MatmulConfig page and
+    // the guide page on staggered K access) starts core i at chunk i mod the chunks of the larger step
+    // and wraps around, so cores sharing an A or B read different addresses at once; L0C then sums K
+    // in that order, as the device's does. Otherwise chunk 0.
+    __aicore__ inline uint32_t KStart(uint32_t chunks) const {
+        if constexpr (!(kCfg.doMultiDataLoad && kCfg.enableKdimReorderLoad)) {
+            return 0;
+        } else {
+            const bool byA = t_.stepKa > t_.stepKb;
+            const uint32_t big = uint32_t(byA ? t_.stepKa : t_.stepKb), small = uint32_t(byA ? t_.stepKb : t_.stepKa);
+            const uint32_t factor = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? big : big / small;  // chunks per larger step
+            const uint32_t outer = (chunks + factor - 1) / factor;
+            return uint32_t(GetBlockIdx()) % outer * factor % chunks;
+        }
     }
 
     // ---- the pipelining: L1 and L0 double buffers (docs/cube.md "The Matmul API")
