@@ -280,8 +280,10 @@ def store_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, fl
 
 # Scalar instructions that reach GM (a round trip each): GlobalTensor Get/SetValue, the dcache
 # bypass reads and writes, the scalar atomics and the dcache clean/invalidate of a line.
+# A Matmul call in a mixed kernel is a message the AIV writes to GM and the AIC's server reads
+# (MatmulMessage, one record on each side: matmul.h CubeClient).
 _SCALAR_GM = ("GlobalTensor", "ReadGmByPassDCache", "WriteGmByPassDCache", "AtomicAdd", "AtomicMax", "AtomicMin",
-              "AtomicExch", "AtomicCas", "DataCacheCleanAndInvalid")
+              "AtomicExch", "AtomicCas", "DataCacheCleanAndInvalid", "MatmulMessage")
 
 
 def _scalar_gm(api: str) -> bool:
@@ -473,7 +475,9 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
             issue = _barrier(r, p, costs, free, done, issue, clock)
         elif k == "xset":
             # reported to the scheduling module once the pipe's earlier work is done
-            xsets[r.b] = max(xsets.get(r.b, 0.0), max(issue, done[p]))
+            # (a set on every pipe, as SyncAll's and a served Matmul call's reply, once all are done)
+            t = max(issue, max(done) if r.pipe == "ALL" else done[p])
+            xsets[r.b] = max(xsets.get(r.b, 0.0), t)
         elif k == "xwait":
             issue = _cross_wait(r, costs, free, issue, floors, clock)
     total = max(max(done), max(free), issue)

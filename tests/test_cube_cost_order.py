@@ -83,10 +83,11 @@ def basic(base: str = "128, 128, 64", cores: int = 1, buffers: int = 2) -> Varia
 
 def adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (1, 1), b: tuple[int, int] = (1, 1),
         shape: tuple[int, int, int] = (512, 1024, 1024), mdl_unit_flag: bool | None = None,
-        mdl: tuple[tuple[str, str], ...] = ()) -> Variant:
+        mdl: tuple[tuple[str, str], ...] = (), mix: bool = False) -> Variant:
     """The Matmul API kernel with its tiling's base block, cores and L1 caching: `a` is (stepKa,
     depthA1), `b` (stepKb, depthB1); `mdl_unit_flag` runs it on CFG_MDL with enUnitFlag set so,
-    `mdl` on CFG_MDL with those MatmulConfig fields set (name, C++ value)."""
+    `mdl` on CFG_MDL with those MatmulConfig fields set (name, C++ value); `mix` as a MIX kernel (no
+    ASCENDC_CUBE_ONLY): `cores` counts AIVs, each issuing its rows' matmul to its AI Core's AIC."""
     host = ((r"^BASE_M, BASE_N, BASE_K = .*$", f"BASE_M, BASE_N, BASE_K = {base}"),
             (r"^MAX_CORES = \d+", f"MAX_CORES = {cores}"),
             (r"depthA1=2 \* STEP_K, depthB1=2 \* STEP_K", f"depthA1={a[1]}, depthB1={b[1]}"),
@@ -103,6 +104,9 @@ def adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (1, 1),
         kernel = (("    AscendC::Matmul<AType, BType, CType> mm;",
                    f"    static constexpr MatmulConfig CFG = [] {{ auto c = CFG_MDL; {fields}return c; }}();\n"
                    "    AscendC::Matmul<AType, BType, CType, CType, CFG> mm;"),)
+    if mix:
+        host += ((r"block_dim=cores", "block_dim=(cores + 1) // 2"),)
+        kernel += (("#define ASCENDC_CUBE_ONLY\n", ""),)
     return Variant("matmul_adv", host, kernel, shape=shape)
 
 
@@ -116,6 +120,10 @@ class Pair:
 
 WIDE = (512, 2048, 1024)  # N = 2048: eight 256-wide base blocks on each of 4 cores' N
 UNIT_FLAG = ("docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/Matmul高阶API使能UnitFlag.md")
+PURE_CUBE = ("docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/Matmul高阶API使能纯Cube模式.md")
+# The page's one AI Core share (M = 128, K = 64, N = 1280 on an AIC, or 640 on each of its AIVs, lines 52-58)
+# with M and N swapped, since matmul_adv splits M: 256 rows on the AIC, or 128 on each AIV.
+PURE_CUBE_SHAPE = (256, 64, 128)
 K_REORDER = ("docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/Matmul高阶API使能多核K轴错峰访问内存.md")
 # The page's A 768 x 6144 and B 6144 x 2048 split 6 x 4 (singleCore [128, 512, 6144], base [128, 256, 64]); here
 # split over M only, so all six cores read the same B (N = 512 to keep the run short), K not fully loaded.
@@ -151,6 +159,10 @@ PAIRS = [
          f"{K_REORDER}:40-49, 65, 73, 112",
          adv(cores=6, shape=K_REORDER_SHAPE, a=(4, 8), b=(4, 8), mdl=(("enableKdimReorderLoad", "false"),)),
          adv(cores=6, shape=K_REORDER_SHAPE, a=(4, 8), b=(4, 8), mdl=(("enableKdimReorderLoad", "true"),))),
+    Pair("pure Cube mode (ASCENDC_CUBE_ONLY, the AIC calls the Matmul) beats the default MIX mode, where each AIV "
+         "sends its call as a message the AIC serves (published 17.85 -> 11.21 us)", f"{PURE_CUBE}:52-58, 66, 158",
+         adv(cores=2, shape=PURE_CUBE_SHAPE, a=(4, 8), b=(4, 8), mix=True),
+         adv(cores=1, shape=PURE_CUBE_SHAPE, a=(4, 8), b=(4, 8))),
 ]
 
 

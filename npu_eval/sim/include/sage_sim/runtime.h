@@ -299,6 +299,10 @@ struct BlockState {
     // Inside a Matmul API call on an AIV of a mixed kernel: the device's AIC serves it, the emulator
     // runs the cube work here (adv_api/matmul/matmul_intf.h), so the AIV-cube check stands aside.
     int cube_client = 0;
+    // While an AIV's Matmul call is served by its AIC (a mixed kernel): the AIC's trace, where the
+    // call's cube work is recorded, and the cross-core id the AIC sets when the call's work is done.
+    TraceLog* trace_sink = nullptr;
+    int cube_reply = -1;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
     uint8_t* ub_init = nullptr;  // per byte: written since its buffer was allocated
     uint32_t ub_used = 0;      // bytes handed out by TPipe::InitBuffer
@@ -505,13 +509,19 @@ inline bool& trace_truncated() {
     static bool t = false;
     return t;
 }
+// The trace the running code records into: its block's, or the AIC's while an AIV's Matmul call is
+// served there.
+inline TraceLog& trace_buf() {
+    return rt().block.trace_sink ? *rt().block.trace_sink : rt().block.trace;
+}
 inline void trace(TraceRec r) {
     if (!rt().tracing) return;
-    if (rt().block.trace.size() >= kMaxTraceRecords) {
+    TraceLog& t = trace_buf();
+    if (t.size() >= kMaxTraceRecords) {
         trace_truncated() = true;
         return;
     }
-    rt().block.trace.push_back(r);
+    t.push_back(r);
 }
 SAGE_SIM_OUTLINE void trace_instr(Pipe pipe, const char* api, const char* dtype, uint32_t elems,
                         uint64_t bytes, SrcLoc loc, UbRange w = {}, UbRange r0 = {},
@@ -523,8 +533,8 @@ SAGE_SIM_OUTLINE void trace_instr(Pipe pipe, const char* api, const char* dtype,
 // (full bandwidth wants 512-byte aligned addresses) and the number of bursts; a DataCopy also
 // gives each burst's bytes and the gap between bursts, its GM span for the advisor.
 SAGE_SIM_OUTLINE void trace_gm_shape(const void* gm, uint32_t bursts, uint32_t burst = 0, uint32_t gap = 0) {
-    if (!rt().tracing || rt().block.trace.empty()) return;
-    TraceRec& r = rt().block.trace.back();
+    if (!rt().tracing || trace_buf().empty()) return;
+    TraceRec& r = trace_buf().back();
     r.a = int32_t(reinterpret_cast<uintptr_t>(gm) % 512);
     r.b = int32_t(bursts);
     r.gm_addr = uint64_t(reinterpret_cast<uintptr_t>(gm));

@@ -81,6 +81,62 @@ struct SlotFlag {
     }
 };
 
+// A Matmul call on an AIV of a mixed kernel. On the device the AIV is a client: it writes a message
+// (the call and its arguments) to GM and sets a cross-core flag; the AIC's server loop waits for it,
+// reads the message, does the cube work and, for a synchronous call, sets a flag the AIV waits for.
+// The emulator runs the cube work here, in this AIV's own cube memories (the check that keeps cube
+// APIs off AIVs stands aside while cube_client is set), and records it in the AIC's trace, between
+// those two hand-overs: so the AIC serves its AIVs' calls one after another, and each message costs
+// a GM round trip on both sides (the cost model's scalar GM access). A call that sends no message
+// (`serve` false: MixDualMaster objects, where the AIC runs the code itself, or the second AIV of an
+// IBShare A and B pair) only sets cube_client.
+class CubeClient {
+public:
+    CubeClient(sage::sim::SrcLoc loc, bool serve) : loc_(loc) {
+        using namespace sage::sim;
+        if (blk().cube_client++ || !serve || !coop().active || !coop().mixed || blk().core != AIV) return;
+        TraceLog* aic = AicTrace();
+        if (aic == nullptr) return;
+        const int ask = cross().next_id++;
+        trace_instr(Pipe::S, "MatmulMessage", "", 0, 64, loc);
+        trace_event(TraceKind::XSet, Pipe::S, "Matmul call (to the AIC)", loc, 0, ask);
+        blk().trace_sink = aic, blk().cube_reply = cross().next_id++, served_ = true;
+        trace_event(TraceKind::XWait, Pipe::ALL, "Matmul call (to the AIC)", loc, 0, ask);
+        trace_instr(Pipe::S, "MatmulMessage", "", 0, 64, loc);
+    }
+    ~CubeClient() {
+        if (served_) Reply(loc_);
+        --sage::sim::blk().cube_client;
+    }
+    CubeClient(const CubeClient&) = delete;
+    CubeClient& operator=(const CubeClient&) = delete;
+
+    // The AIC is done with the call: it sets the reply flag, and what follows (the AIV's copy of a C
+    // written to its UB) is the AIV's again, after the wait. False when no call is being served.
+    static bool Reply(sage::sim::SrcLoc loc) {
+        using namespace sage::sim;
+        if (blk().trace_sink == nullptr) return false;
+        const int id = blk().cube_reply;
+        trace_event(TraceKind::XSet, Pipe::ALL, "Matmul done (to the AIV)", loc, 0, id);
+        blk().trace_sink = nullptr, blk().cube_reply = -1;
+        trace_event(TraceKind::XWait, Pipe::ALL, "Matmul done (to the AIV)", loc, 0, id);
+        return true;
+    }
+
+private:
+    sage::sim::SrcLoc loc_;
+    bool served_ = false;
+    // The trace of this AIV's AIC (same AI Core), parked while the AIV runs.
+    static sage::sim::TraceLog* AicTrace() {
+        using namespace sage::sim;
+        const std::vector<CoreSlot>& cores = cross().cores;
+        for (size_t f = 0; f < cores.size() && f < coop().fibers.size(); ++f)
+            if (cores[f].core == AIC && cores[f].group == blk().group && int(f) != blk().fiber)
+                return &coop().fibers[f]->st.trace;
+        return nullptr;
+    }
+};
+
 // Clears the unit flags of an L0C tensor's blocks, as SetFixPipeConfig(l0c, true) does.
 template <typename T>
 inline void clear_unit_flags(const LocalTensor<T>& l0c, sage::sim::SrcLoc loc) {
@@ -130,7 +186,7 @@ inline void fixpipe_to_ub(const LocalTensor<T>& dst, const LocalTensor<U>& src, 
     const uint64_t moved = uint64_t(s.mSize) * s.nSize * sizeof(T);
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.mSize * s.nSize, moved, loc, {},
                 {src.addr_, detail::fix_src_bytes(s)});
-    hand_off<HardEvent::FIX_MTE2>(loc);
+    if (!CubeClient::Reply(loc)) hand_off<HardEvent::FIX_MTE2>(loc);  // served by the AIC: its reply orders them
     UbRange w{dst.addr_, uint32_t(bytes)};
     ub_mark(w);
     trace_instr(Pipe::MTE2, "DataCopy", dtype_name<T>(), s.mSize * s.nSize, moved, loc, w);
@@ -201,14 +257,6 @@ inline bool transpose_of(const char* api, bool flag, sage::sim::SrcLoc loc) {
     return flag;
 }
 
-// While a Matmul call runs on an AIV of a mixed kernel, the cube work it issues is the AIC's
-// (the device's MatmulServer), done in this block's own cube memories.
-struct CubeClient {
-    CubeClient() { ++sage::sim::blk().cube_client; }
-    ~CubeClient() { --sage::sim::blk().cube_client; }
-    CubeClient(const CubeClient&) = delete;
-    CubeClient& operator=(const CubeClient&) = delete;
-};
 
 }  // namespace matmul_detail
 
@@ -226,6 +274,9 @@ public:
     static constexpr MatmulConfig kCfg = matmul_detail::config_of(MM_CFG);
     static constexpr bool kStaticTiling = matmul_detail::is_static(MM_CFG);
     static constexpr bool kMixDualMaster = kCfg.enableMixDualMaster;
+    // Calls on an AIV of a mixed kernel are messages to the AIC (matmul_detail::CubeClient), except a
+    // MixDualMaster object's, where the AIC runs the same code itself.
+    static constexpr bool kServed = !kMixDualMaster;
 
 private:
     using SrcT = typename A_TYPE::T;
@@ -267,7 +318,7 @@ public:
     __aicore__ inline MatmulImpl() {}
 
     __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, false);
         sage::sim::touch(loc);
         if (cubeTiling == nullptr && !kStaticTiling)
             sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling (only a Matmul whose MM_CFG is a "
@@ -370,7 +421,7 @@ public:
     // whether any is left, and ends the round when none is.
     template <bool sync = true>
     __aicore__ inline bool Iterate(bool enPartialSum = false, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         Ready("Iterate", loc);
         OnlyIterateAll("Iterate", loc);
@@ -387,7 +438,7 @@ public:
     __aicore__ inline bool Iterate(bool enPartialSum, const LocalTensor<T>& localCmatrix, SAGE_LOC) {
         static_assert(std::is_same_v<T, L0cT>, "Matmul Iterate into a CO1 tensor: its type is L0C's (float, or "
                                                "int32_t for int8_t A/B)");
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         Ready("Iterate", loc, true);
         UserL0C(localCmatrix, enPartialSum, loc);
@@ -401,7 +452,10 @@ public:
     template <bool sync = true>
     __aicore__ inline void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                                       bool enSequentialWrite = false, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        // an atomic write waits for the other cores before the call goes to the AIC, so a served call
+        // is never parked halfway (its AIC's trace holds one call at a time)
+        if (enAtomic || sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         OnlyIterateAll("GetTensorC", loc);
         matmul_detail::Atomic atomic(enAtomic, loc);
@@ -414,7 +468,7 @@ public:
     template <bool sync = true>
     __aicore__ inline void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0,
                                       bool enSequentialWrite = false, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         OnlyIterateAll("GetTensorC", loc);
         NoAtomic(enAtomic, loc);
@@ -426,7 +480,10 @@ public:
     __aicore__ inline void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                                       bool enSequentialWrite = false, bool waitIterateAll = false,
                                       bool fakeMsg = false, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        // an atomic write waits for the other cores before the call goes to the AIC, so a served call
+        // is never parked halfway (its AIC's trace holds one call at a time)
+        if (enAtomic || sage::sim::blk().atomic_op) matmul_detail::await_other_cores(loc);
+        matmul_detail::CubeClient client(loc, kServed && !SharedPairServed());
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
         matmul_detail::Atomic atomic(enAtomic, loc);
@@ -444,7 +501,7 @@ public:
     }
     template <bool sync = true>
     __aicore__ inline void IterateAll(const LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
         NoAtomic(enAtomic, loc);
@@ -479,7 +536,7 @@ public:
                                         bool enSequentialWrite, const uint32_t matrixStrideA = 0,
                                         const uint32_t matrixStrideB = 0, const uint32_t matrixStrideC = 0,
                                         const bool enPartialSum = false, const uint8_t enAtomic = 0, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         BatchReady("IterateBatch", batchA, batchB, enAtomic, loc);
         OnlyIterateAll("IterateBatch", loc);
@@ -491,7 +548,7 @@ public:
                                          bool enSequentialWrite, const uint32_t matrixStrideA = 0,
                                          const uint32_t matrixStrideB = 0, const uint32_t matrixStrideC = 0,
                                          const bool enPartialSum = false, const uint8_t enAtomic = 0, SAGE_LOC) {
-        matmul_detail::CubeClient client;
+        matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         BatchReady("IterateNBatch", batchA, batchB, enAtomic, loc);
         OnlyIterateAll("IterateNBatch", loc);
