@@ -2,9 +2,10 @@
 
 Each pair is one comparison a public source states ("B is faster than A"), replayed on the bundled
 matmul kernels (examples/tasks/matmul_basic on the basic API, matmul_adv on the Matmul API) with
-the source's tiling change and nothing else. The sources are asc-devkit's README files at commit
-82b89a15f263 (cited by path and line; their text stays out of this repository); docs/cube.md
-lists the pairs and the published comparisons no bundled kernel can replay yet.
+the source's tiling change and nothing else. The sources are asc-devkit's README files and the
+Matmul guide pages (Matmul性能调优案例) at commit 82b89a15f263 (cited by path and line; their text
+stays out of this repository); docs/cube.md lists the pairs and every published comparison not
+replayed yet, with its reason.
 """
 
 from __future__ import annotations
@@ -194,8 +195,9 @@ GUIDE_PAIRS = [
     Pair("base block [128, 256, 64] beats [64, 64, 256] on 20 cores (published MTE2 2452 -> 808 us, 3.03x)",
          f"{TILING_PAGE}:111-134", guide_adv("64, 64, 256", cores=20, shape=TILING_SHAPE),
          guide_adv("128, 256, 64", cores=20, shape=TILING_SHAPE)),
-    Pair("large packets (CFG_MDL, stepKa = stepKb = 4, depth 8: GetTiling's for half with a bias) beat one base "
-         "block per GM -> L1 copy (published MTE2 808 -> 591 us, 1.37x)", f"{TILING_PAGE}:141-158",
+    Pair("large packets (CFG_MDL, stepKa = stepKb = 4, depth 8: the host rule's largest double-buffered step "
+         "that fits L1; the page prints none) beat one base block per GM -> L1 copy (published MTE2 808 -> 591 us, "
+         "1.37x)", f"{TILING_PAGE}:141-158",
          guide_adv("128, 256, 64", cores=20, shape=TILING_SHAPE),
          guide_adv("128, 256, 64", cores=20, shape=TILING_SHAPE, a=(4, 8), b=(4, 8), cfg="CFG_MDL")),
 ]
