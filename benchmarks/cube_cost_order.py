@@ -39,7 +39,7 @@ def main() -> None:
         new = _estimates(variants, None, root / "l2")
         old = _estimates(variants, root / "no-l2", root / "old")
     for p in PAIRS:
-        print(p.source.split("01_matrix_compute/")[-1])
+        print(p.source.split("01_matrix_compute/")[-1].split("Matmul性能调优案例/")[-1])
         for name, est in (("without L2", old), ("with L2", new)):
             (s, sb, sp), (f, fb, fp) = est[p.slower], est[p.faster]
             print(f"  {name:<10} {s:8.1f} -> {f:7.1f} us ({s / f:.2f}x); "
