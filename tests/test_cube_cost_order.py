@@ -187,14 +187,15 @@ def guide_adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (
 
 
 def split_k(cores: int, shape: tuple[int, int, int], base: str = "128, 256, 64", a: tuple[int, int] = (1, 1),
-            b: tuple[int, int] = (1, 1)) -> Variant:
+            b: tuple[int, int] = (1, 1), mix: bool = False) -> Variant:
     """The Matmul API kernel with K split over `cores` (the EnableMultiCoreSplitK page): every core takes all
-    of M and N and K / cores of K, clears C with Fill and adds its part with IterateAll(c, enAtomic = 1)."""
-    v = adv(base, cores, a, b, shape)
+    of M and N and K / cores of K, clears C with Fill and adds its part with IterateAll(c, enAtomic = 1);
+    `mix` as adv()'s (the cores are AIVs)."""
+    v = adv(base, cores, a, b, shape, mix=mix)
     host = v.host + ((r"^    cores = min\(MAX_CORES, .*\n    single_m = .*\n    cores = .*$",
                       "    cores, single_m = MAX_CORES, m  # K split: each core all of M and N, k / cores of K"),
                      (r"singleCoreK=k,", "singleCoreK=k // cores,"))
-    kernel = (("const int32_t row0 = AscendC::GetBlockIdx() * tiling.singleCoreM;",
+    kernel = v.kernel + (("const int32_t row0 = AscendC::GetBlockIdx() * tiling.singleCoreM;",
                "const int32_t row0 = 0, k0 = AscendC::GetBlockIdx() * tiling.singleCoreK;"),
               ("(__gm__ half *)a + int64_t(row0) * tiling.Ka, int64_t(rows) * tiling.Ka);",
                "(__gm__ half *)a + k0, int64_t(rows) * tiling.Ka - k0);"),
@@ -206,11 +207,26 @@ def split_k(cores: int, shape: tuple[int, int, int], base: str = "128, 256, 64",
     return Variant(v.task, host, kernel, v.shape)
 
 
+def ibshare_ab(shape: tuple[int, int, int], base: str, a: tuple[int, int], b: tuple[int, int]) -> Variant:
+    """A MIX kernel on one AI Core whose A and B are IBSHARE: both AIVs issue the whole matmul and the
+    AIC computes it once (the IBShare page; the emulator's sub-block 0 call)."""
+    v = adv(base, 2, a, b, shape, mix=True)
+    host = v.host + ((r"^    cores = min\(MAX_CORES, .*\n    single_m = .*\n    cores = .*$",
+                      "    cores, single_m = MAX_CORES, m  # both AIVs issue the whole matmul"),)
+    kernel = v.kernel + (("const int32_t row0 = AscendC::GetBlockIdx() * tiling.singleCoreM;",
+                          "const int32_t row0 = 0;"),
+                         ("MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half>;",
+                          "MatmulType<AscendC::TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>;"))
+    return Variant(v.task, host, kernel, v.shape)
+
+
 SPLIT_K_PAGE = GUIDE + "Matmul高阶API使能多核切K.md"
 MDL_PAGE = GUIDE + "Matmul高阶API使能MDL模板.md"
 TILING_PAGE = GUIDE + "Matmul算子优化Tiling策略.md"
 SPLIT_K_SHAPE = (16, 1024, 16)  # M = N = 16, K = 1024 (the page's lines 54-55): all of K in L1 at once
 MDL_ONE_OF_24 = (128, 1024, 1280)  # M = 128, K = 1024, N = 30720 over 24 cores: singleCoreN 1280 (lines 55-56)
+IBSHARE_AB_PAGE = GUIDE + "Matmul高阶API使能IBShare模板共享A和B矩阵数据.md"
+IBSHARE_AB_SHAPE = (128, 384, 256)  # one AI Core: A 128 x 384, B 384 x 256 (the page's lines 29, 38)
 TILING_SHAPE = (2560, 1024, 512)  # the page's 4096 x 4096 x 5120 scaled: 128 rows of M a core on 20 cores
 GUIDE_PAIRS = [
     Pair("two cores splitting K (C cleared, IterateAll with enAtomic 1) beat one core taking all of K, M = N = 16, "
@@ -235,6 +251,11 @@ GUIDE_PAIRS = [
          guide_adv("128, 256, 64", cores=20, shape=TILING_SHAPE),
          guide_adv("128, 256, 64", cores=20, shape=TILING_SHAPE, a=(4, 8), b=(4, 8), cfg="CFG_MDL")),
 ]
+GUIDE_PAIRS.append(
+    Pair("A and B IBSHARE (the two AIVs issue one matmul the AIC computes once) beat the two AIVs each taking half "
+         "of K with enAtomic, one AI Core (published 27.11 -> 22.44 us)", f"{IBSHARE_AB_PAGE}:29, 38, 59, 63, 68, 126",
+         split_k(2, IBSHARE_AB_SHAPE, a=(3, 6), b=(3, 6), mix=True),
+         ibshare_ab(IBSHARE_AB_SHAPE, "128, 256, 64", (6, 6), (6, 6))))
 PAIRS += GUIDE_PAIRS
 
 

@@ -606,6 +606,10 @@ private:
     // A held in L1 over several blocks (full loads, nbuffer33: copied when its slot is first needed),
     // else streamed: each K chunk copied into the next of its one or two slots.
     bool heldA_ = false, heldB_ = false;
+    // Whether a held copy waits for every earlier load: nbuffer33's slots are refilled within a round
+    // (each group of rows, each other column); full loads copy each slot once a round, so only the
+    // round's first held copy waits (for the last round's loads; MTE2 keeps its order).
+    bool heldWait_ = kNBuffer33;
     // pipelining (docs/cube.md "The Matmul API"): the flags that free each L1 slot of a streamed A or
     // B, the L1 bias buffer, each L0A/L0B slot and the BiasTable; chunk and step counts pick the slots
     matmul_detail::SlotFlag l1FreeA_[2] = {{HardEvent::MTE1_MTE2, 0}, {HardEvent::MTE1_MTE2, 0}};
@@ -1129,10 +1133,11 @@ private:
     __aicore__ inline bool DbL0() const {
         return t_.dbL0A > 1 && t_.dbL0B > 1 && !kCfg.isA2B2Shared && !kSparse;
     }
-    // Each object's flags get their own ids (8 and up, per object of the core), so two objects'
-    // pending flags never pair with each other in the trace.
+    // Each object's flags get their own ids (8 and up, one set per object of the run), so two objects'
+    // pending flags never pair with each other in a trace, even where an AIC serves two AIVs' objects.
     __aicore__ inline void NameFlags() {
-        const int32_t base = 8 + 8 * (sage::sim::blk().next_event_id[1]++ % 1024);
+        static int32_t objects = 0;
+        const int32_t base = 8 + 8 * (objects++ % (1 << 20));
         l1FreeA_[0].id = base, l1FreeA_[1].id = base + 1, l1FreeB_[0].id = base + 2, l1FreeB_[1].id = base + 3;
         biasL1Free_.id = base + 4, l0Free_[0].id = base, l0Free_[1].id = base + 1, biasBtFree_.id = base + 2;
     }
@@ -1147,10 +1152,13 @@ private:
         if (l0_used_) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);
     }
     // GM -> L1 for one K chunk: a streamed A or B into its next slot once MTE1 has read what that slot
-    // held; a held one after every earlier load (its slot may be read by any earlier block).
+    // held; a held one after every earlier load when heldWait_ says so.
     __aicore__ inline void CopyChunk(uint32_t mb, uint32_t nb, uint32_t k0, uint32_t kLen, bool loadA, bool loadB,
                                      bool first, sage::sim::SrcLoc loc) {
-        if (l1_used_ && ((loadA && heldA_) || (loadB && heldB_))) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
+        if (heldWait_ && ((loadA && heldA_) || (loadB && heldB_))) {
+            if (l1_used_) matmul_detail::hand_off<HardEvent::MTE1_MTE2>(loc);
+            heldWait_ = kNBuffer33;
+        }
         if constexpr (!kAInL1) {
             if (loadA) {
                 if (!heldA_) slotA_ = DbA1() ? chunkA_ % 2 : 0, l1FreeA_[slotA_].Wait(loc);
@@ -1202,7 +1210,7 @@ private:
                int64_t(blocks) * stepK <= depth;
     }
     __aicore__ inline void FullLoads(int32_t i, uint32_t mb, uint32_t nb, uint32_t chunk, bool& loadA, bool& loadB) {
-        if (i <= lastBlock_) fullA_ = fullB_ = 0;  // a new round (or batch, or partial sum) copies again
+        if (i <= lastBlock_) fullA_ = fullB_ = 0, heldWait_ = true;  // a new round (or batch, or partial sum) copies again
         lastBlock_ = i;
         slotA_ = slotB_ = 0;
         if (FullFits(t_.stepM, t_.baseM, singleM_, t_.stepKa, t_.depthA1, MIter(), chunk)) {
