@@ -396,3 +396,78 @@ def test_a_cube_only_matmul_runs_on_the_aic_which_goes_on_past_its_registration(
         assert report.status == "runtime_error"
         wait = [i + 1 for i, ln in enumerate(kernel.splitlines()) if "CrossCoreWaitFlag(3);" in ln][0]
         assert ("flag-deadlock", wait) in {(d.code, d.line) for d in report.diagnostics}, report.diagnostics
+
+
+SERVED_KERNEL = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+using namespace AscendC;
+using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using FloatGm = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+
+// A MIX Matmul (no kernel type, no ASCENDC_CUBE_ONLY): each AIV computes its 16 rows of C = A x B
+// through the AI Core's one AIC, which serves the two calls one after the other.
+extern "C" __global__ __aicore__ void mm_served(GM_ADDR a, GM_ADDR b, GM_ADDR c)
+{
+    TPipe pipe;
+    TCubeTiling t{};
+    t.M = 32, t.N = t.Ka = t.Kb = t.singleCoreN = t.singleCoreK = 32, t.singleCoreM = 16;
+    t.baseM = 16, t.baseN = t.baseK = 32, t.stepKa = t.stepKb = t.depthA1 = t.depthB1 = 1;
+    t.dbL0A = t.dbL0B = t.dbL0C = 1, t.stepM = t.stepN = 1, t.usedCoreNum = 2;
+    Matmul<HalfGm, HalfGm, FloatGm> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    const int row0 = GetBlockIdx() * 16;
+    GlobalTensor<half> aGm, bGm;
+    GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer((__gm__ half *)a + row0 * 32, 16 * 32);
+    bGm.SetGlobalBuffer((__gm__ half *)b, 32 * 32);
+    cGm.SetGlobalBuffer((__gm__ float *)c + row0 * 32, 16 * 32);
+    mm.SetTensorA(aGm);
+    mm.SetTensorB(bGm);
+    mm.IterateAll(cGm);
+    mm.End();
+}
+"""
+
+SERVED_HOST = """
+import torch
+from sage_npu.npu_eval import Launch
+
+def launch(a, b):
+    c = torch.zeros(32, 32, dtype=torch.float32)
+    return Launch(kernel="mm_served", block_dim=1, args=[a, b, c], outputs=[c])
+"""
+
+
+def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path):
+    """Each AIV's IterateAll is a message (a scalar GM round trip on each side) the AIC serves: the cube
+    work of both calls is on the AIC's timeline, none on the AIVs', and each AIV ends after the AIC's
+    reply to it; the AIC serves the two calls one after the other."""
+    from sage_npu.npu_eval.cost_model import estimate
+
+    folder = tmp_path / "served"
+    folder.mkdir()
+    (folder / "mm_served.cpp").write_text(SERVED_KERNEL)
+    (folder / "host.py").write_text(SERVED_HOST)
+    (folder / "reference.py").write_text(CUBE_ONLY_REFERENCE.replace("torch.relu(a.float() @ b.float())",
+                                                                     "a.float() @ b.float()"))
+    evaluation = ev.evaluate(folder)
+    assert evaluation.report.status == "correct", evaluation.report.diagnostics
+    assert not evaluation.report.diagnostics, evaluation.report.diagnostics
+    trace = evaluation.trace.trace
+    aic = next(b for b, (k, _) in trace.cores.items() if k == "AIC")
+    aivs = [b for b, (k, _) in trace.cores.items() if k == "AIV"]
+    cube = [r for r in trace.blocks[aic] if r.kind == "I" and r.pipe in ("MTE1", "M", "FIX")]
+    assert [r.api for r in cube if r.pipe == "M"] == ["Mmad", "Mmad"]  # one a call
+    assert [r.api for r in trace.blocks[aic] if r.api == "MatmulMessage"] == ["MatmulMessage"] * 2
+    for b in aivs:
+        recs = trace.blocks[b]
+        assert not [r for r in recs if r.kind == "I" and r.pipe in ("MTE1", "M", "FIX")]
+        assert [r.kind for r in recs if r.kind in ("xset", "xwait")] == ["xset", "xwait"]
+        assert [r.api for r in recs if r.api == "MatmulMessage"] == ["MatmulMessage"]
+    chip = chip_profile("910B2")
+    est = estimate(trace, chip, default_costs(chip.family), evaluation.trace.block_dim)
+    by_block = {s.block: s for s in est.schedules}
+    replies = sorted(by_block[aic].xsets.values())
+    assert len(replies) == 2 and replies[0] < replies[1]
+    assert sorted(by_block[b].cycles for b in aivs)[1] > replies[1]
