@@ -1394,6 +1394,39 @@ def test_the_matmul_example_is_costed_on_the_cube_pipes_at_the_iterate_all_line(
     assert report.timing.hot_lines and report.timing.hot_lines[0].line == line, report.timing.hot_lines
 
 
+def test_the_matmul_example_splits_n_across_cores_with_tails_in_m_and_n(tmp_path):
+    """host.py's SPLIT_N: 6 cores as 3 along M by 2 along N, each core's N a multiple of 32 (ALIGN_N), on the
+    example's shapes (tails in M, N and K): every block finds its M and N offsets and its tail, and C is right."""
+    import importlib.util
+    import shutil
+
+    import torch
+
+    task = shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "tasks" / "matmul_adv",
+                           tmp_path / "matmul_adv")
+    host = task / "host.py"
+    text = host.read_text()
+    for old, new in (("MAX_CORES = 4\n", "MAX_CORES = 6\n"), ("SPLIT_N = 1 ", "SPLIT_N = 2 "),
+                     ("ALIGN_N = 1 ", "ALIGN_N = 32 ")):
+        assert old in text, old
+        text = text.replace(old, new)
+    host.write_text(text)
+    spec = importlib.util.spec_from_file_location("split_host", host)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for m, k, n in ((128, 256, 128), (100, 70, 50), (37, 200, 300)):
+        launch = mod.launch(torch.zeros(m, k).half(), torch.zeros(k, n).half())
+        t = launch.args[3].fields
+        assert launch.block_dim == 6 and m % t["singleCoreM"] and t["singleCoreN"] % 32 == 0, (m, n, t)
+    ev = Evaluator(EvalSettings())
+    try:
+        report = ev.evaluate(task).report
+    finally:
+        ev.close()
+    assert report.status == "correct", report.diagnostics
+
+
 def _half_matrix(run: Run, name: str, shape: tuple[int, ...]) -> np.ndarray:
     return run(name, np.float16).astype(np.float32).reshape(shape)
 
