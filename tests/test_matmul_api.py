@@ -1381,12 +1381,7 @@ def test_the_matmul_example_is_costed_on_the_cube_pipes_at_the_iterate_all_line(
     """The cost model sees what the Matmul object issues per block (MTE2 loads, MTE1 L0 loads, M
     multiplies, FIX write-backs), attributed to the user's IterateAll line."""
     task = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "matmul_adv"
-    ev = Evaluator(EvalSettings())
-    try:
-        report = ev.evaluate(task).report
-    finally:
-        ev.close()
-    assert report.status == "correct", report.diagnostics
+    report = _evaluate(task)
     assert report.timing is not None
     assert all(report.timing.pipes.get(p, 0.0) > 0.0 for p in ("MTE2", "MTE1", "M", "FIX")), report.timing.pipes
     source = (task / "matmul_adv.cpp").read_text().splitlines()
@@ -1419,12 +1414,18 @@ def test_the_matmul_example_splits_n_across_cores_with_tails_in_m_and_n(tmp_path
         launch = mod.launch(torch.zeros(m, k).half(), torch.zeros(k, n).half())
         t = launch.args[3].fields
         assert launch.block_dim == 6 and m % t["singleCoreM"] and t["singleCoreN"] % 32 == 0, (m, n, t)
+    _evaluate(task)
+
+
+def _evaluate(task: Path):
+    """The task's report, which must be correct."""
     ev = Evaluator(EvalSettings())
     try:
         report = ev.evaluate(task).report
     finally:
         ev.close()
     assert report.status == "correct", report.diagnostics
+    return report
 
 
 def _half_matrix(run: Run, name: str, shape: tuple[int, ...]) -> np.ndarray:
