@@ -1133,11 +1133,14 @@ private:
     __aicore__ inline bool DbL0() const {
         return t_.dbL0A > 1 && t_.dbL0B > 1 && !kCfg.isA2B2Shared && !kSparse;
     }
-    // Each object's flags get their own ids (8 and up, one set per object of the run), so two objects'
-    // pending flags never pair with each other in a trace, even where an AIC serves two AIVs' objects.
+    // Each object's flags get their own ids (8 and up), so two objects' pending flags never pair with
+    // each other in a trace, even where an AIC serves both AIVs' objects: the block's object count
+    // times 4, plus the AIV's sub-block (2 on an AIC). Per block, so the same launch gives the same
+    // trace every time (a program's repeated launches are read once: program.py launch_fingerprint).
     __aicore__ inline void NameFlags() {
-        static int32_t objects = 0;
-        const int32_t base = 8 + 8 * (objects++ % (1 << 20));
+        using namespace sage::sim;
+        const int32_t side = blk().core == AIC ? 2 : blk().sub_idx % 2;
+        const int32_t base = 8 + 8 * ((blk().next_event_id[1]++ % (1 << 20)) * 4 + side);
         l1FreeA_[0].id = base, l1FreeA_[1].id = base + 1, l1FreeB_[0].id = base + 2, l1FreeB_[1].id = base + 3;
         biasL1Free_.id = base + 4, l0Free_[0].id = base, l0Free_[1].id = base + 1, biasBtFree_.id = base + 2;
     }
