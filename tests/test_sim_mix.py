@@ -1,7 +1,8 @@
 """Mixed AIC/AIV kernels (sage_sim/mix.h, docs/cube.md "Mixed kernels"): the bundled
 examples/tasks/matmul_relu_mix (a cube matmul handed to the vector cores through a GM workspace
 and cross-core flags) and attention_fwd_mix are checked by tests/test_examples.py; here the
-first one's timelines in the estimate, the same report on every one of 20 runs for both, a flag
+first one's timelines in the estimate, the same report on every one of 20 runs for each mixed example (with
+matmul_bias_relu, whose Matmul calls the AIC serves), a MIX Matmul served on the AIC timeline, a flag
 no core sets (flag-deadlock at the wait), a flag set before the store it should publish (gm-race at
 the other core's read), and one kernel that records what each core of a 1:2
 launch sees (GetBlockIdx, GetSubBlockIdx, GetTaskRatio, g_coreType) and hands values over in
@@ -60,10 +61,11 @@ def test_mixed_example_runs_aic_and_aiv_timelines_joined_by_the_flags(ev):
     assert {est.block_core[b] for b in aiv} == {0, 1, 2, 3}
 
 
-# The bundled mixed examples: a matmul handed to ReLU on the AIVs, and attention (QK^T on the cube,
-# softmax on the AIVs, PV on the cube) pipelined over two workspace slots with flags both ways.
+# The bundled mixed examples: a matmul handed to ReLU on the AIVs, attention (QK^T on the cube,
+# softmax on the AIVs, PV on the cube) pipelined over two workspace slots with flags both ways, and a
+# Matmul API kernel whose AIV calls its AIC serves (bias, then ReLU on the AIV).
 ATTENTION = EXAMPLE.parent / "attention_fwd_mix"
-MIXED_EXAMPLES = [EXAMPLE, ATTENTION]
+MIXED_EXAMPLES = [EXAMPLE, ATTENTION, EXAMPLE.parent / "matmul_bias_relu"]
 
 
 @pytest.mark.parametrize("task", MIXED_EXAMPLES, ids=lambda p: p.name)
