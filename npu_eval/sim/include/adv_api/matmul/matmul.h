@@ -89,7 +89,7 @@ struct SlotFlag {
 // those two hand-overs: so the AIC serves its AIVs' calls one after another, and each message costs
 // a GM round trip on both sides (the cost model's scalar GM access). A call that sends no message
 // (`serve` false: MixDualMaster objects, where the AIC runs the code itself, or the second AIV of an
-// IBShare A and B pair) only sets cube_client.
+// ibshare A and B pair) only sets cube_client.
 class CubeClient {
 public:
     CubeClient(sage::sim::SrcLoc loc, bool serve) : loc_(loc) {
