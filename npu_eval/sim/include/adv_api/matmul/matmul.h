@@ -16,7 +16,8 @@
 //   by a flag of the Matmul's own (ids past the kernel's 0..7); MTE2 preload continues the slots
 //   from block to block. One L0C block (dbL0C 1): a block's first Mmad waits for the last Fixpipe.
 // - In a mixed kernel the device runs Matmul on the AIC, called from the AIV; here the cube work
-//   runs in the calling block's own cube memories, whichever block calls.
+//   runs in the calling block's own cube memories, and an AIV's call is recorded on its AIC's
+//   timeline between a message and a reply (matmul_detail::CubeClient).
 // - C to a VECIN/VECCALC/VECOUT tensor: the 910B's Fixpipe writes a GM workspace and MTE2 copies
 //   it into the UB; the trace records both, the UB write as MTE2's (a VECIN queue orders it).
 #pragma once
@@ -256,7 +257,6 @@ inline bool transpose_of(const char* api, bool flag, sage::sim::SrcLoc loc) {
                "asked. Declare the MatmulType with ISTRANS true", api, api);
     return flag;
 }
-
 
 }  // namespace matmul_detail
 
