@@ -83,24 +83,18 @@ def basic(base: str = "128, 128, 64", cores: int = 1, buffers: int = 2) -> Varia
 
 
 def adv(base: str = "128, 256, 64", cores: int = 1, a: tuple[int, int] = (1, 1), b: tuple[int, int] = (1, 1),
-        shape: tuple[int, int, int] = (512, 1024, 1024), mdl_unit_flag: bool | None = None,
-        mdl: tuple[tuple[str, str], ...] = (), mix: bool = False) -> Variant:
+        shape: tuple[int, int, int] = (512, 1024, 1024), mdl: tuple[tuple[str, str], ...] = (),
+        mix: bool = False) -> Variant:
     """The Matmul API kernel with its tiling's base block, cores and L1 caching: `a` is (stepKa,
-    depthA1), `b` (stepKb, depthB1); `mdl_unit_flag` runs it on CFG_MDL with enUnitFlag set so,
-    `mdl` on CFG_MDL with those MatmulConfig fields set (name, C++ value); `mix` as a MIX kernel (no
+    depthA1), `b` (stepKb, depthB1); `mdl` runs it on CFG_MDL with those MatmulConfig fields set (name,
+    C++ value); `mix` as a MIX kernel (no
     ASCENDC_CUBE_ONLY): `cores` counts AIVs, each issuing its rows' matmul to its AI Core's AIC."""
     host = ((r"^BASE_M, BASE_N, BASE_K = .*$", f"BASE_M, BASE_N, BASE_K = {base}"),
             (r"^MAX_CORES = \d+", f"MAX_CORES = {cores}"),
             (r"depthA1=2 \* STEP_K, depthB1=2 \* STEP_K", f"depthA1={a[1]}, depthB1={b[1]}"),
             (r"stepKa=STEP_K", f"stepKa={a[0]}"), (r"stepKb=STEP_K", f"stepKb={b[0]}"))
     kernel: tuple[tuple[str, str], ...] = ()
-    if mdl_unit_flag is not None:
-        flag = str(mdl_unit_flag).lower()
-        kernel = (("    AscendC::Matmul<AType, BType, CType> mm;",
-                   "    static constexpr MatmulConfig CFG = [] { auto c = CFG_MDL; "
-                   f"c.enUnitFlag = {flag}; return c; }}();\n"
-                   "    AscendC::Matmul<AType, BType, CType, CType, CFG> mm;"),)
-    elif mdl:
+    if mdl:
         fields = "".join(f"c.{name} = {value}; " for name, value in mdl)
         kernel = (("    AscendC::Matmul<AType, BType, CType> mm;",
                    f"    static constexpr MatmulConfig CFG = [] {{ auto c = CFG_MDL; {fields}return c; }}();\n"
@@ -149,8 +143,8 @@ PAIRS = [
          f"{BASIC_HP}:76-86 (L1/L0 double buffer ping-pong layout)", basic(buffers=1), basic(buffers=2)),
     Pair("MDL with UnitFlag (enUnitFlag = true) beats it without: Mmad and Fixpipe overlap (published 37.39 -> "
          "34.66 us, 7.3%)", f"{UNIT_FLAG}:56-62, 74, 120",
-         adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl_unit_flag=False),
-         adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl_unit_flag=True)),
+         adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl=(("enUnitFlag", "false"),)),
+         adv(shape=ONE_OF_20, a=(1, 8), b=(1, 8), mdl=(("enUnitFlag", "true"),))),
     Pair("MDL with MTE2 preload of B (doMTE2Preload = 2) beats it without: the next block's B is copied into "
          "B1's other half while this block computes (published 30.88 -> 28.50 us, 7.7%)", f"{PRELOAD}:54-59, 68, 93",
          adv("128, 128, 64", shape=ONE_OF_24, a=(8, 8), b=(8, 16), mdl=(("doMTE2Preload", "0"),)),
