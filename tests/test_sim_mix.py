@@ -441,15 +441,28 @@ def launch(a, b):
 """
 
 
-def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path):
+# B IBSHARE on the IBShare template: the AIC keeps one L1 copy of B for both AIVs' calls.
+SHARED_B = (("using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;",
+             "using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;\n"
+             "using SharedGm = MatmulType<TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>;"),
+            ("Matmul<HalfGm, HalfGm, FloatGm> mm;", "Matmul<HalfGm, SharedGm, FloatGm, FloatGm, CFG_IBSHARE_NORM> mm;"))
+
+
+@pytest.mark.parametrize("share_b", [False, True], ids=["own-b", "ibshare-b"])
+def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path, share_b):
     """Each AIV's IterateAll is a message (a scalar GM round trip on each side) the AIC serves: the cube
     work of both calls is on the AIC's timeline, none on the AIVs', and each AIV ends after the AIC's
-    reply to it; the AIC serves the two calls one after the other."""
+    reply to it; the AIC serves the two calls one after the other. With B IBSHARE on CFG_IBSHARE_NORM
+    the AIC copies B (the same GM tensor for both) to L1 once, A (each AIV's own rows) twice."""
     from sage_npu.npu_eval.cost_model import estimate
 
     folder = tmp_path / "served"
     folder.mkdir()
-    (folder / "mm_served.cpp").write_text(SERVED_KERNEL)
+    kernel = SERVED_KERNEL
+    for old, new in SHARED_B if share_b else ():
+        assert old in kernel
+        kernel = kernel.replace(old, new)
+    (folder / "mm_served.cpp").write_text(kernel)
     (folder / "host.py").write_text(SERVED_HOST)
     (folder / "reference.py").write_text(CUBE_ONLY_REFERENCE.replace("torch.relu(a.float() @ b.float())",
                                                                      "a.float() @ b.float()"))
@@ -462,6 +475,8 @@ def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path):
     cube = [r for r in trace.blocks[aic] if r.kind == "I" and r.pipe in ("MTE1", "M", "FIX")]
     assert [r.api for r in cube if r.pipe == "M"] == ["Mmad", "Mmad"]  # one a call
     assert [r.api for r in trace.blocks[aic] if r.api == "MatmulMessage"] == ["MatmulMessage"] * 2
+    copies = [r.bytes for r in trace.blocks[aic] if r.kind == "I" and r.pipe == "MTE2"]
+    assert sorted(copies) == ([16 * 32 * 2] * 2 + [32 * 32 * 2] * (1 if share_b else 2))  # A's, B's
     for b in aivs:
         recs = trace.blocks[b]
         assert not [r for r in recs if r.kind == "I" and r.pipe in ("MTE1", "M", "FIX")]

@@ -299,10 +299,21 @@ struct BlockState {
     // Inside a Matmul API call on an AIV of a mixed kernel: the device's AIC serves it, the emulator
     // runs the cube work here (adv_api/matmul/matmul_intf.h), so the AIV-cube check stands aside.
     int cube_client = 0;
-    // While an AIV's Matmul call is served by its AIC (a mixed kernel): the AIC's trace, where the
-    // call's cube work is recorded, and the cross-core id the AIC sets when the call's work is done.
-    TraceLog* trace_sink = nullptr;
+    // While an AIV's Matmul call is served by its AIC (a mixed kernel): the AIC's state, in whose
+    // trace the call's cube work is recorded, and the cross-core id the AIC sets when the call's work
+    // is done.
+    BlockState* server = nullptr;
     int cube_reply = -1;
+    // The AIC's one L1 copy of an ibshare matrix (a Matmul on the ibshare norm template; its
+    // MatmulType's IBSHARE): the GM matrix it holds (by the tensor's address), the tiles of it copied
+    // so far and their base blocks. A call of any Matmul object on this core that needs a tile
+    // already there reads it instead of copying it again. The trace only: each AIV's emulated L1
+    // still gets its own copy of the data.
+    struct SharedL1 {
+        uintptr_t org = 0;
+        std::vector<uint64_t> tiles;
+        int32_t blocks = 0;
+    } shared_l1;
     uint8_t* ub = nullptr;     // the block's Unified Buffer
     uint8_t* ub_init = nullptr;  // per byte: written since its buffer was allocated
     uint32_t ub_used = 0;      // bytes handed out by TPipe::InitBuffer
@@ -512,8 +523,22 @@ inline bool& trace_truncated() {
 // The trace the running code records into: its block's, or the AIC's while an AIV's Matmul call is
 // served there.
 inline TraceLog& trace_buf() {
-    return rt().block.trace_sink ? *rt().block.trace_sink : rt().block.trace;
+    return rt().block.server ? rt().block.server->trace : rt().block.trace;
 }
+// Runs what it scopes without trace records (the work still happens): a copy the device does not
+// make, whose data the emulator still needs (the ibshare cache's hits).
+class TracePause {
+public:
+    explicit TracePause(bool pause) : was_(rt().tracing) {
+        if (pause) rt().tracing = false;
+    }
+    ~TracePause() { rt().tracing = was_; }
+    TracePause(const TracePause&) = delete;
+    TracePause& operator=(const TracePause&) = delete;
+
+private:
+    bool was_;
+};
 inline void trace(TraceRec r) {
     if (!rt().tracing) return;
     TraceLog& t = trace_buf();

@@ -96,12 +96,12 @@ public:
     CubeClient(sage::sim::SrcLoc loc, bool serve) : loc_(loc) {
         using namespace sage::sim;
         if (blk().cube_client++ || !serve || !coop().active || !coop().mixed || blk().core != AIV) return;
-        TraceLog* aic = AicTrace();
+        BlockState* aic = AicState();
         if (aic == nullptr) return;
         const int ask = cross().next_id++;
         trace_instr(Pipe::S, "MatmulMessage", "", 0, 64, loc);
         trace_event(TraceKind::XSet, Pipe::S, "Matmul call (to the AIC)", loc, 0, ask);
-        blk().trace_sink = aic, blk().cube_reply = cross().next_id++, served_ = true;
+        blk().server = aic, blk().cube_reply = cross().next_id++, served_ = true;
         trace_event(TraceKind::XWait, Pipe::ALL, "Matmul call (to the AIC)", loc, 0, ask);
         trace_instr(Pipe::S, "MatmulMessage", "", 0, 64, loc);
     }
@@ -116,10 +116,10 @@ public:
     // written to its UB) is the AIV's again, after the wait. False when no call is being served.
     static bool Reply(sage::sim::SrcLoc loc) {
         using namespace sage::sim;
-        if (blk().trace_sink == nullptr) return false;
+        if (blk().server == nullptr) return false;
         const int id = blk().cube_reply;
         trace_event(TraceKind::XSet, Pipe::ALL, "Matmul done (to the AIV)", loc, 0, id);
-        blk().trace_sink = nullptr, blk().cube_reply = -1;
+        blk().server = nullptr, blk().cube_reply = -1;
         trace_event(TraceKind::XWait, Pipe::ALL, "Matmul done (to the AIV)", loc, 0, id);
         return true;
     }
@@ -127,16 +127,34 @@ public:
 private:
     sage::sim::SrcLoc loc_;
     bool served_ = false;
-    // The trace of this AIV's AIC (same AI Core), parked while the AIV runs.
-    static sage::sim::TraceLog* AicTrace() {
+    // The state of this AIV's AIC (same AI Core), parked while the AIV runs.
+    static sage::sim::BlockState* AicState() {
         using namespace sage::sim;
         const std::vector<CoreSlot>& cores = cross().cores;
         for (size_t f = 0; f < cores.size() && f < coop().fibers.size(); ++f)
             if (cores[f].core == AIC && cores[f].group == blk().group && int(f) != blk().fiber)
-                return &coop().fibers[f]->st.trace;
+                return &coop().fibers[f]->st;
         return nullptr;
     }
 };
+
+// The ibshare cache (a Matmul on the ibshare norm template whose A or B alone is IBSHARE; the guide
+// page on sharing the B matrix): the AIC keeps one L1 copy of that matrix, known by its GM address,
+// filled by the first call that copies it; a later call (the other AIV's, or the same object's
+// again) that needs a whole base-block tile already there reads it from L1 and copies nothing. Tail
+// tiles are not kept, nor tiles past the matrix's L1 depth; another matrix empties the cache. True
+// when `tile` (its place in the matrix and its K length, one number) is there; else it is kept if it
+// may be. Held by the core whose L1 it is: the serving AIC, or the calling core.
+inline bool shared_l1_hit(const void* org, uint64_t tile, bool whole, int32_t blocks, int32_t depth) {
+    using namespace sage::sim;
+    BlockState::SharedL1& c = (blk().server ? *blk().server : blk()).shared_l1;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(org);
+    if (c.org != addr) c = BlockState::SharedL1{}, c.org = addr;
+    if (!whole) return false;
+    if (std::find(c.tiles.begin(), c.tiles.end(), tile) != c.tiles.end()) return true;
+    if (c.blocks + blocks <= depth) c.tiles.push_back(tile), c.blocks += blocks;
+    return false;
+}
 
 // Clears the unit flags of an L0C tensor's blocks, as SetFixPipeConfig(l0c, true) does.
 template <typename T>
@@ -1225,9 +1243,20 @@ private:
     }
 
     // ---- GM -> L1 (MTE2)
+    // The ibshare cache (matmul_detail::shared_l1_hit) keeps the one matrix of A and B that is
+    // IBSHARE on the ibshare norm template (with both IBSHARE the AIC computes the call once instead:
+    // SharedPairServed); never a matrix a callback copies.
+    static constexpr bool kShareA = A_TYPE::ibShare && !B_TYPE::ibShare && kCfg.doIBShareNorm && !MM_CB::kCopyA1;
+    static constexpr bool kShareB = B_TYPE::ibShare && !A_TYPE::ibShare && kCfg.doIBShareNorm && !MM_CB::kCopyB1;
+    static constexpr uint64_t TileKey(uint32_t k0, uint32_t mn0, uint32_t kLen) {
+        return uint64_t(k0) << 40 | uint64_t(mn0) << 16 | kLen;
+    }
     __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> a1 = A1();
         const uint32_t m0 = mb * uint32_t(t_.baseM);
+        sage::sim::TracePause shared(kShareA && matmul_detail::shared_l1_hit(
+            a_.GetPhyAddr(), TileKey(k0, m0, kLen), curM_ == uint32_t(t_.baseM) && kLen % uint32_t(t_.baseK) == 0,
+            int32_t(kLen) / t_.baseK, t_.depthA1));
         if constexpr (MM_CB::kCopyA1) {  // block (mb, k block) of curM_ x kLen, A's layout in L1 the user's
             MM_CB::CopyA1Fn(a1.template ReinterpretCast<int8_t>(), a_.GetPhyAddr(), int(mb), int(k0 / t_.baseK),
                             int(curM_), int(kLen), userInfo_, selfData_);
@@ -1246,6 +1275,9 @@ private:
     __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         LocalTensor<SrcT> b1 = B1();
         const uint32_t n0 = nb * uint32_t(t_.baseN);
+        sage::sim::TracePause shared(kShareB && matmul_detail::shared_l1_hit(
+            b_.GetPhyAddr(), TileKey(k0, n0, kLen), curN_ == uint32_t(t_.baseN) && kLen % uint32_t(t_.baseK) == 0,
+            int32_t(kLen) / t_.baseK, t_.depthB1));
         if constexpr (MM_CB::kCopyB1) {  // block (k block, nb) of kLen x curN_
             MM_CB::CopyB1Fn(b1.template ReinterpretCast<int8_t>(), b_.GetPhyAddr(), int(k0 / t_.baseK), int(nb),
                             int(kLen), int(curN_), userInfo_, selfData_);
