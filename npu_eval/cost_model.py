@@ -114,6 +114,8 @@ class BlockSchedule:
     share: dict[str, float] = field(default_factory=dict)
     # cross-core synchronisation id -> when this block's set of it was done (cycles from launch start)
     xsets: dict[int, float] = field(default_factory=dict)
+    # cross-core synchronisation id -> the cycles this block's waits for it held its issue
+    xheld: dict[int, float] = field(default_factory=dict)
     l2_saved: float = 0.0  # MTE2 cycles the L2 hits saved (each hit read's cost at the HBM rate less its own)
 
 
@@ -360,6 +362,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
     vec_cycles = 0.0
     events: list[TimedEvent] = []
     xsets: dict[int, float] = {}
+    xheld: dict[int, float] = defaultdict(float)
     units = _UnitFlags()
 
     def hazard_check(p: int, r: Rec, ranges: list[tuple[int, int]], is_write: bool) -> None:
@@ -479,7 +482,8 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
             t = max(issue, max(done) if r.pipe == "ALL" else done[p])
             xsets[r.b] = max(xsets.get(r.b, 0.0), t)
         elif k == "xwait":
-            issue = _cross_wait(r, costs, free, issue, floors, clock)
+            before, issue = issue, _cross_wait(r, costs, free, issue, floors, clock)
+            xheld[r.b] += issue - before
     total = max(max(done), max(free), issue)
     named = range(len(PIPES))
     sched = BlockSchedule(block, total, {PIPES[i]: busy[i] for i in named if busy[i]},
@@ -487,7 +491,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                           heads={PIPES[i]: heads[i] for i in named if heads[i]},
                           bank={PIPES[i]: bank[i] for i in named if bank[i]},
                           share={PIPES[i]: share[i] for i in named if share[i]}, xsets=xsets,
-                          l2_saved=l2_saved)
+                          xheld={k: c for k, c in xheld.items() if c}, l2_saved=l2_saved)
     return sched, hazards
 
 
@@ -610,7 +614,7 @@ class Estimate:
     launch_overhead_us: float
     bottleneck: str
     pipes: dict[str, float]
-    hot_lines: list[tuple[int, float]]  # (loc id, us) on the critical core
+    hot_lines: list[tuple[int, float]]  # (loc id, us) on the profiled core (profiled_core)
     hazards: list[SyncHazard]
     schedules: list[BlockSchedule]
     block_core: dict[int, int]
@@ -619,6 +623,9 @@ class Estimate:
     l2_hit_bytes: int = 0   # GM bytes read from the L2 cache (the rest of gm_read_bytes from HBM)
     gm_read_bytes: int = 0
     l2_saved_us: float = 0.0  # MTE2 time the L2 hits saved on the critical core (BlockSchedule.l2_saved)
+    # The core the pipes, causes, hot lines and L2 saving describe when it is not the slowest one: the
+    # core the slowest waits for (waited_core), as "AIC 0"; "" for the slowest core itself.
+    profiled_core: str = ""
 
 
 def block_cores(trace: Trace, chip: ChipProfile) -> dict[int, int]:
@@ -672,7 +679,8 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     roofline = max(memory_bound, compute_bound)
     cycles = max(path, roofline)
     to_us = 1.0 / (chip.clock_ghz * 1e3)
-    crit = [s for s in schedules if block_core[s.block] == critical_core]
+    focus = waited_core(schedules, block_core, critical_core, core_time)
+    crit = [s for s in schedules if block_core[s.block] == focus]
     busy, lines = _sum_blocks(crit, "busy"), _sum_line_cycles(crit)
     pipes = {p: round(min(1.0, c / cycles), 4) for p, c in sorted(busy.items())} if cycles else {}
     if cycles and path < memory_bound and memory_bound >= compute_bound:
@@ -689,7 +697,41 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
                     launch_overhead_us=costs.launch_overhead_us, bottleneck=bottleneck, pipes=pipes,
                     hot_lines=[(loc, c * to_us) for loc, c in hot], hazards=hazards, schedules=schedules,
                     block_core=block_core, core_offsets=offsets, causes=causes, l2_hit_bytes=l2.hit_bytes,
-                    gm_read_bytes=l2.read_bytes, l2_saved_us=sum(s.l2_saved for s in crit) * to_us)
+                    gm_read_bytes=l2.read_bytes, l2_saved_us=sum(s.l2_saved for s in crit) * to_us,
+                    profiled_core=core_name(trace, crit[0].block) if focus != critical_core and crit else "")
+
+
+def waited_core(schedules: list[BlockSchedule], block_core: dict[int, int], core: int,
+                core_time: dict[int, float]) -> int:
+    """The core whose pipes bound the time: the slowest core, or, when that core spends half its time
+    or more held at cross-core waits (a MIX kernel's AIV waiting for the AIC that serves its Matmul
+    calls, a core waiting at SyncAll for a slower one), the core whose set it waited for longest,
+    followed the same way (each core once)."""
+    setter: dict[int, tuple[float, int]] = {}  # id -> (when, block) of its last set
+    for s in schedules:
+        for k, t in s.xsets.items():
+            setter[k] = max(setter.get(k, (t, s.block)), (t, s.block))
+    seen = {core}
+    while True:
+        held: dict[int, float] = defaultdict(float)
+        for s in schedules:
+            if block_core[s.block] == core:
+                for k, c in s.xheld.items():
+                    held[k] += c
+        if not held or sum(held.values()) < 0.5 * core_time[core]:
+            return core
+        k = max(held, key=lambda x: held[x])
+        nxt = block_core[setter[k][1]] if k in setter else core
+        if nxt in seen:
+            return core
+        seen.add(nxt)
+        core = nxt
+
+
+def core_name(trace: Trace, block: int) -> str:
+    """A block's core as a person reads it: "AIC 0", "AIV 3"."""
+    kind, idx = trace.cores.get(block, ("AIV", block))
+    return f"{kind} {idx}"
 
 
 def _sum_blocks(blocks: list[BlockSchedule], part: Literal["busy", "heads", "bank", "share"]) -> dict[str, float]:

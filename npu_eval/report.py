@@ -100,6 +100,15 @@ class Timing(_Model):
     gm_read_bytes: int = Field(default=0, ge=0)
     l2_hit_bytes: int = Field(default=0, ge=0)
     l2_saved_us: float = Field(default=0.0, ge=0.0)
+    # Whose pipes, causes, hot lines and L2 saving these are, when not the slowest core's: the core the
+    # slowest one waits for (a MIX kernel's AIC serving its AIVs' Matmul calls), as "AIC 0" (estimates
+    # only; docs/profile.md).
+    profiled_core: str = ""
+
+    @property
+    def core_label(self) -> str:
+        """The core the profile describes, as the surfaces print it."""
+        return f"{self.profiled_core}, which the slowest core waits for" if self.profiled_core else "slowest core"
 
 
 # The performance advisor's findings (npu_eval/advisor.py, docs/advisor.md); each code is also one

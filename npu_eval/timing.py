@@ -65,7 +65,7 @@ def timing_of(est: Estimate, trace: Trace, chip: ChipProfile) -> Timing:
     return Timing(estimated_us=round(est.estimated_us, 4), launch_overhead_us=est.launch_overhead_us,
                   roofline_us=round(est.roofline_us, 4), bottleneck=est.bottleneck, pipes=est.pipes,
                   hot_lines=hot, causes=causes, gm_read_bytes=est.gm_read_bytes, l2_hit_bytes=est.l2_hit_bytes,
-                  l2_saved_us=round(est.l2_saved_us, 4))
+                  l2_saved_us=round(est.l2_saved_us, 4), profiled_core=est.profiled_core)
 
 
 def local_memories(chip: ChipProfile) -> list[tuple[str, int]]:

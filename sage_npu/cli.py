@@ -569,7 +569,7 @@ def format_profile(report: Report) -> str:
         lines += textwrap.wrap(f"{t.bottleneck}: {advice} (docs/profile.md)", width=100, initial_indent="  ",
                                subsequent_indent="  ")
     if t.causes:
-        lines.append("where the time goes (slowest core):")
+        lines.append(f"where the time goes ({t.core_label}):")
         for c in t.causes:
             label = CAUSE_LABELS.get(c.cause, c.cause).format(pipe=c.pipe)
             share = c.us / t.estimated_us if t.estimated_us else 0.0
@@ -577,7 +577,7 @@ def format_profile(report: Report) -> str:
     if t.gm_read_bytes:
         share = t.l2_hit_bytes / t.gm_read_bytes
         lines.append(f"GM reads {t.gm_read_bytes:,} bytes, {t.l2_hit_bytes:,} ({share * 100:.1f}%) from the L2 cache, "
-                     f"saving {labelled(f'{t.l2_saved_us:.3f} us', t.estimated)} of MTE2 time (slowest core)")
+                     f"saving {labelled(f'{t.l2_saved_us:.3f} us', t.estimated)} of MTE2 time ({t.core_label})")
     lines.append("pipe   busy")
     for pipe, ratio in sorted(t.pipes.items(), key=lambda kv: -kv[1]):
         lines.append(f"{pipe:<6} {ratio * 100:5.1f}%  {'#' * round(ratio * 40)}")
@@ -587,7 +587,7 @@ def format_profile(report: Report) -> str:
             saving = labelled(f"{f.saving_us:.3f} us", f.estimated)
             lines.append(f"  {Path(f.file).name}:{f.line:<5} {saving:>24}  {f.change} [{f.code}]")
     if t.hot_lines:
-        lines.append("hot lines (slowest core):")
+        lines.append(f"hot lines ({t.core_label}):")
         for h in t.hot_lines:
             try:
                 src = Path(h.file).read_text(errors="replace").splitlines()[h.line - 1].strip()

@@ -488,3 +488,8 @@ def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path, share_b):
     replies = sorted(by_block[aic].xsets.values())
     assert len(replies) == 2 and replies[0] < replies[1]
     assert sorted(by_block[b].cycles for b in aivs)[1] > replies[1]
+    # the AIVs spend most of their time waiting for the AIC: the profile describes the AIC's pipes
+    assert est.profiled_core == "AIC 0", est.profiled_core
+    assert {"MTE2", "MTE1", "M", "FIX"} <= set(est.pipes), est.pipes
+    held = sum(by_block[aivs[0]].xheld.values())
+    assert held >= 0.5 * by_block[aivs[0]].cycles

@@ -70,5 +70,6 @@ class CodeLenses(Feature):
         if report.timing is not None:
             for h in report.timing.hot_lines:
                 if Path(h.file).resolve() == path:
-                    lenses.append(at(h.line - 1, f"~{h.us:.3f} us on the slowest core (estimate)"))
+                    where = report.timing.profiled_core or "the slowest core"
+                    lenses.append(at(h.line - 1, f"~{h.us:.3f} us on {where} (estimate)"))
         return lenses
