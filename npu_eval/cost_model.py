@@ -114,8 +114,8 @@ class BlockSchedule:
     share: dict[str, float] = field(default_factory=dict)
     # cross-core synchronisation id -> when this block's set of it was done (cycles from launch start)
     xsets: dict[int, float] = field(default_factory=dict)
-    # cross-core synchronisation id -> the cycles this block's waits for it held its issue
-    xheld: dict[int, float] = field(default_factory=dict)
+    # each cross-core wait that held this block: (id, when it started holding, when the block went on)
+    xheld: list[tuple[int, float, float]] = field(default_factory=list)
     l2_saved: float = 0.0  # MTE2 cycles the L2 hits saved (each hit read's cost at the HBM rate less its own)
 
 
@@ -362,7 +362,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
     vec_cycles = 0.0
     events: list[TimedEvent] = []
     xsets: dict[int, float] = {}
-    xheld: dict[int, float] = defaultdict(float)
+    xheld: list[tuple[int, float, float]] = []
     units = _UnitFlags()
 
     def hazard_check(p: int, r: Rec, ranges: list[tuple[int, int]], is_write: bool) -> None:
@@ -483,7 +483,8 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
             xsets[r.b] = max(xsets.get(r.b, 0.0), t)
         elif k == "xwait":
             before, issue = issue, _cross_wait(r, costs, free, issue, floors, clock)
-            xheld[r.b] += issue - before
+            if issue > before:
+                xheld.append((r.b, before, issue))
     total = max(max(done), max(free), issue)
     named = range(len(PIPES))
     sched = BlockSchedule(block, total, {PIPES[i]: busy[i] for i in named if busy[i]},
@@ -491,7 +492,7 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
                           heads={PIPES[i]: heads[i] for i in named if heads[i]},
                           bank={PIPES[i]: bank[i] for i in named if bank[i]},
                           share={PIPES[i]: share[i] for i in named if share[i]}, xsets=xsets,
-                          xheld={k: c for k, c in xheld.items() if c}, l2_saved=l2_saved)
+                          xheld=xheld, l2_saved=l2_saved)
     return sched, hazards
 
 
@@ -679,7 +680,7 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     roofline = max(memory_bound, compute_bound)
     cycles = max(path, roofline)
     to_us = 1.0 / (chip.clock_ghz * 1e3)
-    focus = waited_core(schedules, block_core, critical_core, core_time)
+    focus = waited_core(schedules, block_core, critical_core)
     crit = [s for s in schedules if block_core[s.block] == focus]
     busy, lines = _sum_blocks(crit, "busy"), _sum_line_cycles(crit)
     pipes = {p: round(min(1.0, c / cycles), 4) for p, c in sorted(busy.items())} if cycles else {}
@@ -701,31 +702,33 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
                     profiled_core=core_name(trace, crit[0].block) if focus != critical_core and crit else "")
 
 
-def waited_core(schedules: list[BlockSchedule], block_core: dict[int, int], core: int,
-                core_time: dict[int, float]) -> int:
-    """The core whose pipes bound the time: the slowest core, or, when that core spends half its time
-    or more held at cross-core waits (a MIX kernel's AIV waiting for the AIC that serves its Matmul
-    calls, a core waiting at SyncAll for a slower one), the core whose set it waited for longest,
-    followed the same way (each core once)."""
+def waited_core(schedules: list[BlockSchedule], block_core: dict[int, int], core: int) -> int:
+    """The core that holds most of the critical path, walked back from the slowest core's end: a
+    stretch a core worked belongs to it; a stretch it was held at a cross-core wait belongs to the
+    core whose set released it, walked back from that set the same way. In a MIX kernel whose AIVs
+    send their Matmul calls to the AIC and wait, that is the AIC; in a pipeline of AIC and AIV
+    stages, the side whose stages take longer; otherwise the slowest core itself."""
     setter: dict[int, tuple[float, int]] = {}  # id -> (when, block) of its last set
     for s in schedules:
         for k, t in s.xsets.items():
             setter[k] = max(setter.get(k, (t, s.block)), (t, s.block))
-    seen = {core}
-    while True:
-        held: dict[int, float] = defaultdict(float)
-        for s in schedules:
-            if block_core[s.block] == core:
-                for k, c in s.xheld.items():
-                    held[k] += c
-        if not held or sum(held.values()) < 0.5 * core_time[core]:
-            return core
-        k = max(held, key=lambda x: held[x])
-        nxt = block_core[setter[k][1]] if k in setter else core
-        if nxt in seen:
-            return core
-        seen.add(nxt)
-        core = nxt
+    by_block = {s.block: s for s in schedules}
+    mine = [s for s in schedules if block_core[s.block] == core]
+    if not mine or not any(s.xheld for s in schedules):
+        return core
+    cur = max(mine, key=lambda s: s.cycles)
+    t = cur.cycles
+    shares: dict[int, float] = defaultdict(float)
+    for _ in range(100_000):  # each step goes back in time; bounded for safety
+        held = [w for w in cur.xheld if w[2] <= t and w[0] in setter and setter[w[0]][0] < t]
+        if not held:
+            shares[block_core[cur.block]] += t
+            break
+        k, _, resumed = max(held, key=lambda w: w[2])
+        shares[block_core[cur.block]] += t - resumed
+        t, nxt = setter[k]
+        cur = by_block[nxt]
+    return max(shares, key=lambda c: (shares[c], c == core)) if shares else core
 
 
 def core_name(trace: Trace, block: int) -> str:

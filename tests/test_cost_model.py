@@ -196,3 +196,28 @@ def test_unaligned_gm_and_many_bursts_cost_more():
     strided = Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 0, 64, (0, 16384), (0, 0), (0, 0))
     t = [instr_cycles(r, costs, rates) for r in (base, unaligned, strided)]
     assert t[1] > t[0] and t[2] > t[0]
+
+
+def test_the_profiled_core_holds_most_of_the_critical_path():
+    """waited_core walks back from the slowest core's end: work counts for the core that did it, a
+    cross-core wait for the core whose set released it. A pipeline AIC (0-100) -> AIV -> AIC (tail)."""
+    from sage_npu.npu_eval.cost_model import BlockSchedule, waited_core
+
+    def sched(block: int, cycles: float, sets: dict[int, float], held: list[tuple[int, float, float]]):
+        return BlockSchedule(block, cycles, {}, {}, 0, 0.0, xsets=sets, xheld=held)
+
+    cores = {0: 10, 1: 0}  # block 0 on an AIC (core 10), block 1 on an AIV (core 0)
+    # the AIV's stage (100 -> 400) is the longest stretch: 300 of 450
+    aic = sched(0, 450.0, {1: 100.0}, [(2, 100.0, 400.0)])
+    aiv = sched(1, 400.0, {2: 400.0}, [(1, 0.0, 100.0)])
+    assert waited_core([aic, aiv], cores, 10) == 0
+    # the AIV's stage takes 50: the AIC's 100 + 50 hold more
+    aic = sched(0, 200.0, {1: 100.0}, [(2, 100.0, 150.0)])
+    aiv = sched(1, 150.0, {2: 150.0}, [(1, 0.0, 100.0)])
+    assert waited_core([aic, aiv], cores, 10) == 10
+    # an AIV that sends a call and waits for the AIC's reply: the AIC, though the AIV is the slowest
+    aic = sched(0, 300.0, {1: 300.0}, [(2, 0.0, 10.0)])
+    aiv = sched(1, 320.0, {2: 10.0}, [(1, 10.0, 300.0)])
+    assert waited_core([aic, aiv], cores, 0) == 10
+    # no cross-core waits: the slowest core itself
+    assert waited_core([sched(0, 5.0, {}, []), sched(1, 9.0, {}, [])], cores, 0) == 0
