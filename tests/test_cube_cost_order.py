@@ -274,6 +274,15 @@ GUIDE_PAIRS.append(
          "(published 10.29 -> 9.93 us; MTE2 5.56 -> 4.71 us)", f"{IBSHARE_B_PAGE}:51-56, 64, 68, 101, 105",
          ibshare_b(IBSHARE_B_SHAPE, "32, 256, 64", (6, 6), (6, 6), share=False),
          ibshare_b(IBSHARE_B_SHAPE, "32, 256, 64", (6, 6), (6, 6), share=True)))
+NBUFFER33_PAGE = GUIDE + "Matmul高阶API使能NBuffer33模板.md"
+NBUFFER33_SHAPE = (256, 192, 256)  # one core's share of M = 256, K = 192, N = 512 on 2 (the page's lines 55-60)
+GUIDE_PAIRS.append(
+    Pair("NBuffer33MatmulPolicy beats the default MDL policy: A's copy split by row group, so the first group's "
+         "work overlaps the second's copy, where the default copies A and B whole first (published 34.01 -> "
+         "32.66 us)", f"{NBUFFER33_PAGE}:55-60, 68, 72, 109, 113",
+         guide_adv("128, 256, 64", shape=NBUFFER33_SHAPE, a=(3, 6), b=(3, 6), cfg="CFG_MDL", step_m=2),
+         guide_adv("128, 256, 64", shape=NBUFFER33_SHAPE, a=(3, 6), b=(3, 6), cfg="CFG_MDL", step_m=2,
+                   nbuffer33=True)))
 PAIRS += GUIDE_PAIRS
 
 # matmul_high_performance Case 2 against Case 3: the 24 cores split M x N = 2 x 12 (singleCoreN = ceil(N / 12)

@@ -636,7 +636,7 @@ private:
     matmul_detail::SlotFlag l0Free_[2] = {{HardEvent::M_MTE1, 0}, {HardEvent::M_MTE1, 0}};
     matmul_detail::SlotFlag biasBtFree_{HardEvent::M_MTE1, 0};
     uint32_t chunkA_ = 0, chunkB_ = 0, l0Slot_ = 0, l0Steps_ = 0;
-    uint64_t fullA_ = 0, fullB_ = 0;  // full loads: the base blocks of A (by mb) and B (by nb) in L1 this round
+    bool fullA_ = false, fullB_ = false;  // full loads: A (B) copied to L1 this round
     int32_t lastBlock_ = 0x7fffffff;  // the block computed last: a block not after it starts a new round
 
     GlobalTensor<DstT> workspace_;
@@ -1183,13 +1183,15 @@ private:
         if constexpr (!kAInL1) {
             if (loadA) {
                 if (!heldA_) slotA_ = DbA1() ? chunkA_ % 2 : 0, l1FreeA_[slotA_].Wait(loc);
-                CopyA1(mb, k0, kLen, loc);
+                if (kFullLoads && heldA_) CopyWholeA(k0, kLen, loc);
+                else CopyA1(mb, k0, kLen, loc);
             }
         }
         chunkK0_ = k0;
         if (loadB) {
             if (!heldB_) slotB_ = DbB1() ? chunkB_ % 2 : 0, l1FreeB_[slotB_].Wait(loc);
-            CopyB1(nb, k0, kLen, loc);
+            if (kFullLoads && heldB_) CopyWholeB(k0, kLen, loc);
+            else CopyB1(nb, k0, kLen, loc);
         }
         if (first && bias_on_) biasL1Free_.Wait(loc), CopyBias1(nb, loc);
         matmul_detail::hand_off<HardEvent::MTE2_MTE1>(loc);
@@ -1231,15 +1233,30 @@ private:
                int64_t(blocks) * stepK <= depth;
     }
     __aicore__ inline void FullLoads(int32_t i, uint32_t mb, uint32_t nb, uint32_t chunk, bool& loadA, bool& loadB) {
-        if (i <= lastBlock_) fullA_ = fullB_ = 0, heldWait_ = true;  // a new round (or batch, or partial sum) copies again
+        if (i <= lastBlock_) fullA_ = fullB_ = false, heldWait_ = true;  // a new round (or batch, or partial sum) copies again
         lastBlock_ = i;
         slotA_ = slotB_ = 0;
         if (FullFits(t_.stepM, t_.baseM, singleM_, t_.stepKa, t_.depthA1, MIter(), chunk)) {
-            slotA_ = mb, loadA = !(fullA_ >> mb & 1u), fullA_ |= uint64_t(1) << mb, heldA_ = true;
+            slotA_ = mb, loadA = !fullA_, fullA_ = true, heldA_ = true;
         }
         if (FullFits(t_.stepN, t_.baseN, singleN_, t_.stepKb, t_.depthB1, NIter(), chunk)) {
-            slotB_ = nb, loadB = !(fullB_ >> nb & 1u), fullB_ |= uint64_t(1) << nb, heldB_ = true;
+            slotB_ = nb, loadB = !fullB_, fullB_ = true, heldB_ = true;
         }
+    }
+    // A full load copies the whole matrix at the round's first block, every base block into its slot,
+    // before the first load to L0 (the device moves A and B once each and the pipeline runs serially:
+    // the NBuffer33 guide page, line 68; NBuffer33 splits A's copy by row group instead, line 109).
+    // The device issues one copy (an Nd2NzParams ndNum of base blocks); here one per base block,
+    // back to back: the same bytes on MTE2, each with the per-copy head (27 cycles).
+    __aicore__ inline void CopyWholeA(uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        const uint32_t rows = curM_, slot = slotA_;
+        for (uint32_t m = 0; m < uint32_t(MIter()); ++m) slotA_ = m, curM_ = RowsOf(m), CopyA1(m, k0, kLen, loc);
+        curM_ = rows, slotA_ = slot;
+    }
+    __aicore__ inline void CopyWholeB(uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+        const uint32_t cols = curN_, slot = slotB_;
+        for (uint32_t n = 0; n < uint32_t(NIter()); ++n) slotB_ = n, curN_ = ColsOf(n), CopyB1(n, k0, kLen, loc);
+        curN_ = cols, slotB_ = slot;
     }
 
     // ---- GM -> L1 (MTE2)
