@@ -1788,3 +1788,102 @@ def test_a_user_defined_policy_is_one_not_emulated_line(tmp_path):
     assert len(errors) == 1, report.diagnostics
     assert errors[0].code == "not-emulated" and "user-defined MATMUL_POLICY" in errors[0].message, errors[0]
     assert "\n" not in errors[0].message
+
+
+L0_CACHE_KERNEL = r"""
+#include "kernel_operator.h"
+#define ASCENDC_CUBE_ONLY
+#include "lib/matmul_intf.h"
+using namespace AscendC;
+using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using FloatGm = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+// singleCoreM = baseM and singleCoreK = baseK, all constant: A's one base tile can stay in L0A
+constexpr static MatmulShapeParams kShape{32, 128, 32, 32, 32, 32};
+constexpr static MatmulConfig kCfg = GetMMConfig<MatmulConfigMode::CONFIG_NORM>(kShape);
+constexpr static MatmulApiStaticTiling kConst = GetMatmulApiTiling<HalfGm, HalfGm, FloatGm, FloatGm>(kCfg);
+
+extern "C" __global__ __aicore__ void mm_l0(GM_ADDR a, GM_ADDR b, GM_ADDR c)
+{
+    TPipe pipe;
+    GlobalTensor<half> aGm, bGm;
+    GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer((__gm__ half *)a, 32 * 32);
+    bGm.SetGlobalBuffer((__gm__ half *)b, 32 * 128);
+    cGm.SetGlobalBuffer((__gm__ float *)c, 32 * 128);
+#ifdef CONSTANT
+    Matmul<HalfGm, HalfGm, FloatGm, FloatGm, kConst> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, (TCubeTiling*)nullptr);
+#else
+    TCubeTiling t{};  // the same tiling at run time
+    t.M = t.Ka = t.Kb = t.singleCoreM = t.singleCoreK = 32, t.N = t.singleCoreN = 128;
+    t.baseM = t.baseN = t.baseK = 32, t.stepKa = t.stepKb = t.depthA1 = t.depthB1 = 1;
+    t.dbL0A = t.dbL0B = 2, t.dbL0C = 1, t.stepM = t.stepN = 1, t.usedCoreNum = 1;
+    Matmul<HalfGm, HalfGm, FloatGm> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+#endif
+    mm.SetTensorA(aGm);
+    mm.SetTensorB(bGm);
+    mm.IterateAll(cGm);
+    mm.End();
+}
+"""
+
+L0_CACHE_HOST = """
+import torch
+from sage_npu.npu_eval import Launch
+
+def launch(a, b):
+    c = torch.zeros(32, 128, dtype=torch.float32)
+    return Launch(kernel="mm_l0", block_dim=1, args=[a, b, c], outputs=[c], defines={DEFINES})
+"""
+
+L0_CACHE_REFERENCE = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, a, b):
+        return a.float() @ b.float()
+
+
+def get_input_groups():
+    gen = torch.Generator().manual_seed(3)
+    return [[torch.randint(-2, 3, (32, 32), generator=gen).half(), torch.randint(-2, 3, (32, 128), generator=gen).half()]]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["runtime-tiling", "constant-tiling"])
+def test_the_l0a_cache_loads_a_once_a_round_with_a_constant_one_block_tiling(tmp_path, constant):
+    """The matmul_l0cache sample's L0 cache: with every tiling field constant, singleCoreM = baseM and
+    singleCoreK = baseK, A stays in L0A across the round's four N blocks, so MTE1 loads it once; the same
+    tiling at run time loads it for every block. B is loaded for every block either way, and C is right."""
+    from sage_npu.npu_eval.chips import chip_profile
+    from sage_npu.npu_eval.timing import local_memories
+
+    task = tmp_path / "mm_l0"
+    task.mkdir()
+    (task / "mm_l0.cpp").write_text(L0_CACHE_KERNEL)
+    (task / "host.py").write_text(L0_CACHE_HOST.replace("{DEFINES}", '{"CONSTANT": "1"}' if constant else "{}"))
+    (task / "reference.py").write_text(L0_CACHE_REFERENCE)
+    ev = Evaluator(EvalSettings(trials=1))
+    try:
+        evaluation = ev.evaluate(task)
+    finally:
+        ev.close()
+    assert evaluation.report.status == "correct", evaluation.report.diagnostics
+    windows = dict(local_memories(chip_profile("910B2")))
+    starts = sorted(windows.values())
+
+    def memory(addr: int) -> str:
+        base = max(s for s in starts if s <= addr)
+        return next(k for k, v in windows.items() if v == base)
+
+    loads = [memory(r.w[0]) for b in evaluation.trace.trace.blocks.values() for r in b
+             if r.kind == "I" and r.pipe == "MTE1" and r.w[1]]
+    k_fractals = 32 // 16  # one LoadData per 16-wide column of K a tile
+    assert loads.count("L0A") == k_fractals * (1 if constant else 4), loads
+    assert loads.count("L0B") >= 4, loads  # each block its own B tile

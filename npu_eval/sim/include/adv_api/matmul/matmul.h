@@ -1099,6 +1099,10 @@ private:
         const uint32_t steps = MM_CB::kCopyA1 || MM_CB::kCopyB1 ? 1u : uint32_t(t_.stepKa < t_.stepKb ? t_.stepKa : t_.stepKb);
         const uint32_t chunk = uint32_t(t_.baseK) * steps;
         if constexpr (kFullLoads) FullLoads(i, mb, nb, chunk, loadA, loadB);
+        if constexpr (kL0ACache) {  // a new round (or batch: another A) loads A again
+            if (i <= lastA2Block_) a2Kept_ = false;
+            lastA2Block_ = i;
+        }
         // MTE2 preload (MDL, the MatmulConfig page: 1 for A, 2 for B) takes the next block's copy into
         // the other slot; otherwise a block's first chunk goes to the first slot.
         if (!(kCfg.doMultiDataLoad && kCfg.doMTE2Preload == 1)) chunkA_ = 0;
@@ -1166,6 +1170,7 @@ private:
     // have used the L1 and L0 buffers, so the first copies wait for every earlier load and the first
     // loads for every earlier Mmad; the slot flags still pending are taken then.
     __aicore__ inline void Fence(sage::sim::SrcLoc loc) {
+        a2Kept_ = false;  // SetTensorA may have given another A
         for (matmul_detail::SlotFlag* f : {&l1FreeA_[0], &l1FreeA_[1], &l1FreeB_[0], &l1FreeB_[1], &biasL1Free_,
                                            &l0Free_[0], &l0Free_[1], &biasBtFree_})
             f->Wait(loc);
@@ -1207,7 +1212,11 @@ private:
         l0Slot_ = DbL0() ? l0Steps_++ % 2 : 0;
         if (kCfg.isA2B2Shared) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);  // any object's Mmad may read it
         else l0Free_[l0Slot_].Wait(loc);
-        LoadA2(kk, kLen, kl, loc);
+        {
+            sage::sim::TracePause cached(kL0ACache && a2Kept_);
+            LoadA2(kk, kLen, kl, loc);
+        }
+        a2Kept_ = kL0ACache;
         LoadB2(kk, kLen, kl, loc);
         const bool with_bias = first && bias_on_;
         if (with_bias) biasBtFree_.Wait(loc), LoadBias2(loc), biasL1Free_.Set(loc);
@@ -1217,6 +1226,16 @@ private:
         if (with_bias) biasBtFree_.Set(loc);
         l0_used_ = true;
     }
+
+    // The L0A cache (the matmul_l0cache sample's README): with a constant tiling whose singleCoreM is
+    // baseM and singleCoreK baseK, A's one base tile stays in L0A and every block of the round
+    // multiplies it with its own B, so A goes from L1 to L0A once a round. The emulator still loads
+    // it into each L0 slot it uses (the data), without the trace record the device has no load for.
+    static constexpr bool kL0ACache = kStaticTiling && !kAInL1 && kCfg.singleCoreM != 0 &&
+                                      kCfg.singleCoreM == kCfg.basicM && kCfg.singleCoreK != 0 &&
+                                      kCfg.singleCoreK == kCfg.basicK;
+    bool a2Kept_ = false;  // the L0A cache holds this round's A
+    int32_t lastA2Block_ = 0x7fffffff;  // the block computed last (as lastBlock_, for the L0A cache)
 
     // ---- full loads (MDL): the TCubeTiling page's 全载. A whose whole single-core part fits the L1
     // block its tiling caches (stepM x baseM >= singleCoreM and stepKa x baseK >= singleCoreK) is copied
