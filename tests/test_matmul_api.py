@@ -1848,7 +1848,8 @@ class Model(torch.nn.Module):
 
 def get_input_groups():
     gen = torch.Generator().manual_seed(3)
-    return [[torch.randint(-2, 3, (32, 32), generator=gen).half(), torch.randint(-2, 3, (32, 128), generator=gen).half()]]
+    a = torch.randint(-2, 3, (32, 32), generator=gen).half()
+    return [[a, torch.randint(-2, 3, (32, 128), generator=gen).half()]]
 
 
 def get_init_inputs():
