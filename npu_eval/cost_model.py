@@ -15,6 +15,7 @@ takes as long as its slowest core, and never less than the roofline bound.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Literal
@@ -716,15 +717,19 @@ def waited_core(schedules: list[BlockSchedule], block_core: dict[int, int], core
     mine = [s for s in schedules if block_core[s.block] == core]
     if not mine or not any(s.xheld for s in schedules):
         return core
+    # a block's waits are recorded in time order: the last one resumed by t is found by bisection
+    resumed_at = {s.block: [w[2] for w in s.xheld] for s in schedules}
     cur = max(mine, key=lambda s: s.cycles)
     t = cur.cycles
     shares: dict[int, float] = defaultdict(float)
-    for _ in range(100_000):  # each step goes back in time; bounded for safety
-        held = [w for w in cur.xheld if w[2] <= t and w[0] in setter and setter[w[0]][0] < t]
-        if not held:
+    for _ in range(1_000_000):  # each step goes back in time; bounded for safety
+        i = bisect_right(resumed_at[cur.block], t) - 1
+        while i >= 0 and not (cur.xheld[i][0] in setter and setter[cur.xheld[i][0]][0] < t):
+            i -= 1
+        if i < 0:
             shares[block_core[cur.block]] += t
             break
-        k, _, resumed = max(held, key=lambda w: w[2])
+        k, _, resumed = cur.xheld[i]
         shares[block_core[cur.block]] += t - resumed
         t, nxt = setter[k]
         cur = by_block[nxt]
