@@ -99,9 +99,9 @@ def report_block(report: Report) -> str:
     if t is not None:
         pipes = ", ".join(f"{p} {u:.0%}" for p, u in sorted(t.pipes.items(), key=lambda kv: -kv[1]))
         lines.append(f"estimated time: {t.estimated_us:.3f} us (roofline {t.roofline_us:.3f} us), bottleneck "
-                     f"{t.bottleneck}; pipe busy: {pipes or 'n/a'}")
+                     f"{t.bottleneck}; pipe busy ({t.core_label}): {pipes or 'n/a'}")
         for h in t.hot_lines[:3]:
-            lines.append(f"hot line: {_short(h.file)}:{h.line} {h.us:.3f} us")
+            lines.append(f"hot line ({t.core_label}): {_short(h.file)}:{h.line} {h.us:.3f} us")
     for f in report.advice[:MAX_ADVICE]:  # the advisor's top findings (docs/advisor.md), largest saving first
         lines.append(f"advice [{f.code}] {_short(f.file)}:{f.line}: {f.message}")
     for d in report.diagnostics[:MAX_DIAGNOSTICS]:
