@@ -621,12 +621,13 @@ private:
     LocalTensor<L0cT> co1t_;      // where blocks are computed: the pipe's shared L0C or the kernel's CO1 tensor
     LocalTensor<BiasT> bias2t_;   // the bias in the BiasTable (PipeShared)
     uint32_t slotA_ = 0, slotB_ = 0;  // which of the base blocks (or K chunks) in L1 a block reads
-    // A held in L1 over several blocks (full loads, nbuffer33: copied when its slot is first needed),
-    // else streamed: each K chunk copied into the next of its one or two slots.
+    // A held in L1 over several blocks (full loads: copied whole at the round's first block;
+    // nbuffer33: each slot when first needed), else streamed: each K chunk copied into the next of its
+    // one or two slots.
     bool heldA_ = false, heldB_ = false;
     // Whether a held copy waits for every earlier load: nbuffer33's slots are refilled within a round
-    // (each group of rows, each other column); full loads copy each slot once a round, so only the
-    // round's first held copy waits (for the last round's loads; MTE2 keeps its order).
+    // (each group of rows, each other column); full loads copy the whole matrix once a round, so only
+    // the round's first held copy waits (for the last round's loads; MTE2 keeps its order).
     bool heldWait_ = kNBuffer33;
     // pipelining (docs/cube.md "The Matmul API"): the flags that free each L1 slot of a streamed A or
     // B, the L1 bias buffer, each L0A/L0B slot and the BiasTable; chunk and step counts pick the slots
@@ -1239,7 +1240,7 @@ private:
 
     // ---- full loads (MDL): the TCubeTiling page's 全载. A whose whole single-core part fits the L1
     // block its tiling caches (stepM x baseM >= singleCoreM and stepKa x baseK >= singleCoreK) is copied
-    // once a round, each base block into its own slot of A1, and read from there by every block that
+    // whole at a round's first block, each base block into its own slot of A1, and read from there by every block that
     // uses it; B likewise with stepN, stepKb and B1. Half, bfloat16 and float only (their NZ blocks fit a
     // slot of baseM x stepKa x baseK elements), the copies of whole K only (one chunk), default policy.
     static constexpr bool kFullLoads = kCfg.doMultiDataLoad && kPolicy == MatmulPolicyKind::Default &&
