@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from sage_npu.npu_eval.chips import ChipProfile
-from sage_npu.npu_eval.cost_model import PIPES, Estimate
+from sage_npu.npu_eval.cost_model import PIPES, Estimate, core_name
 from sage_npu.npu_eval.trace import Trace
 
 MAX_EVENTS = 500_000  # beyond this Perfetto gets sluggish; the rest is summarised
@@ -16,12 +16,15 @@ MAX_EVENTS = 500_000  # beyond this Perfetto gets sluggish; the rest is summaris
 def chrome_trace(est: Estimate, trace: Trace, chip: ChipProfile) -> dict:
     to_us = 1.0 / (chip.clock_ghz * 1e3)
     events: list[dict] = []
+    mixed = any(kind == "AIC" for kind, _ in trace.cores.values())
     for s in est.schedules:
         pid = s.block
         core = est.block_core.get(s.block, 0)
         offset = est.core_offsets.get(s.block, 0.0)
+        # a mixed launch's blocks by their AIC/AIV (est.block_core numbers AICs after the vector cores)
+        where = core_name(trace, s.block) if mixed else f"core {core}"
         events.append({"ph": "M", "pid": pid, "name": "process_name",
-                       "args": {"name": f"block {s.block} (core {core})"}})
+                       "args": {"name": f"block {s.block} ({where})"}})
         events.append({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": s.block}})
         for tid, pipe in enumerate(PIPES):
             if pipe in s.busy:

@@ -493,3 +493,9 @@ def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path, share_b):
     assert {"MTE2", "MTE1", "M", "FIX"} <= set(est.pipes), est.pipes
     held = sum(end - start for _, start, end in by_block[aivs[0]].xheld)
     assert held >= 0.5 * by_block[aivs[0]].cycles
+    # the Chrome trace names a mixed launch's blocks by their AIC/AIV
+    from sage_npu.npu_eval.chrome_trace import chrome_trace
+
+    events = chrome_trace(est, trace, chip)["traceEvents"]
+    names = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert names == {f"block {aic} (AIC 0)"} | {f"block {b} (AIV {trace.cores[b][1]})" for b in aivs}, names
