@@ -367,10 +367,12 @@ def schedule_block(block: int, recs: list[Rec], costs: CostTable, rates: Rates,
     units = _UnitFlags()
 
     def hazard_check(p: int, r: Rec, ranges: list[tuple[int, int]], is_write: bool) -> None:
+        known, seqs = clock.known[p], clock.seq
         for q in range(len(PIPES)):
-            if q == p or q == _S or not recent[q]:
+            # q's newest instruction is already ordered before p's: nothing of q's can race
+            if q == p or q == _S or seqs[q] <= known[q]:
                 continue
-            horizon = clock.known[p][q]
+            horizon = known[q]
             for seq, a0, a1, loc, w, api in reversed(recent[q]):
                 if seq <= horizon:
                     break
@@ -513,18 +515,22 @@ class _UnitWait:
 
 
 class _UnitFlags:
-    """L0C's unit flags in the schedule: block -> (start, end, blocks, clock snapshot) of the last
-    unitFlag-3 instruction of each pipe (M or FIX) that released it; the emulator has checked the
-    flags' values (kernel_operator_mm_intf.h unit_flag), this orders the pipes and times them."""
+    """L0C's unit flags in the schedule: for each pipe (M or FIX), which unitFlag-3 instruction last
+    released each 512-byte block of L0C, as (start, end, blocks, clock snapshot); the emulator has
+    checked the flags' values (kernel_operator_mm_intf.h unit_flag), this orders the pipes and times
+    them. The blocks are kept as disjoint runs (a base block's Mmad covers hundreds of blocks, and a
+    large matmul makes ~10^5 of them: one entry per block made each wait a scan of its blocks)."""
 
     def __init__(self) -> None:
-        self.rel: dict[int, dict[int, tuple[float, float, int, list[int]]]] = {_PIX["M"]: {}, _PIX["FIX"]: {}}
+        # pipe -> sorted disjoint runs (first block, end block, entry), the newest release of each block
+        self.rel: dict[int, list[tuple[int, int, tuple[float, float, int, list[int]]]]] = {
+            _PIX["M"]: [], _PIX["FIX"]: []}
         self.pending: dict[int, _UnitWait] = {}
 
     def wait(self, p: int, r: Rec, clock: _Clock) -> None:
         other = _PIX["FIX"] if p == _PIX["M"] else _PIX["M"]
         blocks = range(r.w[0] // 512, (r.w[0] + max(r.w[1], 1) - 1) // 512 + 1)
-        got = {id(x): x for x in (self.rel[other].get(b) for b in blocks) if x is not None}
+        got = {id(e): e for lo, hi, e in self.rel[other] if lo < blocks.stop and blocks.start < hi}
         for x in got.values():
             clock.merge(p, x[3])
         self.pending[p] = _UnitWait(r.a, blocks, [(x[0], x[1], x[2]) for x in got.values()])
@@ -534,9 +540,19 @@ class _UnitFlags:
 
     def release(self, p: int, blocks: range, start: float, end: float, snap: list[int]) -> None:
         entry = (start, end, len(blocks), snap)
-        mine = self.rel[p]
-        for b in blocks:
-            mine[b] = entry
+        lo, hi = blocks.start, blocks.stop
+        runs = []
+        for a, b, e in self.rel[p]:
+            if b <= lo or hi <= a:
+                runs.append((a, b, e))
+                continue
+            if a < lo:
+                runs.append((a, lo, e))
+            if hi < b:
+                runs.append((hi, b, e))
+        runs.append((lo, hi, entry))
+        runs.sort(key=lambda x: x[0])
+        self.rel[p] = runs
 
 
 def _barrier(r: Rec, p: int, costs: CostTable, free: list[float], done: list[float], issue: float,
