@@ -18,9 +18,12 @@ def _estimates(variants, profile_dir: Path | None, root: Path) -> dict:
     from sage_npu.npu_eval.settings import EvalSettings
 
     out = {}
-    with Evaluator(EvalSettings(trials=1, profile_dir=profile_dir, cache_dir=root / "cache")) as ev:
+    common = {"advise": False, "profile_dir": profile_dir, "cache_dir": root / "cache"}
+    # a variant at the sample's own shape (Variant.check false) is estimated without its values
+    with Evaluator(EvalSettings(trials=1, **common)) as checked, \
+            Evaluator(EvalSettings(check=False, run_timeout_s=600, **common)) as unchecked:
         for v in variants:
-            t = ev.evaluate(v.materialise(root / f"v{len(out)}")).report.timing
+            t = (checked if v.check else unchecked).evaluate(v.materialise(root / f"v{len(out)}")).report.timing
             assert t is not None, v
             out[v] = (t.estimated_us, t.bottleneck, t.pipes)
     return out

@@ -28,7 +28,16 @@ from sage_npu.npu_eval import debug
 from sage_npu.npu_eval import scratch as scratch_dirs
 from sage_npu.npu_eval.advisor import AdviceInput, advise, beside_device
 from sage_npu.npu_eval.analysis import Finding, analyze
-from sage_npu.npu_eval.backends import Backend, Binary, BuildFailed, concrete, open_backend, resolve, unavailable
+from sage_npu.npu_eval.backends import (
+    Backend,
+    Binary,
+    BuildFailed,
+    concrete,
+    estimate_only_refusal,
+    open_backend,
+    resolve,
+    unavailable,
+)
 from sage_npu.npu_eval.backends.sim import SimBackend
 from sage_npu.npu_eval.chips import ChipProfile, UnknownChip
 from sage_npu.npu_eval.plan_client import PlanWorker
@@ -145,7 +154,7 @@ class Evaluator:
                 Diagnostic(file=p, line=1, column=1, end_line=1, end_column=1, severity="error", code="task-error",
                            message=str(e))]))
         s = concrete(s)  # auto: the device when every part is found, else the emulator
-        missing = unavailable(s.backend)
+        missing = estimate_only_refusal(s) or unavailable(s.backend)
         if missing is not None:
             return Evaluation(Report(task=str(task.root), kernel=str(task.kernel), chip=s.chip,
                                      backend=resolve(s.backend)[0],
@@ -224,16 +233,17 @@ class Evaluator:
             stages.build_s, stages.build_cached = binary.seconds, binary.cached
             t0 = time.monotonic()
             res = run_trials(plan, TrialsRun(backend, binary, [p.name for p in entry.params], str(task.kernel),
-                                             entry.line, s.estimate, self._check_cancel, trace_out))
+                                             entry.line, s.estimate, self._check_cancel, trace_out, s.check))
             stages.run_s, stages.estimate_s = time.monotonic() - t0, res.estimate_s
             timing = res.measured.timing if res.measured else None
             trace = res.measured.trace if res.measured else None
             advice = []
             t1 = time.monotonic()
-            if trace is not None and timing is not None and timing.estimated and res.status == "correct":
+            ran_through = res.status in ("correct", "estimated")  # an estimate-only run too: same trace
+            if s.advise and trace is not None and timing is not None and timing.estimated and ran_through:
                 advice = advise(AdviceInput(trace, plan.first.block_dim, chip, costs_for(s, chip), task.kernel,
                                             task.host))
-            elif twin is not None and timing is not None and res.status == "correct":
+            elif s.advise and twin is not None and timing is not None and res.status == "correct":
                 advice = beside_device(twin.advice(task, s), timing.estimated_us)
             stages.advise_s = time.monotonic() - t1
         done = report(status=res.status, diagnostics=res.diagnostics, correctness=res.correctness, timing=timing,
@@ -278,9 +288,9 @@ class ModelTwin:
 
 @contextmanager
 def model_twin(task: Task, s: EvalSettings, scratch: Path, ready: Ready) -> Iterator[ModelTwin | None]:
-    """On the device with `device_advice` (and the estimate asked for), the emulator's build of the
+    """On the device with `device_advice` (and the estimate and advice asked for), the emulator's build of the
     kernel, started in the background and closed (ModelTwin.close) when the block ends; else None."""
-    if s.backend == "sim" or not (s.device_advice and s.estimate):
+    if s.backend == "sim" or not (s.device_advice and s.estimate and s.advise):
         yield None
         return
     folder = scratch / "model"

@@ -61,7 +61,8 @@ class Output(_Plan):
     """One reference output: which argument the kernel writes it to, and the expected array."""
 
     arg: int = Field(ge=0, description="index into TrialPlan.args")
-    expected: str = Field(description="the raw array file of the reference's output")
+    expected: str = Field(description="the raw array file of the reference's output; empty when the plan "
+                          "checks nothing (PlanRequest.check)")
     dtype: DType
     shape: list[int]
 
@@ -127,6 +128,8 @@ class PlanRequest(_Plan):
     out_dir: str = Field(description="where the worker writes the trials' arrays")
     seed: int
     trials: int = Field(ge=1)
+    check: bool = Field(True, description="false: the reference's outputs are only shaped (torch's meta device), "
+                        "nothing computed or written: an estimate-only run checks nothing")
     timeout_s: float = Field(120.0, gt=0, description="host.py's and reference.py's time limit")
 
 

@@ -8,6 +8,7 @@ parent process never imports torch.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib.util
 import inspect
 import linecache
@@ -211,9 +212,10 @@ def plan(req: PlanRequest, sources: UserSources | None = None) -> LaunchPlan:
         result_trials: list[TrialPlan] = []
         signature = None
         t = 0
-        while t < req.trials or (n_groups is not None and t < n_groups):
+        # every input group is a trial of a checked plan; an estimate-only one runs the first alone
+        while t < req.trials or (n_groups is not None and t < n_groups and req.check):
             torch.manual_seed(req.seed + t)
-            inputs, expected, n_groups = _reference_trial(ref, model, t, files)
+            inputs, expected, n_groups = _reference_trial(ref, model, t, files, shaped=not req.check)
             trial_dir = out / f"trial_{t}"
             trial_dir.mkdir(exist_ok=True)
             try:
@@ -270,7 +272,7 @@ def _op_launch(entry: str, inputs: list, expected: tuple, ref_file: str, model) 
     may take them as inputs: LayerNorm's gamma and beta), then a fresh buffer per reference
     output, as the op's kernel takes them (op_project.py keeps the weights the OpDef declares and
     adds the workspace and the tiling bytes from op_host's TilingFunc)."""
-    outs = [torch.empty_like(e) for e in expected]
+    outs = [torch.empty_like(e, device="cpu") for e in expected]  # an estimate-only plan's are on meta
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     tensors += [w.detach() for w in (*model.parameters(), *model.buffers())]
     return Launch(kernel=entry, block_dim=1, args=[*tensors, *outs], outputs=outs, file=ref_file, line=1)
@@ -296,9 +298,10 @@ def _load(ref_path: Path, host_path: Path | None, task_root: str, files: set[str
     return ref, model, launch_fn
 
 
-def _reference_trial(ref, model, t: int, files: set[str]) -> tuple[list, tuple, int | None]:
+def _reference_trial(ref, model, t: int, files: set[str], shaped: bool = False) -> tuple[list, tuple, int | None]:
     """Trial t's inputs, the reference's outputs on them, and the number of input groups (None
-    without get_input_groups)."""
+    without get_input_groups). `shaped`: the outputs only shaped, on torch's meta device, where the
+    reference can (an estimate-only run checks nothing)."""
     groups = getattr(ref, "get_input_groups", None)
     n_groups = None
     try:
@@ -310,12 +313,29 @@ def _reference_trial(ref, model, t: int, files: set[str]) -> tuple[list, tuple, 
             inputs = list(all_groups[t % n_groups])
         else:
             inputs = list(ref.get_inputs())
-        with torch.no_grad():
-            expected = _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+        expected = (_shaped_outputs(model, inputs) if shaped else None) or _forward(model, inputs)
     except Exception as e:  # noqa: BLE001
         f, ln = _user_frame(e.__traceback__, files)
         raise PlanError("reference-error", f"reference.py failed: {type(e).__name__}: {e}", f, ln) from e
     return inputs, expected, n_groups
+
+
+def _forward(model, inputs: list) -> tuple:
+    with torch.no_grad():
+        return _as_tuple(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]))
+
+
+def _shaped_outputs(model, inputs: list) -> tuple | None:
+    """The reference's outputs on torch's meta device (shapes and dtypes, nothing computed: a
+    production-size matmul's reference takes as long as the estimate-only run), or None when the
+    reference does not run there (an op without a meta kernel, a .item() on a value)."""
+    try:
+        meta = copy.deepcopy(model).to("meta")
+        args = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            return _as_tuple(meta(*args))
+    except Exception:  # noqa: BLE001 - any failure means: compute them for real
+        return None
 
 
 def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: Path, host_path: Path
@@ -368,8 +388,10 @@ def _describe(result, inputs, model, expected, fresh: _FreshBuffers, trial_dir: 
             raise bad(f"output {k} is {DTYPES.get(o.dtype, o.dtype)}{list(o.shape)} but the reference returns "
                       f"{DTYPES.get(exp.dtype, exp.dtype)}{list(exp.shape)}")
         path = trial_dir / f"expected_{k}.bin"
-        _write(exp, path)
-        out_args.append(Output(arg=idx, expected=str(path), dtype=DTYPES[exp.dtype], shape=list(exp.shape)))
+        if not exp.is_meta:
+            _write(exp, path)
+        out_args.append(Output(arg=idx, expected="" if exp.is_meta else str(path), dtype=DTYPES[exp.dtype],
+                               shape=list(exp.shape)))
         args[idx] = args[idx].model_copy(update={"role": "out"})
 
     defines = {str(k): str(v) for k, v in (result.defines or {}).items()}

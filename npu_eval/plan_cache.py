@@ -48,11 +48,11 @@ def _code_version() -> str:
     return h.hexdigest()
 
 
-def plan_key(task: Task, seed: int, trials: int) -> str | None:
+def plan_key(task: Task, seed: int, trials: int, check: bool = True) -> str | None:
     """The key of this task's plan, or None when the folder cannot be keyed (unreadable, or too
-    many files to be a task folder)."""
+    many files to be a task folder). `check` false: the estimate-only plan (no expected outputs)."""
     h = hashlib.sha256("\0".join([_code_version(), str(task.root.resolve()), str(task.reference),
-                                  str(task.host), str(seed), str(trials)]).encode())
+                                  str(task.host), str(seed), str(trials), "" if check else "unchecked"]).encode())
     count = 0
     try:
         for dirpath, dirnames, filenames in os.walk(task.root):
@@ -113,7 +113,7 @@ class PlanCache:
 
 
 def _files(plan: LaunchPlan) -> list[str]:
-    return [p for t in plan.trials for p in [*(a.path for a in t.tensors), *(o.expected for o in t.outputs)]]
+    return [p for t in plan.trials for p in [*(a.path for a in t.tensors), *(o.expected for o in t.outputs)] if p]
 
 
 def _keep_files(plan: LaunchPlan, out_dir: Path, tmp: Path, final: Path) -> LaunchPlan:
@@ -131,5 +131,6 @@ def _keep_files(plan: LaunchPlan, out_dir: Path, tmp: Path, final: Path) -> Laun
         kept[path] = str(final / rel)
     trials = [t.model_copy(update={
         "args": [a.model_copy(update={"path": kept[a.path]}) if isinstance(a, TensorArg) else a for a in t.args],
-        "outputs": [o.model_copy(update={"expected": kept[o.expected]}) for o in t.outputs]}) for t in plan.trials]
+        "outputs": [o.model_copy(update={"expected": kept.get(o.expected, "")}) for o in t.outputs]})
+              for t in plan.trials]
     return plan.model_copy(update={"trials": trials})

@@ -24,6 +24,7 @@ Status = Literal[
     "crash",
     "harness_error",
     "compiled",
+    "estimated",  # an estimate-only run (eval --estimate-only): ran to its end, its values not checked
 ]
 Severity = Literal["error", "warning", "info"]
 

@@ -60,10 +60,11 @@ class TrialRun:
 
 
 def write_manifest(path: Path, trial: TrialPlan, names: list[str], outdir: Path, ub: tuple[int, int], trace: bool,
-                   arrays: Path) -> None:
-    """The harness's input (harness.h, Manifest::load); `names` are the entry's parameter names."""
+                   arrays: Path, values: bool = True) -> None:
+    """The harness's input (harness.h, Manifest::load); `names` are the entry's parameter names;
+    `values` false: an estimate-only run (the cube's arithmetic skipped, no outputs written)."""
     rows = [f"block_dim\t{trial.block_dim}", f"trace\t{1 if trace else 0}", f"outdir\t{outdir}",
-            f"ub_bytes\t{ub[0]}", f"ub_reserved\t{ub[1]}"]
+            f"ub_bytes\t{ub[0]}", f"ub_reserved\t{ub[1]}", f"values\t{1 if values else 0}"]
     if trial.tiling_key is not None:
         rows.append(f"tiling_key\t{trial.tiling_key}")
     for i, a in enumerate(trial.args):
@@ -106,9 +107,10 @@ def read_faults(tdir: Path, binary: Path, paths: PathMap | None = None) -> list[
 
 
 def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, index: int, ub: tuple[int, int],
-              trace: bool, limits: SandboxLimits, stdout_limit: int, paths: PathMap | None = None) -> TrialRun:
+              trace: bool, limits: SandboxLimits, stdout_limit: int, paths: PathMap | None = None,
+              values: bool = True) -> TrialRun:
     """Run one trial. `scratch` is this evaluation's sandbox root (already prepared); `paths`
-    are the neutral names the binary was built under."""
+    are the neutral names the binary was built under; `values` false: estimate only (write_manifest)."""
     paths = paths or PathMap()
     tdir = scratch / f"t{index}"
     if tdir.exists():
@@ -119,7 +121,7 @@ def run_trial(binary: Path, trial: TrialPlan, names: list[str], scratch: Path, i
     for a in trial.tensors:
         shutil.copyfile(a.path, arrays / Path(a.path).name)
     manifest = tdir / protocol.MANIFEST
-    write_manifest(manifest, trial, names, tdir, ub, trace, arrays)
+    write_manifest(manifest, trial, names, tdir, ub, trace, arrays, values)
     prepare_scratch(tdir)
     res = run_sandboxed([str(binary), str(manifest)], tdir, limits, stdout_limit)
     faults = read_faults(tdir, binary, paths)

@@ -30,6 +30,13 @@ class EvalSettings(BaseModel):
     host_allow_list: bool = Field(default=True, description="check host.py against the allow-list before it runs "
                                   "(it may only plan the launch; docs/task-format.md)")
     estimate: bool = Field(default=True, description="record the trace and run the cost model (timing, missing-sync)")
+    advise: bool = Field(default=True, description="run the performance advisor on a correct (or estimate-only) "
+                         "run: each finding re-estimates the kernel with its change, so it takes about twice the "
+                         "estimate's time again")
+    check: bool = Field(default=True, description="compute the kernel's values and check them against the "
+                        "reference; false (eval --estimate-only, emulator only): one run with the cube's "
+                        "arithmetic skipped and the reference's outputs only shaped, for the estimate at shapes "
+                        "too large to emulate with values (no verdict; docs/cost-model.md, \"Estimate only\")")
     sanitize: bool = Field(default=False, description="ascend: build with --sanitizer -g and run each trial under "
                            "mssanitizer --tool=memcheck (its findings at their lines)")
     line_profile: bool = Field(default=False, description="ascend: also run msprof op simulator on a -g build "

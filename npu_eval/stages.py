@@ -106,15 +106,16 @@ def plan_stage(worker: PlanWorker, task: Task, settings: EvalSettings, out_dir: 
     (no host.py) names its kernel entry `op_entry`: its launches lack the tiling yet (op_stage)."""
     t0 = time.monotonic()
     cache = PlanCache(settings.cache_dir or default_cache_dir()) if settings.plan_cache else None
-    key = plan_key(task, settings.seed, settings.trials) if cache else None
+    trials = settings.trials if settings.check else 1  # nothing to check: the one run the estimate needs
+    key = plan_key(task, settings.seed, trials, settings.check) if cache else None
     if cache and key:
         kept = cache.lookup(key)
         if kept is not None:
             return Planned(kept, time.monotonic() - t0, cached=True)
     request = PlanRequest(task_root=str(task.root), reference=str(task.reference),
                           host=str(task.host) if task.host else None, op_entry=op_entry,
-                          out_dir=str(out_dir), seed=settings.seed, trials=settings.trials,
-                          timeout_s=settings.plan_timeout_s)
+                          out_dir=str(out_dir), seed=settings.seed, trials=trials,
+                          check=settings.check, timeout_s=settings.plan_timeout_s)
     try:
         answer = worker.plan(request, timeout=settings.plan_timeout_s)
     except PlanWorkerError as e:
@@ -318,6 +319,7 @@ class TrialsRun:
     estimate: bool
     check_cancel: Callable[[], None]
     trace_out: Path | None = None
+    check: bool = True        # false: an estimate-only run (EvalSettings.check), nothing compared
 
 
 def run_trials(plan: LaunchPlan, r: TrialsRun) -> TrialsResult:
@@ -343,6 +345,8 @@ def run_trials(plan: LaunchPlan, r: TrialsRun) -> TrialsResult:
             estimate_s = time.monotonic() - t0
         if status:
             break
+        if not r.check:
+            continue
         c = compare_trial(run, trial, i)
         worst = {k: max(worst[k], c.errors[k]) for k in _ERR_KEYS}
         passed += c.passed
@@ -354,10 +358,11 @@ def run_trials(plan: LaunchPlan, r: TrialsRun) -> TrialsResult:
         # (a cross-block race, an unaligned copy): it makes the run a runtime_error, and the
         # mismatch stays in the report as its symptom.
         errors = any(d.severity == "error" for d in diags.values())
-        status = "runtime_error" if errors else "mismatch" if first is not None else "correct"
+        status = ("runtime_error" if errors else "estimated" if not r.check else "mismatch" if first is not None
+                  else "correct")
     if mm is not None and first is not None:
         diags[("mismatch",)] = _mismatch_diagnostic(mm, first.mismatch_file, r.kernel, r.entry_line)
-    trials = ran if status in ("correct", "mismatch", "runtime_error") else len(plan.trials)
+    trials = (ran if status in ("correct", "mismatch", "runtime_error") else len(plan.trials)) if r.check else 0
     correctness = Correctness(trials=trials, passed=passed, first_mismatch=mm, **worst)
     return TrialsResult(status, sorted(diags.values(), key=diagnostic_order), correctness, stdout, measured,
                         estimate_s)

@@ -226,7 +226,7 @@ def _stray_file(ans: PlanAnswer, out: Path) -> str | None:
         return None
     root = out.resolve()
     for trial in ans.ok.trials:
-        for path in [a.path for a in trial.tensors] + [o.expected for o in trial.outputs]:
+        for path in [a.path for a in trial.tensors] + [o.expected for o in trial.outputs if o.expected]:
             p = Path(path)
             if p.is_symlink() or not p.is_file() or not p.resolve().is_relative_to(root):
                 return path

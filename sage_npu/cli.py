@@ -68,6 +68,12 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     ev.add_argument("--sanitize", action="store_true", default=None,
                     help="ascend: build with --sanitizer -g and run under mssanitizer --tool=memcheck")
     ev.add_argument("--trace", type=Path, metavar="FILE", help="write a Chrome trace (open it in Perfetto)")
+    ev.add_argument("--estimate-only", action="store_true",
+                    help="the estimate (and --profile) without computing the values: one run with the cube's "
+                    "arithmetic skipped and nothing checked, for shapes too large to emulate (emulator only)")
+    ev.add_argument("--timeout", dest="run_timeout", type=float, metavar="S",
+                    help="wall-clock limit of one kernel run (eval.run_timeout_s, default 10): a production shape's "
+                    "estimate-only run takes minutes")
     ev.add_argument("--debug", action="store_true",
                     help="build the task with -g -O0 and start gdb stopped at the kernel entry (block 0, or --block)")
     ev.add_argument("--block", type=int, metavar="N", help="with --debug: the block to stop in (default 0)")
@@ -140,7 +146,9 @@ def _overrides(args: argparse.Namespace) -> dict:
     ev = {k: v for k, v in (("chip", args.chip), ("backend", args.backend),
                             ("seed", getattr(args, "seed", None)), ("sanitize", getattr(args, "sanitize", None)),
                             ("line_profile", True if getattr(args, "profile", False) else None),
-                            ("trials", getattr(args, "trials", None))) if v is not None}
+                            ("trials", getattr(args, "trials", None)),
+                            ("check", False if getattr(args, "estimate_only", False) else None),
+                            ("run_timeout_s", getattr(args, "run_timeout", None))) if v is not None}
     out: dict = {"eval": ev} if ev else {}
     if args.db is not None:
         out["memory"] = {"db": args.db}
@@ -169,11 +177,11 @@ def _bench_overrides(args: argparse.Namespace) -> dict:
 def _task_to_evaluate(args: argparse.Namespace) -> tuple[Settings, Task] | int:
     """The settings and the task at args.path, or the usage error's exit code (a backend that
     cannot run here, no such path, no kernel in the folder: the same usage error as every command's)."""
-    from sage_npu.npu_eval.backends import unavailable
+    from sage_npu.npu_eval.backends import estimate_only_refusal, unavailable
     from sage_npu.npu_eval.task import TaskError, load_task
 
     settings = _settings(args)
-    missing = unavailable(settings.eval.backend)
+    missing = estimate_only_refusal(settings.eval) or unavailable(settings.eval.backend)
     if missing is not None:
         return _usage_error(missing)
     try:
@@ -274,8 +282,9 @@ def debug_in_gdb(args: argparse.Namespace, task: Task, settings: Settings) -> in
 
 
 def eval_exit_code(report: Report) -> int:
-    """0 for a correct kernel, and for a kernel alone that compiles (no error diagnostic); else 1."""
-    if report.status == "compiled":
+    """0 for a correct kernel, for a kernel alone that compiles and for an estimate-only run (no
+    error diagnostic either way); else 1."""
+    if report.status in ("compiled", "estimated"):
         return 1 if report.errors() else 0
     return 0 if report.status == "correct" else 1
 
@@ -605,7 +614,9 @@ def format_report(report: Report) -> str:
         lines.append(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}{block} [{d.code}]")
     c = report.correctness
     summary = f"{report.status}"
-    if c is not None:
+    if report.status == "estimated":
+        summary += ": its values were not computed or checked (--estimate-only)"
+    elif c is not None:
         summary += f": {c.passed}/{c.trials} trials pass, max rel err {c.max_rel_err:.3g}"
     lines.append(f"{Path(report.kernel).name} on {report.chip} ({report.backend}): {summary}")
     if report.stdout:

@@ -127,10 +127,23 @@ def resolve(name: str) -> tuple[Concrete, str | None]:
 
 
 def concrete(settings: EvalSettings) -> EvalSettings:
-    """`settings` with `auto` replaced by the backend it stands for here."""
+    """`settings` with `auto` replaced by the backend it stands for here (an estimate-only run's
+    is the emulator: the estimate is the cost model's, and skipping values is the emulator's)."""
     if settings.backend != "auto":
         return settings
-    return settings.model_copy(update={"backend": resolve("auto")[0]})
+    return settings.model_copy(update={"backend": resolve("auto")[0] if settings.check else "sim"})
+
+
+def estimate_only_refusal(settings: EvalSettings) -> str | None:
+    """Why an estimate-only evaluation (`check` false) cannot run with these settings, or None."""
+    if settings.check:
+        return None
+    if settings.backend == "ascend":
+        return ("--estimate-only runs on the emulator (--backend sim): on a device every value is computed "
+                "anyway, so evaluate there with the check")
+    if not settings.estimate:
+        return "--estimate-only without the estimate (estimate = false) has nothing to report"
+    return None
 
 
 def open_backend(settings: EvalSettings, scratch: Path) -> Backend:

@@ -118,7 +118,7 @@ class SimBackend:
     def run(self, binary: Binary, trial: TrialPlan, index: int, names: list[str], trace: bool) -> TrialRun:
         ub = (binary.chip.ub_bytes, binary.chip.ub_reserved_bytes)
         return run_trial(binary.path, trial, names, self.rundir, index, ub, trace=trace, limits=self._limits,
-                         stdout_limit=self.settings.stdout_limit, paths=binary.paths)
+                         stdout_limit=self.settings.stdout_limit, paths=binary.paths, values=self.settings.check)
 
     def measure(self, run: TrialRun, trial: TrialPlan, chip: ChipProfile, diags: dict[tuple, Diagnostic],
                 trace_out: Path | None) -> Measured:

@@ -502,7 +502,8 @@ SAGE_SIM_HOT void cube_mmad_as(uint8_t* local, uint32_t c, uint32_t a, uint32_t 
 
 SAGE_SIM_OUTLINE SAGE_SIM_HOT void cube_mmad(uint8_t* local, uint8_t* init, uint32_t c, uint32_t a, uint32_t b,
                                              const MmadShape& s) {
-    if (cube_integer(s.in)) cube_mmad_as<int32_t>(local, c, a, b, s);
+    if (!rt().values) {}  // an estimate-only run: L0C keeps what it held, marked written below
+    else if (cube_integer(s.in)) cube_mmad_as<int32_t>(local, c, a, b, s);
     else cube_mmad_as<float>(local, c, a, b, s);
     const uint32_t fractals = (s.m + 15) / 16 * ((s.n + 15) / 16);
     for (uint32_t f = 0; f < fractals; ++f) memset(init + c + uint64_t(f) * 1024, 1, 1024);

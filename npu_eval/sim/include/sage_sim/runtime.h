@@ -372,6 +372,9 @@ struct Runtime {
     std::vector<std::pair<std::string, int>> locs;  // interned (file, line); id = index + 1
     SrcLoc last{"", 0};         // the last user location an API call saw
     bool tracing = true;
+    // false: an estimate-only run (the manifest's `values 0`): the cube's multiply-accumulate, the
+    // one cost that grows as m*n*k, is skipped; every copy, check and trace record happens as usual
+    bool values = true;
     size_t ub_bytes = SAGE_CHIP_UB_BYTES;
     size_t ub_reserved_bytes = SAGE_CHIP_UB_RESERVED_BYTES;  // the risky top of ub_bytes
     int fault_fd = -1;          // written by the crash handler

@@ -1,0 +1,90 @@
+"""`sage-npu eval --estimate-only` (EvalSettings.check false): the estimate without the values.
+
+The run skips the cube's multiply-accumulate and the reference's arithmetic (its outputs are only
+shaped, on torch's meta device), so a production-size matmul can be estimated; everything the
+estimate reads (the trace: copies, loads, Mmads, flags, their addresses) is recorded as usual, so
+the estimate is the checked run's, to the cycle.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sage_npu.cli import main
+from sage_npu.npu_eval.evaluate import Evaluator
+from sage_npu.npu_eval.launch_plan import PlanRequest
+from sage_npu.npu_eval.plan import plan
+from sage_npu.npu_eval.settings import EvalSettings
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tasks"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("estimate-only-cache")
+
+
+# a Matmul API kernel (its Mmads skipped), a basic-API cube kernel, a vector kernel and a mixed one
+@pytest.mark.parametrize("task", ["matmul_adv", "matmul_basic", "softmax_rows", "attention_fwd_mix"])
+def test_the_estimate_only_run_estimates_what_the_checked_run_does(task, cache):
+    with Evaluator(EvalSettings(trials=1, cache_dir=cache)) as checked, \
+            Evaluator(EvalSettings(check=False, cache_dir=cache)) as unchecked:
+        full = checked.evaluate(EXAMPLES / task).report
+        only = unchecked.evaluate(EXAMPLES / task).report
+    assert full.status == "correct", full.diagnostics
+    assert only.status == "estimated", only.diagnostics
+    assert only.timing is not None and full.timing is not None
+    assert only.timing.estimated_us == full.timing.estimated_us
+    assert only.timing.pipes == full.timing.pipes and only.timing.bottleneck == full.timing.bottleneck
+    assert only.correctness is not None and only.correctness.trials == 0 and only.correctness.passed == 0
+    assert [a.code for a in only.advice] == [a.code for a in full.advice]  # the advisor reads the same trace
+
+
+def test_the_plan_of_an_estimate_only_run_computes_and_writes_no_reference_output(tmp_path):
+    task = tmp_path / "mm"
+    shutil.copytree(EXAMPLES / "matmul_adv", task)
+    # A reference that would take the whole test's time on real data: only shaped, it costs nothing.
+    ref = task / "reference.py"
+    ref.write_text(ref.read_text().replace("return ", "import time\n        if a.device.type != 'meta':\n"
+                                           "            time.sleep(600)\n        return ", 1))
+    req = PlanRequest(task_root=str(task), reference=str(ref), host=str(task / "host.py"), out_dir=str(tmp_path / "p"),
+                      seed=0, trials=1, check=False)
+    got = plan(req)
+    (out,) = got.first.outputs
+    assert len(got.trials) == 1  # the first of the reference's three input groups
+    assert out.expected == "" and out.dtype == "float32" and out.shape == [128, 128]
+    assert not list((tmp_path / "p").rglob("expected_*"))
+    assert all(Path(a.path).is_file() for a in got.first.tensors)  # the inputs are real: the kernel reads them
+
+
+def test_a_reference_that_cannot_run_on_meta_is_computed_for_its_shapes(tmp_path, cache):
+    task = tmp_path / "add"
+    shutil.copytree(EXAMPLES / "add_custom", task)
+    ref = task / "reference.py"
+    # .tolist() needs values: the meta device refuses it, so the outputs come from a real forward
+    ref.write_text(ref.read_text().replace("return ", "assert x.tolist() is not None\n        return ", 1))
+    with Evaluator(EvalSettings(check=False, cache_dir=cache)) as ev:
+        r = ev.evaluate(task).report
+    assert r.status == "estimated", r.diagnostics
+
+
+def test_the_cli_says_nothing_was_checked_and_refuses_what_cannot_be(capsys):
+    add = str(EXAMPLES / "add_custom")
+    assert main(["eval", add, "--estimate-only"]) == 0
+    out = capsys.readouterr().out
+    assert "estimated: its values were not computed or checked (--estimate-only)" in out
+    assert main(["eval", add, "--estimate-only", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["status"] == "estimated" and r["timing"]["estimated_us"] > 0
+    assert main(["eval", add, "--estimate-only", "--timeout", "0.001", "--json"]) == 1  # the run's own limit
+    r = json.loads(capsys.readouterr().out)
+    assert r["status"] == "timeout" and "limit" in r["diagnostics"][0]["message"]
+    assert main(["eval", add, "--estimate-only", "--backend", "ascend"]) == 2
+    assert "--estimate-only runs on the emulator" in capsys.readouterr().err
+    with Evaluator(EvalSettings(check=False, estimate=False)) as ev:
+        r = ev.evaluate(EXAMPLES / "add_custom").report
+    assert r.status == "harness_error" and "nothing to report" in r.diagnostics[0].message
