@@ -39,7 +39,7 @@ class InProcessRunner:
 
         self.agent = agent
         self.retriever = retriever
-        self.evaluator = Evaluator(eval_settings)
+        self.evaluator = Evaluator(eval_settings.verifying())
 
     def run(self, specs: list[TaskSpec], done: Callable[[TaskOutcome], None]) -> None:
         for s in specs:
@@ -59,7 +59,7 @@ def _worker(slot: int, eval_settings: EvalSettings, memory_settings: MemorySetti
         memory = open_memory(memory_settings, read_only=True)
     except Exception as e:  # noqa: BLE001 - reported in every row this worker runs
         memory_error = f"the experience memory cannot be read ({e}); ran without it"
-    with Evaluator(eval_settings) as ev:
+    with Evaluator(eval_settings.verifying()) as ev:
         while (spec := inbox.get()) is not None:
             out = run_task(spec, Path(spec.path), ev, agent, memory)
             if memory_error and not out.row.reason:

@@ -58,6 +58,7 @@ def unpack(data: bytes, dest: Path) -> Path:
 def evaluator_for(settings: EvalSettings):
     from sage_npu.npu_eval.evaluate import Evaluator
 
+    settings = settings.verifying()  # a benchmark's verdicts are checked ones
     key = settings.model_dump_json()
     ev = _evaluators.get(key)
     if ev is None:

@@ -376,6 +376,7 @@ class _State:
     def get_evaluator(self, settings: EvalSettings):
         from sage_npu.npu_eval.evaluate import Evaluator
 
+        settings = settings.verifying()
         if self.evaluator is None or self.eval_settings != settings:
             if self.evaluator is not None:
                 self.evaluator.close()

@@ -64,6 +64,11 @@ class EvalSettings(BaseModel):
 
         return Path(platformdirs.user_config_dir("sage-npu")) / "chips"
 
+    def verifying(self) -> EvalSettings:
+        """These settings with every value checked: what the editor's loop and the optimizer evaluate
+        with, whatever `check` a settings file gives (a rewrite is verified or not shown)."""
+        return self if self.check else self.model_copy(update={"check": True})
+
     @field_validator("chip")
     @classmethod
     def _known_chip(cls, v: str) -> str:

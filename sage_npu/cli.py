@@ -415,7 +415,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         print(f"sage-npu: the experience memory cannot be used ({e}); optimizing without it", file=sys.stderr)
         memory = None
     try:
-        with Evaluator(settings.eval) as ev:
+        with Evaluator(settings.eval.verifying()) as ev:
             result = optimize(args.path, ev, settings.agent, memory=memory, turns=args.turns, on_attempt=progress,
                               on_token=token, on_retry=retry)
     except TaskError as e:

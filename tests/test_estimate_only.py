@@ -88,3 +88,27 @@ def test_the_cli_says_nothing_was_checked_and_refuses_what_cannot_be(capsys):
     with Evaluator(EvalSettings(check=False, estimate=False)) as ev:
         r = ev.evaluate(EXAMPLES / "add_custom").report
     assert r.status == "harness_error" and "nothing to report" in r.diagnostics[0].message
+
+
+def test_the_editor_and_the_optimizer_verify_whatever_a_settings_file_says():
+    """`check` false in a settings file must not make the editor show an unchecked verdict, nor let
+    the optimizer suggest an unverified rewrite: they evaluate with `verifying()`."""
+    from sage_npu.agent import bench_ray
+    from sage_npu.agent.bench_pool import InProcessRunner
+    from sage_npu.agent.worker import _State
+    from sage_npu.agent.settings import AgentSettings
+
+    unchecked = EvalSettings(check=False, trials=3)
+    assert unchecked.verifying() == EvalSettings(trials=3)
+    assert EvalSettings().verifying() == EvalSettings()
+    state = _State()  # the agent process's episode evaluator
+    try:
+        assert state.get_evaluator(unchecked).settings.check
+    finally:
+        state.close()
+    pool = InProcessRunner(unchecked, AgentSettings(), None)  # sage-npu bench, one job
+    try:
+        assert pool.evaluator.settings.check
+    finally:
+        pool.close()
+    assert bench_ray.evaluator_for(unchecked).settings.check  # on a Ray node

@@ -240,10 +240,11 @@ class Evaluation(Feature):
         with self._lock:
             if self.server.stopping:
                 return None
-            if self._evaluator is None or self._evaluator.settings != self.server.settings.eval:
+            wanted = self.server.settings.eval.verifying()  # the editor shows verdicts
+            if self._evaluator is None or self._evaluator.settings != wanted:
                 if self._evaluator is not None:
                     self._evaluator.close()
-                self._evaluator = Evaluator(self.server.settings.eval)
+                self._evaluator = Evaluator(wanted)
             evaluator = self._evaluator
         try:
             return evaluator.evaluate(task).report
