@@ -319,7 +319,7 @@ def worker_main(requests, events) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     logging.basicConfig(level=logging.WARNING)
-    state = _State()
+    state = WorkerState()
     episodes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-episode")
     quick = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sage-memory")
     # Imports in the background, so the first memory command and the first episode do not pay them;
@@ -339,7 +339,7 @@ def worker_main(requests, events) -> None:
     state.close()
 
 
-class _State:
+class WorkerState:
     """Per-thread memory handles and the episode thread's Evaluator, reused while settings stay."""
 
     def __init__(self) -> None:
@@ -399,7 +399,7 @@ def _preload() -> None:
         log.exception("preloading failed")
 
 
-def _handle(state: _State, events, call: Call) -> None:
+def _handle(state: WorkerState, events, call: Call) -> None:
     r = call.request
     try:
         if isinstance(r, OptimizeRequest):
@@ -421,7 +421,7 @@ def _handle(state: _State, events, call: Call) -> None:
         events.put(Event(call.rid, "done", result))
 
 
-def _optimize(state: _State, events, rid: int, r: OptimizeRequest) -> OptimizeResult:
+def _optimize(state: WorkerState, events, rid: int, r: OptimizeRequest) -> OptimizeResult:
     from sage_npu.agent.optimize import optimize
 
     try:
@@ -447,19 +447,19 @@ def _optimize(state: _State, events, rid: int, r: OptimizeRequest) -> OptimizeRe
                     on_attempt=on_attempt, on_token=on_token, cancel=state.cancel_event(rid))
 
 
-def _decide(state: _State, r: DecideRequest) -> DecideAnswer:
+def _decide(state: WorkerState, r: DecideRequest) -> DecideAnswer:
     credit = state.memory(r.memory, create=True).decide(r.episode_id, r.decision, r.attempt_id)
     return DecideAnswer(credited=credit.credited, reward=credit.reward)
 
 
-def _expire(state: _State, r: ExpireRequest) -> ExpireAnswer:
+def _expire(state: WorkerState, r: ExpireRequest) -> ExpireAnswer:
     mem = state.existing_memory(r.memory)
     if mem is None:
         return ExpireAnswer()
     return ExpireAnswer(episode_ids=[c.episode_id for c in mem.expire_open() if c.credited])
 
 
-def _calibrate(state: _State, r: CalibrateRequest) -> int:
+def _calibrate(state: WorkerState, r: CalibrateRequest) -> int:
     """Store the verified findings in the memory, if one exists (the editor's verification never
     creates a memory: the first episode does); how many were stored."""
     mem = state.existing_memory(r.memory)
@@ -474,12 +474,12 @@ def _resident(mem) -> list[ResidentRule]:
             for r in mem.list_items(kind="rule", status="resident")]
 
 
-def _rules(state: _State, r: RulesRequest) -> list[ResidentRule]:
+def _rules(state: WorkerState, r: RulesRequest) -> list[ResidentRule]:
     mem = state.existing_memory(r.memory)
     return [] if mem is None else _resident(mem)
 
 
-def _overview(state: _State, r: OverviewRequest) -> Overview:
+def _overview(state: WorkerState, r: OverviewRequest) -> Overview:
     from sage_npu.memory.experience_memory import memory_path
 
     mem = state.existing_memory(r.memory)

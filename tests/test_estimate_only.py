@@ -95,13 +95,13 @@ def test_the_editor_and_the_optimizer_verify_whatever_a_settings_file_says():
     the optimizer suggest an unverified rewrite: they evaluate with `verifying()`."""
     from sage_npu.agent import bench_ray
     from sage_npu.agent.bench_pool import InProcessRunner
-    from sage_npu.agent.worker import _State
     from sage_npu.agent.settings import AgentSettings
+    from sage_npu.agent.worker import WorkerState
 
     unchecked = EvalSettings(check=False, trials=3)
     assert unchecked.verifying() == EvalSettings(trials=3)
     assert EvalSettings().verifying() == EvalSettings()
-    state = _State()  # the agent process's episode evaluator
+    state = WorkerState()  # the agent process's episode evaluator
     try:
         assert state.get_evaluator(unchecked).settings.check
     finally:
