@@ -83,6 +83,11 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
                          "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us (a number, or "
                          "the msprof op output folder to read it from); --from-device SUITE measures them on the NPU.")
     cal.add_argument("measurements", type=Path, nargs="?")
+    cal.add_argument("--estimate-only", action="store_true",
+                     help="trace each task without computing its values (eval --estimate-only): measurements at "
+                     "production shapes")
+    cal.add_argument("--timeout", dest="run_timeout", type=float, metavar="S",
+                     help="wall-clock limit of one kernel run (eval.run_timeout_s, default 10)")
     cal.add_argument("--from-device", type=Path, metavar="SUITE",
                      help="run each task of SUITE on the NPU (msprof op) and fit to those times")
     cal.set_defaults(func=cmd_calibrate)
@@ -307,7 +312,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     except CalibrationError as e:
         return _usage_error(str(e))
     samples = []
-    with Evaluator(settings.eval.model_copy(update={"trials": 1, "backend": "sim"})) as ev:  # the model's traces
+    # the model's traces: no advice (its counterfactual estimates are not fitted)
+    with Evaluator(settings.eval.model_copy(update={"trials": 1, "backend": "sim", "advise": False})) as ev:
         for m in rows:
             evaluation = ev.evaluate(m.task)
             if evaluation.trace is None:

@@ -70,3 +70,24 @@ def test_bad_measurement_files_are_clear_errors(tmp_path):
     p.write_text("task,measured_us\nnot_here,1.5\n")
     with pytest.raises(CalibrationError, match="m.csv:2: task 'not_here': no such task folder"):
         read_measurements(p)
+
+
+def test_calibrate_estimate_only_fits_the_traces_of_unchecked_runs(tmp_path, vadd_task, capsys):
+    """`calibrate --estimate-only`: each task traced without its values (measurements are taken at
+    production shapes); the trace, and so the fit, is the checked run's."""
+    cache, profiles = tmp_path / "cache", tmp_path / "profiles"
+    task = vadd_task(tmp_path, blocks=4, tiles=4, tile=1024)
+    with Evaluator(EvalSettings(trials=1, cache_dir=cache)) as ev:
+        checked = ev.evaluate(task).report.timing.estimated_us
+    # From here on a real forward would outlast the plan's limit: only a shaped one (on meta) finishes.
+    ref = task / "reference.py"
+    ref.write_text(ref.read_text().replace("        return x + y", "        if x.device.type != 'meta':\n"
+                                           "            import time\n            time.sleep(600)\n"
+                                           "        return x + y"))
+    (tmp_path / "m.csv").write_text(f"task,measured_us\n{task.name},{2 * checked}\n")
+    cfg = tmp_path / "sage.toml"
+    cfg.write_text(f'[eval]\ncache_dir = "{cache}"\nprofile_dir = "{profiles}"\nplan_timeout_s = 20\n')
+    assert main(["calibrate", str(tmp_path / "m.csv"), "--estimate-only", "--json", "--config", str(cfg)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["loss_after"] < out["loss_before"]
+    assert out["tasks"][0]["estimated_us"] == pytest.approx(2 * checked, rel=0.1)
