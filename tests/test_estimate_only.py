@@ -28,8 +28,9 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("estimate-only-cache")
 
 
-# a Matmul API kernel (its Mmads skipped), a basic-API cube kernel, a vector kernel and a mixed one
-@pytest.mark.parametrize("task", ["matmul_adv", "matmul_basic", "softmax_rows", "attention_fwd_mix"])
+# a Matmul API kernel (its Mmads skipped), a basic-API cube kernel, a vector kernel, a mixed one and an op
+# project (its launch built from the reference's outputs, here shaped on meta)
+@pytest.mark.parametrize("task", ["matmul_adv", "matmul_basic", "softmax_rows", "attention_fwd_mix", "axpy_op"])
 def test_the_estimate_only_run_estimates_what_the_checked_run_does(task, cache):
     with Evaluator(EvalSettings(trials=1, cache_dir=cache)) as checked, \
             Evaluator(EvalSettings(check=False, cache_dir=cache)) as unchecked:
