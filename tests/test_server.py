@@ -35,7 +35,9 @@ async def client(request, lsp_client: LanguageClient, tmp_path_factory):
                                          and caps.workspace.code_lens.refresh_support)
     params = types.InitializeParams(
         capabilities=client_capabilities(request.param),
-        initialization_options={"sage": {"eval": {"trials": 2, "cacheDir": str(cache)},
+        # check false (estimate-only) must not reach the editor's loop: every save below is still
+        # checked (EvalSettings.verifying), as "SAGE: correct 2/2" shows
+        initialization_options={"sage": {"eval": {"trials": 2, "cacheDir": str(cache), "check": False},
                                          "server": {"debounceS": 0.05}}},
     )
     result = await lsp_client.initialize_session(params)
