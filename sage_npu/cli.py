@@ -68,12 +68,7 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     ev.add_argument("--sanitize", action="store_true", default=None,
                     help="ascend: build with --sanitizer -g and run under mssanitizer --tool=memcheck")
     ev.add_argument("--trace", type=Path, metavar="FILE", help="write a Chrome trace (open it in Perfetto)")
-    ev.add_argument("--estimate-only", action="store_true",
-                    help="the estimate (and --profile) without computing the values: one run with the cube's "
-                    "arithmetic skipped and nothing checked, for shapes too large to emulate (emulator only)")
-    ev.add_argument("--timeout", dest="run_timeout", type=float, metavar="S",
-                    help="wall-clock limit of one kernel run (eval.run_timeout_s, default 10): a production shape's "
-                    "estimate-only run takes minutes")
+    add_estimate_only_flags(ev, "the estimate (and --profile)")
     ev.add_argument("--debug", action="store_true",
                     help="build the task with -g -O0 and start gdb stopped at the kernel entry (block 0, or --block)")
     ev.add_argument("--block", type=int, metavar="N", help="with --debug: the block to stop in (default 0)")
@@ -83,11 +78,7 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
                          "msprof or torch_npu. MEASUREMENTS is a CSV with the columns task,measured_us (a number, or "
                          "the msprof op output folder to read it from); --from-device SUITE measures them on the NPU.")
     cal.add_argument("measurements", type=Path, nargs="?")
-    cal.add_argument("--estimate-only", action="store_true",
-                     help="trace each task without computing its values (eval --estimate-only): measurements at "
-                     "production shapes")
-    cal.add_argument("--timeout", dest="run_timeout", type=float, metavar="S",
-                     help="wall-clock limit of one kernel run (eval.run_timeout_s, default 10)")
+    add_estimate_only_flags(cal, "each measured task's trace (measurements are taken at production shapes)")
     cal.add_argument("--from-device", type=Path, metavar="SUITE",
                      help="run each task of SUITE on the NPU (msprof op) and fit to those times")
     cal.set_defaults(func=cmd_calibrate)
@@ -108,6 +99,7 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
                          "saving the cost model estimates for the change (docs/advisor.md).")
     adv.add_argument("path", type=Path, help="task folder or kernel file")
     adv.add_argument("--trials", type=int, help="correctness trials (default 5)")
+    add_estimate_only_flags(adv, "the findings")
     adv.set_defaults(func=cmd_advise)
     add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a, backend=False).eval))  # auto: sim
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
@@ -195,6 +187,17 @@ def _task_to_evaluate(args: argparse.Namespace) -> tuple[Settings, Task] | int:
         return _usage_error(str(e))
 
 
+def add_estimate_only_flags(p: argparse.ArgumentParser, what: str) -> None:
+    """--estimate-only and --timeout (docs/cost-model.md, "Estimate only"), for a command that
+    evaluates tasks; `what` is what the command gives without the values."""
+    p.add_argument("--estimate-only", action="store_true",
+                   help=f"{what} without computing the values: one run with the cube's arithmetic skipped and "
+                   "nothing checked, for shapes too large to emulate (emulator only)")
+    p.add_argument("--timeout", dest="run_timeout", type=float, metavar="S",
+                   help="wall-clock limit of one kernel run (eval.run_timeout_s, default 10): a production "
+                   "shape's estimate-only run takes minutes")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from sage_npu.npu_eval.evaluate import evaluate
 
@@ -217,8 +220,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    """`sage-npu advise PATH [--json]`: evaluate, then print the advisor's findings (the report's
-    `advice`), largest saving first. Exit 1 when the kernel is not correct (nothing is advised)."""
+    """`sage-npu advise PATH [--json] [--estimate-only]`: evaluate, then print the advisor's findings
+    (the report's `advice`), largest saving first. Exit 1 when the kernel is not correct, or with
+    --estimate-only did not run to its end (nothing is advised)."""
     from sage_npu.npu_eval.evaluate import evaluate
     from sage_npu.npu_eval.report import Advice
 
@@ -229,7 +233,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     report = evaluate(task, settings.eval)
     if args.json:
         print(Advice.of(report).model_dump_json(indent=2))
-    elif report.status != "correct":
+    elif report.status not in ("correct", "estimated"):
         print(format_report(report))
         print("sage-npu: no advice: the kernel must be correct first", file=sys.stderr)
     else:

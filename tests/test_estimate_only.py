@@ -86,6 +86,8 @@ def test_the_cli_says_nothing_was_checked_and_refuses_what_cannot_be(capsys):
     assert r["status"] == "timeout" and "limit" in r["diagnostics"][0]["message"]
     assert main(["eval", add, "--estimate-only", "--backend", "ascend"]) == 2
     assert "--estimate-only runs on the emulator" in capsys.readouterr().err
+    assert main(["advise", add, "--estimate-only"]) == 0  # the findings at a shape that is not checked
+    assert "tileNum 8 -> 1" in capsys.readouterr().out
     with Evaluator(EvalSettings(check=False, estimate=False)) as ev:
         r = ev.evaluate(EXAMPLES / "add_custom").report
     assert r.status == "harness_error" and "nothing to report" in r.diagnostics[0].message
