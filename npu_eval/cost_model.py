@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from sage_npu.npu_eval import protocol
@@ -134,6 +134,11 @@ class Rates:
     store_alone: float
     # the core's share of the chip's GM bandwidth, which its reads and writes running at once share
     core_gm: float = float("inf")
+    # GM -> L1 copies (a cube core's MTE2 into L1): the core's share of the chip's HBM and L2 read rates,
+    # bytes a cycle (0: such copies take the GM -> UB figures), and the L1 window of the local addresses
+    l1_hbm_share: float = 0.0
+    l1_l2_share: float = 0.0
+    l1_window: tuple[int, int] = (0, 0)
 
     @property
     def rw_can_share(self) -> bool:
@@ -151,6 +156,18 @@ def transfer_rates(costs: CostTable, active: int, hbm_bytes_per_cycle: float) ->
     return Rates(active, rate(costs.load, active), rate(costs.load_small, active), rate(costs.store, active),
                  rate(costs.load, 1), rate(costs.load_small, 1), rate(costs.store, 1),
                  hbm_bytes_per_cycle / active if costs.read_write_sharing else float("inf"))
+
+
+def cube_load_rates(rates: Rates, costs: CostTable, chip: ChipProfile) -> Rates:
+    """`rates` with the GM -> L1 shares of the chip's cube figures (CostTable.cube_load_*) at its
+    active cores, and the L1 window: the emulator's local array puts L1 after the UB, each window
+    4 KB aligned (sim/include/sage_sim/cube.h, mem_base)."""
+    if not costs.cube_load_hbm_gbps or not costs.cube_load_l2_gbps:
+        return rates
+    l1 = (chip.ub_bytes + 4095) // 4096 * 4096
+    per_core = rates.active * chip.clock_ghz
+    return replace(rates, l1_hbm_share=costs.cube_load_hbm_gbps / per_core,
+                   l1_l2_share=costs.cube_load_l2_gbps / per_core, l1_window=(l1, l1 + chip.l1_bytes))
 
 
 def gm_share_extra(overlap: float, rate: float, other_rate: float, core_gm: float) -> float:
@@ -242,7 +259,9 @@ def bank_factor(r: Rec, costs: CostTable) -> float:
 def load_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[float, float, float]:
     """GM -> UB: bytes / (a + b / active cores) + h, the small-block figures under 25,000 bytes; a burst
     under 32 bytes fills a 32-byte UB block; strided bursts add k * bursts * (stride mod 256). The
-    share `l2` of the bytes found in the L2 cache streams l2_read_speedup times faster."""
+    share `l2` of the bytes found in the L2 cache streams l2_read_speedup times faster. GM -> L1
+    (into rates.l1_window, with chip-wide cube figures): each part at the smaller of the one-core
+    rate (times l2_read_speedup for L2 bytes) and the core's share of the chip's HBM or L2 rate."""
     bursts = max(r.b, 1)
     nbytes = bursts * 32 if bursts > 1 and r.bytes < bursts * 32 else r.bytes
     small = r.bytes < costs.small_load_below_bytes
@@ -250,7 +269,12 @@ def load_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[
                    else (rates.load, rates.load_alone, costs.load.h))
     slow = 1.0 / costs.unaligned_bandwidth if r.a else 1.0
     stride = costs.load_stride_k * bursts * costs.stride_mod_256 if bursts > 1 else 0.0
-    slow *= 1.0 - l2 + l2 / costs.l2_read_speedup if l2 else 1.0
+    fast = costs.l2_read_speedup
+    if rates.l1_hbm_share and rates.l1_window[0] <= r.w[0] < rates.l1_window[1]:
+        hbm, hit = nbytes * (1.0 - l2), nbytes * l2
+        stream = (hbm / min(alone, rates.l1_hbm_share) + hit / min(alone * fast, rates.l1_l2_share)) * slow
+        return stream + h + stride, 0.0, stream - (hbm / alone + hit / (alone * fast)) * slow
+    slow *= 1.0 - l2 + l2 / fast if l2 else 1.0
     stream = nbytes / t * slow
     return stream + h + stride, 0.0, stream - nbytes / alone * slow
 
@@ -675,7 +699,7 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     cores = max(1, chip.vector_cores)
     active = max(1, min(block_dim, cores))
     hbm_bytes_per_cycle = chip.hbm_gbps / chip.clock_ghz  # GB/s over G cycles/s
-    rates = transfer_rates(costs, active, hbm_bytes_per_cycle)
+    rates = cube_load_rates(transfer_rates(costs, active, hbm_bytes_per_cycle), costs, chip)
     block_core = block_cores(trace, chip)
     l2 = replay(trace, waves(block_core), chip.l2_bytes, costs.l2_line_bytes)
     schedules, hazards = _schedule_all(trace, costs, rates, keep_events, l2)

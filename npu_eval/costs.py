@@ -230,6 +230,11 @@ class CostTable(BaseModel):
     l2_line_bytes: int = Field(default=128, description="the L2 cache line: the granule the L2 model tracks")
     unaligned_bandwidth: float = Field(default=0.7, description="share of the bandwidth a transfer whose GM "
                                        "address is not 512-byte aligned reaches")
+    # the cube's GM -> L1 copies (MTE2 into L1): chip-wide rates the cores loading at once share
+    cube_load_hbm_gbps: float | None = Field(default=1800.0, description="GM -> L1: the chip's HBM read rate, "
+                                             "GB/s, shared by the active cores (None: the GM -> UB figures)")
+    cube_load_l2_gbps: float | None = Field(default=5000.0, description="GM -> L1: the chip's L2 read rate for "
+                                            "bytes found in L2, GB/s, shared by the active cores")
     # fixed costs per kernel
     mte2_head: HeadLine = HeadLine(k=32.72, b=1575.03)
     mte2_head_small: HeadLine = HeadLine(k=15.89, b=882.09)
@@ -297,6 +302,14 @@ _SOURCES = {
                        "measured with every write going through L2 (" + L2_SOURCES["path"] + ")",
     "l2_line_bytes": "assumption from " + L2_SOURCES["line"] + " (stated for the SIMT chips; no dav-2201 figure "
                      "found)",
+    "cube_load_hbm_gbps": "asc-devkit 82b89a15f263 examples/01_simd_cpp_api/05_best_practices/01_matrix_compute/"
+                          "matmul_basic_api_high_performance/README_en.md:397-401 (Atlas A2: HBM about 1.8 TB/s; "
+                          "MTE2 time = bytes first read from HBM / 1.8 TB/s + bytes read from L2 / 5 TB/s); a "
+                          "core's rate is the smaller of the public one-core load figure and its share",
+    "cube_load_l2_gbps": "asc-devkit 82b89a15f263 examples/01_simd_cpp_api/05_best_practices/01_matrix_compute/"
+                         "matmul_basic_api_high_performance/README_en.md:397-401 (Atlas A2: L2 peak about 5 TB/s); "
+                         "a core's rate is the smaller of the one-core load figure times l2_read_speedup and its "
+                         "share",
     "unaligned_bandwidth": "CANN data-movement best practice: GM addresses aligned to 32 bytes but not 512 reach "
                            "as little as 70% of the bandwidth",
     "mte2_head": "kMte2PipeHeadNormalK/B " + _at(PERF_PARAM, "21-22") + ", chosen at 25000 bytes "
@@ -323,6 +336,10 @@ def default_costs(family: int) -> CostTable:
         # 310P: no public per-API model; the A2 figures with its slower memory (the HBM share caps the
         # per-core rate in cost_model.py) until calibrated.
         t.sources["load"] = "assumption for 310P3: the Atlas A2 figures, capped by its LPDDR4X share; calibrate"
+        # no public 310P figure for the cube's GM -> L1 path: its copies take the GM -> UB figures
+        t.cube_load_hbm_gbps = t.cube_load_l2_gbps = None
+        t.sources["cube_load_hbm_gbps"] = t.sources["cube_load_l2_gbps"] = (
+            "310P3: no public figure; GM -> L1 copies use the GM -> UB load figures")
         t.sources["l2_read_speedup"] = ("assumption for 310P3: the Atlas A2 ratio (no public 310P figure); "
                                         + t.sources["l2_read_speedup"])
     return t
