@@ -104,11 +104,15 @@ def _scale_vec(t: CostTable, f: float) -> None:
 
 
 def _scale_bandwidth(t: CostTable, f: float) -> None:
-    """The per-core GM rates: a and b of every transfer (a + b / active cores)."""
+    """The GM rates: a and b of every transfer (a + b / active cores), and the cube's chip-wide GM -> L1
+    rates (the one-core cap on them scales with `load`)."""
     for name in ("load", "load_small", "store"):
         x = getattr(t, name)
         setattr(t, name, x.model_copy(update={"a": x.a * f, "b": x.b * f}))
     t.store_middle_bytes_per_cycle *= f
+    if t.cube_load_hbm_gbps and t.cube_load_l2_gbps:
+        t.cube_load_hbm_gbps *= f
+        t.cube_load_l2_gbps *= f
 
 
 def _scale_setup(t: CostTable, f: float) -> None:
