@@ -44,8 +44,8 @@ def cube_trace(blocks: int = 24, instructions: int = 100_000):
     a GM -> L1 copy of B, two L1 -> L0 loads and a Mmad into the block's 128 KB of L0C with unitFlag 2
     (3 on the last step), each hand-over a set/wait flag pair; then a Fixpipe with unitFlag 3 reading
     it out: each unit-flag hand-over covers 256 blocks of 512 bytes (a trace of this shape scheduled
-    in 0.62 s when the unit flags were kept per block, 0.34 s as runs; a 4096^3 matmul's three
-    evaluation in 40 s against 57.5 s)."""
+    in 0.62 s when the unit flags were kept per block, 0.34 s as runs; a 4096^3 24-core matmul's
+    evaluation, under cProfile, took 40 s against 57.5 s)."""
     from sage_npu.npu_eval.trace import Rec, Trace
 
     def flag(kind: str, event: int) -> Rec:  # HardEvent 0 MTE2 -> MTE1, 1 back, 2 MTE1 -> M, 3 back

@@ -145,3 +145,17 @@ def chip_profile(name: str) -> ChipProfile:
         return CHIPS[name]
     except KeyError:
         raise UnknownChip(f"unknown chip {name!r}; known chips: {', '.join(CHIPS)}") from None
+
+
+def local_memories(chip: ChipProfile) -> list[tuple[str, int]]:
+    """Each local memory of a block and where its window starts in the block's local array, in the
+    emulator's order, each from a 4 KB boundary (sim/include/sage_sim/cube.h, Mem and mem_base;
+    tests/test_sim_cube.py checks the two agree). The UB is the chip's (a manifest may change it)."""
+    sizes = (("UB", chip.ub_bytes), ("L1", chip.l1_bytes), ("L0A", chip.l0a_bytes), ("L0B", chip.l0b_bytes),
+             ("L0C", chip.l0c_bytes), ("the BiasTable", chip.bt_bytes), ("the Fixpipe buffer", chip.fb_bytes),
+             ("the sparse index buffer", chip.l0b_bytes // 4))
+    out, base = [], 0
+    for name, size in sizes:
+        out.append((name, base))
+        base += (size + 4095) // 4096 * 4096
+    return out

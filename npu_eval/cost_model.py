@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from sage_npu.npu_eval import protocol
-from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.chips import ChipProfile, local_memories
 from sage_npu.npu_eval.costs import DTYPE_BYTES, CostTable, Transfer
 from sage_npu.npu_eval.l2cache import L2Result, replay
 from sage_npu.npu_eval.report import TimeCauseName
@@ -160,14 +160,13 @@ def transfer_rates(costs: CostTable, active: int, hbm_bytes_per_cycle: float) ->
 
 def cube_load_rates(rates: Rates, costs: CostTable, chip: ChipProfile) -> Rates:
     """`rates` with the GM -> L1 shares of the chip's cube figures (CostTable.cube_load_*) at its
-    active cores, and the L1 window: the emulator's local array puts L1 after the UB, each window
-    4 KB aligned (sim/include/sage_sim/cube.h, mem_base)."""
+    active cores, and the L1 window of the emulator's local array (chips.local_memories)."""
     if not costs.cube_load_hbm_gbps or not costs.cube_load_l2_gbps:
         return rates
-    l1 = (chip.ub_bytes + 4095) // 4096 * 4096
+    windows = dict(local_memories(chip))
     per_core = rates.active * chip.clock_ghz
     return replace(rates, l1_hbm_share=costs.cube_load_hbm_gbps / per_core,
-                   l1_l2_share=costs.cube_load_l2_gbps / per_core, l1_window=(l1, l1 + chip.l1_bytes))
+                   l1_l2_share=costs.cube_load_l2_gbps / per_core, l1_window=(windows["L1"], windows["L0A"]))
 
 
 def gm_share_extra(overlap: float, rate: float, other_rate: float, core_gm: float) -> float:

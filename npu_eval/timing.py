@@ -10,7 +10,7 @@ from pathlib import Path
 from sage_npu.npu_eval import protocol
 from sage_npu.npu_eval.build import PathMap
 from sage_npu.npu_eval.calibrate import load_user_costs
-from sage_npu.npu_eval.chips import ChipProfile
+from sage_npu.npu_eval.chips import ChipProfile, local_memories
 from sage_npu.npu_eval.chrome_trace import write_chrome_trace
 from sage_npu.npu_eval.cost_model import Estimate, estimate
 from sage_npu.npu_eval.costs import CostTable, default_costs
@@ -66,20 +66,6 @@ def timing_of(est: Estimate, trace: Trace, chip: ChipProfile) -> Timing:
                   roofline_us=round(est.roofline_us, 4), bottleneck=est.bottleneck, pipes=est.pipes,
                   hot_lines=hot, causes=causes, gm_read_bytes=est.gm_read_bytes, l2_hit_bytes=est.l2_hit_bytes,
                   l2_saved_us=round(est.l2_saved_us, 4), profiled_core=est.profiled_core)
-
-
-def local_memories(chip: ChipProfile) -> list[tuple[str, int]]:
-    """Each local memory of a block and where its window starts in the block's local array, in the
-    emulator's order, each from a 4 KB boundary (sim/include/sage_sim/cube.h, Mem and mem_base;
-    tests/test_sim_cube.py checks the two agree). The UB is the chip's (a manifest may change it)."""
-    sizes = (("UB", chip.ub_bytes), ("L1", chip.l1_bytes), ("L0A", chip.l0a_bytes), ("L0B", chip.l0b_bytes),
-             ("L0C", chip.l0c_bytes), ("the BiasTable", chip.bt_bytes), ("the Fixpipe buffer", chip.fb_bytes),
-             ("the sparse index buffer", chip.l0b_bytes // 4))
-    out, base = [], 0
-    for name, size in sizes:
-        out.append((name, base))
-        base += (size + 4095) // 4096 * 4096
-    return out
 
 
 def _memory_at(addr: int, chip: ChipProfile) -> str:

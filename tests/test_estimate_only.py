@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,37 @@ def test_the_estimate_only_run_estimates_what_the_checked_run_does(task, cache):
     assert only.timing.pipes == full.timing.pipes and only.timing.bottleneck == full.timing.bottleneck
     assert only.correctness is not None and only.correctness.trials == 0 and only.correctness.passed == 0
     assert [a.code for a in only.advice] == [a.code for a in full.advice]  # the advisor reads the same trace
+
+
+def test_the_estimate_only_run_skips_the_multiply_accumulate(tmp_path, cache):
+    """The Mmad's arithmetic is what the run leaves out: C's first element, read back after its
+    Fixpipe, is the product when checked and whatever L0C held (the emulator's fill) when not."""
+    task = tmp_path / "mm"
+    shutil.copytree(EXAMPLES / "matmul_basic", task)
+    kernel = task / "matmul_basic.cpp"
+    fixpipe = "        Fixpipe(cGm[m0 * tiling.n + n0], c1, out);\n"
+    assert fixpipe in kernel.read_text()
+    kernel.write_text(kernel.read_text().replace(fixpipe, fixpipe + (
+        "        PipeBarrier<PIPE_ALL>();\n"
+        "        if (m0 == 0 && n0 == 0) AscendC::printf(\"c00 %f\\n\", cGm.GetValue(0));\n")))
+    with Evaluator(EvalSettings(trials=1, cache_dir=cache)) as checked, \
+            Evaluator(EvalSettings(check=False, cache_dir=cache)) as unchecked:
+        full = checked.evaluate(task).report
+        only = unchecked.evaluate(task).report
+    assert full.status == "correct" and only.status == "estimated", (full.diagnostics, only.diagnostics)
+    def c00(stdout: str) -> float:
+        assert "c00 " in stdout, stdout
+        return float(stdout.split("c00 ")[1].split()[0])
+
+    sys.path.insert(0, str(task))
+    try:
+        from reference import get_input_groups  # the first group is the one trial both runs take
+    finally:
+        sys.path.remove(str(task))
+    a, b = get_input_groups()[0]
+    product = float(a[0].float() @ b[:, 0].float())
+    assert c00(full.stdout) == pytest.approx(product, abs=1e-3)
+    assert c00(only.stdout) != pytest.approx(product, abs=1e-3)
 
 
 def test_the_plan_of_an_estimate_only_run_computes_and_writes_no_reference_output(tmp_path):

@@ -1862,8 +1862,7 @@ def test_the_l0a_cache_loads_a_once_a_round_with_a_constant_one_block_tiling(tmp
     """The matmul_l0cache sample's L0 cache: with every tiling field constant, singleCoreM = baseM and
     singleCoreK = baseK, A stays in L0A across the round's four N blocks, so MTE1 loads it once; the same
     tiling at run time loads it for every block. B is loaded for every block either way, and C is right."""
-    from sage_npu.npu_eval.chips import chip_profile
-    from sage_npu.npu_eval.timing import local_memories
+    from sage_npu.npu_eval.chips import chip_profile, local_memories
 
     task = tmp_path / "mm_l0"
     task.mkdir()

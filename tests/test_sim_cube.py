@@ -626,7 +626,7 @@ static void nd2zz_ragged_tail() {
     } catch (const sage::sim::KernelAbort&) {
     }
 }
-// Where each local memory's window starts in the block's array (timing.local_memories mirrors it).
+// Where each local memory's window starts in the block's array (chips.local_memories mirrors it).
 static void memory_bases() {
     std::vector<uint32_t> v;
     for (int i = 0; i < int(sage::sim::Mem::Count); ++i) v.push_back(sage::sim::mem_base(sage::sim::Mem(i)));
@@ -669,8 +669,7 @@ def run(tmp_path_factory) -> Run:
 
 
 def test_the_missing_sync_message_names_memories_where_the_emulator_lays_them_out(run):
-    from sage_npu.npu_eval.chips import chip_profile
-    from sage_npu.npu_eval.timing import local_memories
+    from sage_npu.npu_eval.chips import chip_profile, local_memories
 
     layout = local_memories(chip_profile("910B2"))  # the chip the drivers are built for
     assert [base for _name, base in layout] == list(run("mem_bases", np.uint32))
