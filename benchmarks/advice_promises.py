@@ -151,7 +151,7 @@ def _program(folder, copy, bdir, m, build, env, settings, sanitizer) -> tuple[Pr
     # a long limit: the machine may be busy, and a timeout is no verdict on the advice
     report = run_program(srcs[0], args, settings, cwd=bdir, extra_sources=srcs[1:], defines=build.defines,
                          timeout_s=COMMAND_TIMEOUT_S)
-    why, _, _ = program_verdict(report.model_dump_json())
+    why = program_verdict(report.model_dump_json()).why
     return report, why
 
 

@@ -82,6 +82,14 @@ class PlanCase(BaseModel):
     runner: str = ""  # the case's run.sh (scripts/presmoke/cases/...), which sets its environment
 
 
+@dataclass(frozen=True)
+class LaunchEstimate:
+    kernel: str
+    block_dim: int
+    estimated_us: float
+    bottleneck: str
+
+
 @dataclass
 class Outcome:
     case: str
@@ -90,6 +98,20 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     errors_on_pass: list[str] = field(default_factory=list)  # error diagnostics of a case that passed
     seconds: float = 0.0
+    # each launch's estimate (us) and busiest pipe, in launch order, of the program that ran (its last
+    # `./demo` command): the cost model's figure for the official sample, beside its README's
+    estimates: list[LaunchEstimate] = field(default_factory=list)
+
+
+@dataclass
+class ProgramVerdict:
+    """What one `sage-npu run --json` said: why the program failed (None when it passed), the distinct
+    warnings and error diagnostics, and each launch's estimate."""
+
+    why: str | None
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    estimates: list[LaunchEstimate] = field(default_factory=list)
 
 
 def one_line(text: str) -> str:
@@ -406,34 +428,36 @@ def _sage_run(build: Build, folder: Path, copy: Path, args: list[str], limit_s: 
     return cmd + (["--", *args] if args else [])
 
 
-def program_verdict(out: str) -> tuple[str | None, list[str], list[str]]:
-    """(why the program failed or None, its warnings, its error diagnostics), from the output of
-    `sage-npu run --json`: it failed when the report is missing, the program printed `test
-    failed!` or `[ERROR]`, or the report's status is not ok. A kernel `assert` that fails in a
-    program that then runs to its end and exits 0 is the program's own design (asc-devkit's log
-    sample asserts on purpose and reads the error back from the runtime): that case passes, its
-    assert-failed errors listed with the passing cases' errors."""
+def program_verdict(out: str) -> ProgramVerdict:
+    """The verdict on the output of `sage-npu run --json`: the program failed when the report is
+    missing, it printed `test failed!` or `[ERROR]`, or the report's status is not ok. A kernel
+    `assert` that fails in a program that then runs to its end and exits 0 is the program's own
+    design (asc-devkit's log sample asserts on purpose and reads the error back from the runtime):
+    that case passes, its assert-failed errors listed with the passing cases' errors."""
     try:
         rep = ProgramReport.model_validate_json(out)
     except ValueError:
-        return one_line("sage-npu run printed no report: " + out[-300:]), [], []
+        return ProgramVerdict(one_line("sage-npu run printed no report: " + out[-300:]))
     diags = [*rep.diagnostics, *(d for launch in rep.launches for d in launch.diagnostics)]
     text = lambda d: f"{Path(d.file).name}:{d.line}: {d.message} [{d.code}]"  # noqa: E731
     # a launch loop repeats a launch's findings in every launch: each distinct one is listed once
-    errors = list(dict.fromkeys(text(d) for d in diags if d.severity == "error"))
-    warnings = list(dict.fromkeys(text(d) for d in diags if d.severity == "warning"))
+    v = ProgramVerdict(None, warnings=list(dict.fromkeys(text(d) for d in diags if d.severity == "warning")),
+                       errors=list(dict.fromkeys(text(d) for d in diags if d.severity == "error")),
+                       estimates=[LaunchEstimate(x.kernel, x.block_dim, x.timing.estimated_us, x.timing.bottleneck)
+                                  for x in rep.launches if x.timing is not None])
     printed = (rep.stdout + "\n" + rep.stderr).splitlines()
     bad = next((ln for ln in printed if FAILED_TEXT.search(ln)), None)
     if bad is not None:
-        return one_line(f"the program printed: {bad}"), warnings, errors
+        v.why = one_line(f"the program printed: {bad}")
+        return v
     asserted = [d for d in diags if d.severity == "error"] and all(
         d.code == "assert-failed" for d in diags if d.severity == "error")
     if rep.status == "faulted" and asserted and rep.program_exit_code == 0:
-        return None, warnings, errors
+        return v
     if rep.status != "ok" or rep.exit_code != 0:
-        first = errors[0] if errors else (rep.stderr.strip().splitlines() or ["no diagnostic"])[-1]
-        return one_line(f"{rep.status}: {first}"), warnings, errors
-    return None, warnings, errors
+        first = v.errors[0] if v.errors else (rep.stderr.strip().splitlines() or ["no diagnostic"])[-1]
+        v.why = one_line(f"{rep.status}: {first}")
+    return v
 
 
 # In a case's run.sh every step runs as `(cd "$BUILD_DIR" && TESTCASE=1 soc_version=$SOC_VERSION bash -lc '...')`:
@@ -487,10 +511,11 @@ def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEO
                 return _failed(outcome, t0, unbuildable(folder, m.group(1)))
             given = string.Template(m.group(2)).safe_substitute(env)  # `./demo $TESTCASE`
             args = [] if cmd.startswith("mssanitizer") else shlex.split(given)
-            why, outcome.warnings, errs = _run_program(_sage_run(build, folder, copy, args, limit_s), bdir, limit_s)
-            if why:
-                return _failed(outcome, t0, why)
-            outcome.errors_on_pass = errs
+            verdict = _run_program(_sage_run(build, folder, copy, args, limit_s), bdir, limit_s)
+            outcome.warnings, outcome.estimates = verdict.warnings, verdict.estimates
+            if verdict.why:
+                return _failed(outcome, t0, verdict.why)
+            outcome.errors_on_pass = verdict.errors
             continue
         why = run_script(cmd, bdir, env, limit_s)
         if why:
@@ -504,12 +529,12 @@ def _failed(o: Outcome, t0: float, why: str) -> Outcome:
     return o
 
 
-def _run_program(cmd: list[str], cwd: Path, limit_s: float) -> tuple[str | None, list[str], list[str]]:
+def _run_program(cmd: list[str], cwd: Path, limit_s: float) -> ProgramVerdict:
     wait_s = limit_s + BUILD_ALLOWANCE_S
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=wait_s)
     except subprocess.TimeoutExpired:
-        return f"sage-npu run took over {wait_s:g} s (its build and its {limit_s:g} s run)", [], []
+        return ProgramVerdict(f"sage-npu run took over {wait_s:g} s (its build and its {limit_s:g} s run)")
     return program_verdict(p.stdout)
 
 
@@ -596,6 +621,10 @@ def report(outcomes: list[Outcome], commit: str, selected: int, left: dict[str, 
              f"(left out: {', '.join(f'{n} {why}' for why, n in sorted(left.items())) or 'none'})"]
     for o in sorted(outcomes, key=lambda o: o.case):
         lines.append(f"{'PASS' if o.passed else 'FAIL'}  {o.case}" + (f"  -- {o.reason}" if o.reason else ""))
+        if o.passed and o.estimates:
+            lines.append("      estimated: " + ", ".join(f"{e.kernel} <<<{e.block_dim}>>> {e.estimated_us:.2f} us "
+                                                          f"({e.bottleneck})" for e in o.estimates[:4])
+                         + (f" and {len(o.estimates) - 4} more launches" if len(o.estimates) > 4 else ""))
         for w in o.warnings:
             lines.append(f"      warning: {one_line(w)}")
         for e in o.errors_on_pass:

@@ -84,7 +84,7 @@ def bundled_runner(work: Path, settings: EvalSettings):
         n += 1
         copy = bench.edited_copy(BUNDLED, work / f"run{n}", edits)
         report = run_program(copy / "vadd_tiles.asc", [], settings, cwd=copy)
-        why, _, _ = sweep.program_verdict(report.model_dump_json())
+        why = sweep.program_verdict(report.model_dump_json()).why
         return report, why
 
     return run

@@ -42,8 +42,7 @@ ERROR_MAGNITUDES = ("max_abs_err", "max_rel_err", "mean_rel_err")
 def without_error_magnitudes(d: dict) -> dict:
     correctness = d.get("correctness")
     if isinstance(correctness, dict):
-        for key in ERROR_MAGNITUDES:
-            assert key in correctness or correctness.get("trials", 0) == 0, key
+        for key in ERROR_MAGNITUDES:  # a golden file recorded by this test has them dropped already
             correctness.pop(key, None)
     return d
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sage_npu.npu_eval.program import LaunchReport, ProgramReport, ProgramStatus
-from sage_npu.npu_eval.report import Diagnostic
+from sage_npu.npu_eval.report import Diagnostic, Timing
 from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -300,27 +300,28 @@ def program_json(status: ProgramStatus = "ok", exit_code=0, stdout="", launch_di
 
 def test_a_clean_run_passes_and_lists_its_warnings():
     warn = diagnostic("warning", "uninitialized-gm-read", "reads bytes nobody wrote", 12)
-    why, warnings, errors = sweep.program_verdict(program_json(stdout="test pass\n", launch_diags=[warn]))
-    assert why is None and errors == []
-    assert warnings == ["add.asc:12: reads bytes nobody wrote [uninitialized-gm-read]"]
+    v = sweep.program_verdict(program_json(stdout="test pass\n", launch_diags=[warn]))
+    assert v.why is None and v.errors == []
+    assert v.warnings == ["add.asc:12: reads bytes nobody wrote [uninitialized-gm-read]"]
 
 
 def test_a_program_that_prints_failure_fails_even_when_it_exits_0():
-    why, _, _ = sweep.program_verdict(program_json(stdout="compare...\n[ERROR] result error\n"))
+    why = sweep.program_verdict(program_json(stdout="compare...\n[ERROR] result error\n")).why
     assert why == "the program printed: [ERROR] result error"
-    why, _, _ = sweep.program_verdict(program_json(stdout="Test Failed!\n"))
+    why = sweep.program_verdict(program_json(stdout="Test Failed!\n")).why
     assert why == "the program printed: Test Failed!"
 
 
 def test_a_mismatch_line_fails_the_case_when_the_output_was_cut_before_test_failed():
     out = "CompareResult golden.bin failed. Output[0] is 2.0, golden is 1.0\n" * 3 + "\n[output truncated]"
-    why, _, _ = sweep.program_verdict(program_json(stdout=out))
+    why = sweep.program_verdict(program_json(stdout=out)).why
     assert why is not None and "CompareResult golden.bin failed" in why
 
 
 def test_a_faulted_run_fails_with_its_first_error():
     race = diagnostic("error", "gm-race", "blocks 0 and 1 write the same bytes", 30)
-    why, _, errors = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race]))
+    v = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race]))
+    why, errors = v.why, v.errors
     assert why == "faulted: add.asc:30: blocks 0 and 1 write the same bytes [gm-race]"
     assert errors == ["add.asc:30: blocks 0 and 1 write the same bytes [gm-race]"]
 
@@ -329,20 +330,21 @@ def test_a_failed_assert_passes_only_in_a_program_that_ends_well_and_faults_no_o
     # asc-devkit's 01_utilities/09_log asserts in its kernel on purpose and exits 0.
     fired = diagnostic("error", "assert-failed", "assertion failed in block 0: ascendc_assert(M < 100)", 40)
     race = diagnostic("error", "gm-race", "blocks 0 and 1 write the same bytes", 30)
-    why, _, errors = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=0))
+    v = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=0))
+    why, errors = v.why, v.errors
     assert why is None
     assert errors == ["add.asc:40: assertion failed in block 0: ascendc_assert(M < 100) [assert-failed]"]
-    why, _, _ = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race, fired], program_exit_code=0))
+    why = sweep.program_verdict(program_json("faulted", 1, launch_diags=[race, fired], program_exit_code=0)).why
     assert why is not None and "gm-race" in why
-    why, _, _ = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=3))
+    why = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=3)).why
     assert why is not None and "assert-failed" in why
-    why, _, _ = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=0,
-                                                   stdout="[ERROR] result error\n"))
+    why = sweep.program_verdict(program_json("faulted", 1, launch_diags=[fired], program_exit_code=0,
+                                                   stdout="[ERROR] result error\n")).why
     assert why == "the program printed: [ERROR] result error"
 
 
 def test_output_that_is_not_a_report_fails():
-    why, _, _ = sweep.program_verdict("Traceback (most recent call last):\n  boom")
+    why = sweep.program_verdict("Traceback (most recent call last):\n  boom").why
     assert why is not None and why.startswith("sage-npu run printed no report: ")
 
 
@@ -566,3 +568,13 @@ def test_a_program_is_held_to_the_sweeps_limit_not_sage_npu_runs_default(tmp_pat
     [outcome] = json.loads(out.read_text())["outcomes"]
     assert not outcome["passed"]
     assert outcome["reason"].startswith("timeout:") and "limit" in outcome["reason"], outcome["reason"]
+
+
+def test_the_verdict_keeps_each_launchs_estimate():
+    rep = ProgramReport.model_validate_json(program_json())
+    rep.launches[0].timing = Timing(estimated_us=12.5, launch_overhead_us=3.0, roofline_us=9.0, bottleneck="MTE2",
+                                    pipes={"MTE2": 9.0})
+    v = sweep.program_verdict(rep.model_dump_json())
+    assert v.why is None and v.estimates == [sweep.LaunchEstimate("add_custom", 8, 12.5, "MTE2")]
+    text = sweep.report([sweep.Outcome("a/b", True, estimates=v.estimates)], "c0ffee", 1, {})
+    assert "estimated: add_custom <<<8>>> 12.50 us (MTE2)" in text
