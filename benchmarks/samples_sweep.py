@@ -428,12 +428,14 @@ def _sage_run(build: Build, folder: Path, copy: Path, args: list[str], limit_s: 
     return cmd + (["--", *args] if args else [])
 
 
-def program_verdict(out: str) -> ProgramVerdict:
+def program_verdict(out: str, estimate_only: bool = False) -> ProgramVerdict:
     """The verdict on the output of `sage-npu run --json`: the program failed when the report is
     missing, it printed `test failed!` or `[ERROR]`, or the report's status is not ok. A kernel
     `assert` that fails in a program that then runs to its end and exits 0 is the program's own
     design (asc-devkit's log sample asserts on purpose and reads the error back from the runtime):
-    that case passes, its assert-failed errors listed with the passing cases' errors."""
+    that case passes, its assert-failed errors listed with the passing cases' errors.
+    `estimate_only` (`run --estimate-only`): the program's own check of what it did not compute may
+    fail; it passes when it ran to its end with no launch faulted."""
     try:
         rep = ProgramReport.model_validate_json(out)
     except ValueError:
@@ -445,7 +447,9 @@ def program_verdict(out: str) -> ProgramVerdict:
                        errors=list(dict.fromkeys(text(d) for d in diags if d.severity == "error")),
                        estimates=[LaunchEstimate(x.kernel, x.block_dim, x.timing.estimated_us, x.timing.bottleneck)
                                   for x in rep.launches if x.timing is not None])
-    printed = (rep.stdout + "\n" + rep.stderr).splitlines()
+    if estimate_only and rep.status == "failed":
+        return v
+    printed = [] if estimate_only else (rep.stdout + "\n" + rep.stderr).splitlines()
     bad = next((ln for ln in printed if FAILED_TEXT.search(ln)), None)
     if bad is not None:
         v.why = one_line(f"the program printed: {bad}")
@@ -488,9 +492,12 @@ def cmake_commands(c: PlanCase, env: dict[str, str]) -> list[str]:
     return [string.Template(x).safe_substitute(env) for x in c.commands if x.startswith("cmake")]
 
 
-def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEOUT_S) -> Outcome:
+def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEOUT_S,
+             estimate_only: bool = False) -> Outcome:
     """Run one case's commands in a copy of its sample folder, in the environment its runner
-    script sets, each within `limit_s` (a program's run, its build aside); the first failure ends it."""
+    script sets, each within `limit_s` (a program's run, its build aside); the first failure ends it.
+    `estimate_only`: the program runs with `sage-npu run --estimate-only` and the commands after its
+    first run (the verification of outputs it did not compute) are left out."""
     t0 = time.monotonic()
     folder = root / "examples" / c.source_case
     copy = work / c.case.replace("/", "__")
@@ -511,11 +518,14 @@ def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEO
                 return _failed(outcome, t0, unbuildable(folder, m.group(1)))
             given = string.Template(m.group(2)).safe_substitute(env)  # `./demo $TESTCASE`
             args = [] if cmd.startswith("mssanitizer") else shlex.split(given)
-            verdict = _run_program(_sage_run(build, folder, copy, args, limit_s), bdir, limit_s)
+            cmd_line = _sage_run(build, folder, copy, args, limit_s) + (["--estimate-only"] if estimate_only else [])
+            verdict = _run_program(cmd_line, bdir, limit_s, estimate_only)
             outcome.warnings, outcome.estimates = verdict.warnings, verdict.estimates
             if verdict.why:
                 return _failed(outcome, t0, verdict.why)
             outcome.errors_on_pass = verdict.errors
+            if estimate_only:
+                break
             continue
         why = run_script(cmd, bdir, env, limit_s)
         if why:
@@ -529,13 +539,13 @@ def _failed(o: Outcome, t0: float, why: str) -> Outcome:
     return o
 
 
-def _run_program(cmd: list[str], cwd: Path, limit_s: float) -> ProgramVerdict:
+def _run_program(cmd: list[str], cwd: Path, limit_s: float, estimate_only: bool = False) -> ProgramVerdict:
     wait_s = limit_s + BUILD_ALLOWANCE_S
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=wait_s)
     except subprocess.TimeoutExpired:
         return ProgramVerdict(f"sage-npu run took over {wait_s:g} s (its build and its {limit_s:g} s run)")
-    return program_verdict(p.stdout)
+    return program_verdict(p.stdout, estimate_only)
 
 
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
@@ -651,6 +661,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run the cube and mixed cases the selection leaves out (their refusals)")
     ap.add_argument("--only-cube", action="store_const", const="only", dest="cube",
                     help="run only the cube and mixed cases")
+    ap.add_argument("--estimate-only", action="store_true",
+                    help="run each program with `sage-npu run --estimate-only` (the cube's arithmetic skipped) "
+                    "and leave out the commands after it: each launch's estimate of a large sample, its outputs "
+                    "not verified (a case passes when its program ran clean)")
     ap.add_argument("--advanced", action="store_true",
                     help=f"also select the advanced API's samples ({ADVANCED}), under the same rules")
     a = ap.parse_args(argv)
@@ -670,11 +684,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with ThreadPoolExecutor(max_workers=a.jobs) as pool:
             progress = Progress(len(chosen))
-            outcomes = list(pool.map(lambda c: progress(run_case(root, c, work, a.timeout)), chosen))
+            outcomes = list(pool.map(lambda c: progress(run_case(root, c, work, a.timeout, a.estimate_only)),
+                                     chosen))
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)
     print(report(outcomes, commit, len(chosen), left))
+    if a.estimate_only:
+        print("estimate only (--estimate-only): the programs' outputs were not computed or verified")
     print(f"wall time {time.monotonic() - t0:.0f} s with {a.jobs} job(s)")
     if a.json:
         a.json.write_text(json.dumps({"commit": commit, "outcomes": [asdict(o) for o in outcomes]}, indent=1))

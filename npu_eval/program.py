@@ -108,6 +108,9 @@ class ProgramReport(_Model):
     build_cached: bool = False
     run_seconds: float = 0.0
     protections: list[str] = []    # the sandbox layers that held for the run: pid-ns, net-ns, nobody, seccomp
+    # run --estimate-only: the cube's multiply-accumulate skipped in every launch, so what a matrix
+    # kernel wrote is not its product (the program's own check of it fails); the estimates are the same
+    estimate_only: bool = False
 
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"] + [
@@ -419,12 +422,14 @@ def mirror_out(work: Path, dest: Path, before: dict[str, tuple[int, int]]) -> li
 
 # ---- running ----
 
-def _run(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, trace: bool,
-         stdout: int | None, stderr: int | None, stdout_limit: int) -> sb.SandboxResult:
+def _run(argv: list[str], work: Path, scratch: Path, out: Path, limits: sb.SandboxLimits, settings: EvalSettings,
+         stdout: int | None, stderr: int | None) -> sb.SandboxResult:
     """The program through the sandbox's one entry, in the mirrored working directory; launch.h
-    reads where to write each launch's files from the environment."""
-    res = sb.run_sandboxed(argv, work, limits, stdout_limit, scratch=scratch,
-                           env={protocol.ENV_PROGRAM_OUT: str(out), protocol.ENV_PROGRAM_TRACE: "1" if trace else "0"},
+    reads where to write each launch's files, whether to trace and whether to compute the cube's
+    values (not with `check` false: run --estimate-only) from the environment."""
+    env = {protocol.ENV_PROGRAM_OUT: str(out), protocol.ENV_PROGRAM_TRACE: "1" if settings.estimate else "0",
+           protocol.ENV_PROGRAM_VALUES: "1" if settings.check else "0"}
+    res = sb.run_sandboxed(argv, work, limits, settings.stdout_limit, scratch=scratch, env=env,
                            stdout_fd=stdout, stderr_fd=stderr)
     if res.stdout_truncated:
         res.stdout += "\n[output truncated]"
@@ -571,7 +576,8 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
     cwd = Path(cwd or os.getcwd()).resolve()
     program = str(path.resolve())
     chip = chip_profile(settings.chip)
-    base: dict[str, Any] = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name)
+    base: dict[str, Any] = dict(program=program, sources=[str(p.resolve()) for p in sources], args=args, chip=chip.name,
+                                estimate_only=not settings.check)
     if settings.backend == "ascend":  # bisheng and the NPU; auto runs programs on the emulator
         from sage_npu.npu_eval.backends.ascend_program import run_device_program
 
@@ -599,8 +605,7 @@ def run_program(file: str | Path, args: list[str] | None = None, settings: EvalS
         sb.prepare_scratch(scratch)
         limits = sb.SandboxLimits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S,
                                   memory_bytes=settings.memory_limit_mb << 20, file_bytes=1 << 30)
-        ran = _run([str(binary), *args], work, scratch, out, limits, settings.estimate, stdout, stderr,
-                             settings.stdout_limit)
+        ran = _run([str(binary), *args], work, scratch, out, limits, settings, stdout, stderr)
         mirror_out(work, cwd, before)
         return _collect(base, built, ran, out, settings, program,
                         lambda: build_program(sources, settings, defines, line_tables=True).binary)
@@ -741,4 +746,7 @@ def format_program_report(report: ProgramReport) -> str:
     lines.append(f"{Path(report.program).name} on {report.chip} (sim): {what}{code}; {len(report.launches)} "
                  f"launch(es); build {report.build_seconds:.1f} s{' (cached)' if report.build_cached else ''}, "
                  f"run {report.run_seconds:.2f} s")
+    if report.estimate_only:
+        lines.append("estimate only: the cube's multiply-accumulate was skipped, so the matrix results the program "
+                     "read or checked are not computed; the estimates are those of a full run")
     return "\n".join(lines)

@@ -36,6 +36,7 @@ CRASH_PC = "pc"
 # ---- environment the sandbox gives the child ----
 ENV_PROGRAM_OUT = "SAGE_PROGRAM_OUT"      # program mode: where launches write their folders
 ENV_PROGRAM_TRACE = "SAGE_PROGRAM_TRACE"  # program mode: "1" to record traces
+ENV_PROGRAM_VALUES = "SAGE_PROGRAM_VALUES"  # program mode: "0" skips the cube's arithmetic (run --estimate-only)
 ENV_SECCOMP = "SAGE_SANDBOX_SECCOMP"      # "0": run the kernel without the seccomp filter
 
 # What sandbox.h prints on stderr when the kernel runs without its seccomp filter.

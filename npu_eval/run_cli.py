@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from sage_npu.npu_eval.settings import DEFAULT_TIMEOUT_S, EvalSettings
@@ -31,6 +32,10 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    help="build with -g -O0 and start gdb on the program, in the current directory, stopped at each "
                    "kernel entry in block 0 (or --block) of every launch; not confined (gdb traces it)")
     p.add_argument("--block", type=int, default=None, metavar="N", help="with --debug: the block to stop in")
+    p.add_argument("--estimate-only", action="store_true",
+                   help="the launches' estimates without the cube's arithmetic (each Mmad's multiply-accumulate "
+                   "skipped), for a program at a production shape too large to emulate with its values; the "
+                   "matrix results the program reads back are not computed (emulator only)")
 
 
 def add_run_parser(subparsers, parents: argparse.ArgumentParser | list[argparse.ArgumentParser]
@@ -113,11 +118,21 @@ def debug_program(args: argparse.Namespace, prog_args: list[str], settings: Eval
     os.execv(gdb, argv)  # gdb owns the terminal; never returns
 
 
-def cmd_run(args: argparse.Namespace, settings: EvalSettings | None = None) -> int:
+def cmd_run(args: argparse.Namespace, settings_for: Callable[[], EvalSettings] | None = None) -> int:
+    """`settings_for`: the settings, from the options (read once those after FILE are parsed into
+    `args`: `run prog.asc --backend ascend`) and the caller's settings files."""
+    from sage_npu.npu_eval.backends import estimate_only_refusal
     from sage_npu.npu_eval.program import ProgramError, format_program_report, run_program
 
     prog_args = _split_args(args)
-    settings = settings or _settings_from_args(args)
+    settings = settings_for() if settings_for else _settings_from_args(args)
+    if getattr(args, "estimate_only", False):
+        settings = settings.model_copy(update={"check": False})
+        refused = estimate_only_refusal(settings) or ("--estimate-only runs the program, not gdb: leave out --debug"
+                                                      if args.debug or args.block is not None else None)
+        if refused:
+            print(f"sage-npu: {refused}", file=sys.stderr)
+            return 2
     defines = {}
     for d in args.defines or []:
         name, _, value = d.partition("=")

@@ -101,7 +101,8 @@ def build_parser(commands: set[str] | None = None) -> argparse.ArgumentParser:
     adv.add_argument("--trials", type=int, help="correctness trials (default 5)")
     add_estimate_only_flags(adv, "the findings")
     adv.set_defaults(func=cmd_advise)
-    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, _settings(a, backend=False).eval))  # auto: sim
+    # auto: sim; the settings read once cmd_run has parsed the options given after FILE
+    add_run_parser(sub, g).set_defaults(func=lambda a: cmd_run(a, lambda: _settings(a, backend=False).eval))
     add_memory_parser(sub, g).set_defaults(func=cmd_memory)
     add_bench_parser(sub, g).set_defaults(func=cmd_bench)
     doc = sub.add_parser("doctor", parents=[g], help="what the device backend needs: each part, found or missing",

@@ -147,3 +147,26 @@ def test_the_editor_and_the_optimizer_verify_whatever_a_settings_file_says():
     finally:
         pool.close()
     assert bench_ray.evaluator_for(unchecked).settings.check  # on a Ray node
+
+
+def test_run_estimate_only_skips_the_programs_matrix_arithmetic_and_keeps_its_estimate(tmp_path, capfd, monkeypatch):
+    """`sage-npu run --estimate-only`: a whole program at a production shape. The test program checks its
+    C against its own loop (`bad N`): wrong without the Mmad's arithmetic, with the same estimate."""
+    from tests.test_sim_cube import PROGRAM
+
+    (tmp_path / "mm.asc").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    runs = {}
+    for flag in ([], ["--estimate-only"]):
+        main(["run", "mm.asc", "--json", *flag])
+        runs[bool(flag)] = json.loads(capfd.readouterr().out)
+    full, quick = runs[False], runs[True]
+    assert full["status"] == "ok" and "bad 0" in full["stdout"] and not full["estimate_only"]
+    assert quick["estimate_only"] and quick["status"] == "failed" and "bad 0" not in quick["stdout"]
+    assert [x["timing"]["estimated_us"] for x in quick["launches"]] == \
+        [x["timing"]["estimated_us"] for x in full["launches"]]
+    main(["run", "mm.asc", "--estimate-only"])
+    assert "estimate only: the cube's multiply-accumulate was skipped" in capfd.readouterr().err
+    assert main(["run", "mm.asc", "--estimate-only", "--backend", "ascend"]) == 2
+    assert "--estimate-only runs on the emulator" in capfd.readouterr().err

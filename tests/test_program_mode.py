@@ -418,7 +418,7 @@ def test_cli_json_report_and_exit_code(tmp_path, settings, capfd):
     old = os.getcwd()
     os.chdir(path.parent)
     try:
-        code = args.func(args, settings)
+        code = args.func(args, lambda: settings)
     finally:
         os.chdir(old)
     out = capfd.readouterr().out
@@ -482,7 +482,7 @@ def test_cli_fresh_device_memory_is_zero_unless_strict(tmp_path, settings, capfd
     old = os.getcwd()
     os.chdir(path.parent)   # the run works in a copy of the current directory
     try:
-        assert args.func(args, settings) == 0
+        assert args.func(args, lambda: settings) == 0
     finally:
         os.chdir(old)
     data = json.loads(capfd.readouterr().out)

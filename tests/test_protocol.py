@@ -50,6 +50,7 @@ int main() {
     str("CRASH_PC", p::kCrashPc);
     str("ENV_PROGRAM_OUT", p::kEnvProgramOut);
     str("ENV_PROGRAM_TRACE", p::kEnvProgramTrace);
+    str("ENV_PROGRAM_VALUES", p::kEnvProgramValues);
     str("ENV_SECCOMP", p::kEnvSeccomp);
     str("SECCOMP_FAILED", p::kSeccompFailed);
     str("SECCOMP_ABSENT", p::kSeccompAbsent);

@@ -578,3 +578,22 @@ def test_the_verdict_keeps_each_launchs_estimate():
     assert v.why is None and v.estimates == [sweep.LaunchEstimate("add_custom", 8, 12.5, "MTE2")]
     text = sweep.report([sweep.Outcome("a/b", True, estimates=v.estimates)], "c0ffee", 1, {})
     assert "estimated: add_custom <<<8>>> 12.50 us (MTE2)" in text
+
+
+def test_estimate_only_leaves_out_the_check_of_what_it_did_not_compute(tmp_path, monkeypatch, capsys):
+    kit, cases = _vadd_sample(tmp_path, monkeypatch, VADD)
+    write(kit / "examples" / "00_intro" / "vadd" / "scripts" / "verify_result.py", 'print("test failed!")\n')
+    out = tmp_path / "outcomes.json"
+    assert sweep.main([str(kit), "--cases", str(cases), "--jobs", "1", "--json", str(out)]) == 0
+    assert not json.loads(out.read_text())["outcomes"][0]["passed"]  # the check runs, and fails
+    assert sweep.main([str(kit), "--cases", str(cases), "--jobs", "1", "--json", str(out), "--estimate-only"]) == 0
+    [outcome] = json.loads(out.read_text())["outcomes"]
+    assert outcome["passed"], outcome["reason"]
+    assert [e["kernel"] for e in outcome["estimates"]] == ["vadd_custom"]
+    assert outcome["estimates"][0]["estimated_us"] > 0
+    printed = capsys.readouterr().out
+    assert "estimated: vadd_custom <<<2>>>" in printed and "outputs were not computed or verified" in printed
+    failed = program_json("failed", 1, stdout="test failed!\n")  # a program checking the C it was not given
+    assert sweep.program_verdict(failed, estimate_only=True).why is None
+    assert sweep.program_verdict(failed).why == "the program printed: test failed!"
+    assert sweep.program_verdict(program_json("faulted", 1), estimate_only=True).why is not None

@@ -449,6 +449,9 @@ inline bool program_start() {
     p.out = out;
     const char* trace = std::getenv(protocol::kEnvProgramTrace);
     p.trace = trace && std::strcmp(trace, "1") == 0;
+    // `run --estimate-only`: every launch skips the cube's multiply-accumulate (runtime.h `values`)
+    const char* values = std::getenv(protocol::kEnvProgramValues);
+    if (values && std::strcmp(values, "0") == 0) rt().values = false;
     setvbuf(stdout, nullptr, _IOLBF, 0);  // a crash must not eat the lines already printed
     in_host_code() = true;
     install_signal_handlers(p.out + "/" + protocol::kHostCrash);

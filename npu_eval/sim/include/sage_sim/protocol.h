@@ -36,6 +36,7 @@ constexpr const char* kCrashPc = "pc";
 // ---- environment ----
 constexpr const char* kEnvProgramOut = "SAGE_PROGRAM_OUT";
 constexpr const char* kEnvProgramTrace = "SAGE_PROGRAM_TRACE";
+constexpr const char* kEnvProgramValues = "SAGE_PROGRAM_VALUES";
 constexpr const char* kEnvSeccomp = "SAGE_SANDBOX_SECCOMP";
 // The starts of what sandbox.h prints when the kernel runs without its seccomp filter.
 constexpr const char* kSeccompFailed = "sage sandbox: the seccomp filter could not";
