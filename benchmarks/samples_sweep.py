@@ -416,11 +416,13 @@ _RUN = re.compile(r"^(?:mssanitizer\s+)?\./(\S+)(.*)$")
 SAGE = [sys.executable, "-c", "import sys; from sage_npu.cli import main; sys.exit(main())"]
 
 
-def _sage_run(build: Build, folder: Path, copy: Path, args: list[str], limit_s: float = COMMAND_TIMEOUT_S) -> list[str]:
+def sage_run_command(build: Build, folder: Path, copy: Path, args: list[str], limit_s: float = COMMAND_TIMEOUT_S,
+              estimate_only: bool = False) -> list[str]:
     """The `sage-npu run` command of a case's program, with the sweep's limit as its own (its
     default would stop a slow case long before the sweep's limit)."""
     srcs = [copy / s.relative_to(folder) for s in build.sources]
-    cmd = [*SAGE, "run", "--json", "--timeout", f"{limit_s:g}", str(srcs[0])]
+    cmd = [*SAGE, "run", "--json", "--timeout", f"{limit_s:g}", *(["--estimate-only"] if estimate_only else []),
+           str(srcs[0])]
     for extra in srcs[1:]:
         cmd += ["--with", str(extra)]
     for k, v in build.defines.items():
@@ -518,8 +520,8 @@ def run_case(root: Path, c: PlanCase, work: Path, limit_s: float = COMMAND_TIMEO
                 return _failed(outcome, t0, unbuildable(folder, m.group(1)))
             given = string.Template(m.group(2)).safe_substitute(env)  # `./demo $TESTCASE`
             args = [] if cmd.startswith("mssanitizer") else shlex.split(given)
-            cmd_line = _sage_run(build, folder, copy, args, limit_s) + (["--estimate-only"] if estimate_only else [])
-            verdict = _run_program(cmd_line, bdir, limit_s, estimate_only)
+            verdict = _run_program(sage_run_command(build, folder, copy, args, limit_s, estimate_only), bdir, limit_s,
+                                   estimate_only)
             outcome.warnings, outcome.estimates = verdict.warnings, verdict.estimates
             if verdict.why:
                 return _failed(outcome, t0, verdict.why)

@@ -597,3 +597,10 @@ def test_estimate_only_leaves_out_the_check_of_what_it_did_not_compute(tmp_path,
     assert sweep.program_verdict(failed, estimate_only=True).why is None
     assert sweep.program_verdict(failed).why == "the program printed: test failed!"
     assert sweep.program_verdict(program_json("faulted", 1), estimate_only=True).why is not None
+
+
+def test_estimate_only_is_sage_npus_option_not_the_programs_argument(tmp_path):
+    build = sweep.Build([tmp_path / "demo.asc"], {"SCENARIO_NUM": "2"})
+    cmd = sweep.sage_run_command(build, tmp_path, tmp_path / "copy", ["1"], 60, estimate_only=True)
+    assert cmd.index("--estimate-only") < cmd.index(str(tmp_path / "copy" / "demo.asc")) < cmd.index("--")
+    assert cmd[-2:] == ["--", "1"]
