@@ -98,8 +98,8 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     errors_on_pass: list[str] = field(default_factory=list)  # error diagnostics of a case that passed
     seconds: float = 0.0
-    # each launch's estimate (us) and busiest pipe, in launch order, of the program that ran (its last
-    # `./demo` command): the cost model's figure for the official sample, beside its README's
+    # each launch's estimate (us) and busiest pipe, in launch order, of the case's program (its last run when
+    # the case runs it several times): the cost model's figure for the official sample, beside its README's
     estimates: list[LaunchEstimate] = field(default_factory=list)
 
 

@@ -77,9 +77,10 @@ def _split_args(args: argparse.Namespace) -> list[str]:
 
 
 def _settings_from_args(args: argparse.Namespace) -> EvalSettings:
-    values = {k: v for k, v in (("chip", getattr(args, "chip", None)), ("backend", getattr(args, "backend", None)))
+    values = {k: v for k, v in (("chip", getattr(args, "chip", None)), ("backend", getattr(args, "backend", None)),
+                                ("check", False if getattr(args, "estimate_only", False) else None))
               if v is not None}
-    return EvalSettings(**values)
+    return EvalSettings.model_validate(values)
 
 
 def debug_program(args: argparse.Namespace, prog_args: list[str], settings: EvalSettings,
@@ -120,14 +121,13 @@ def debug_program(args: argparse.Namespace, prog_args: list[str], settings: Eval
 
 def cmd_run(args: argparse.Namespace, settings_for: Callable[[], EvalSettings] | None = None) -> int:
     """`settings_for`: the settings, from the options (read once those after FILE are parsed into
-    `args`: `run prog.asc --backend ascend`) and the caller's settings files."""
+    `args`: `run prog.asc --backend ascend --estimate-only`) and the caller's settings files."""
     from sage_npu.npu_eval.backends import estimate_only_refusal
     from sage_npu.npu_eval.program import ProgramError, format_program_report, run_program
 
     prog_args = _split_args(args)
-    settings = settings_for() if settings_for else _settings_from_args(args)
+    settings = settings_for() if settings_for else _settings_from_args(args)  # --estimate-only: check false
     if getattr(args, "estimate_only", False):
-        settings = settings.model_copy(update={"check": False})
         refused = estimate_only_refusal(settings) or ("--estimate-only runs the program, not gdb: leave out --debug"
                                                       if args.debug or args.block is not None else None)
         if refused:

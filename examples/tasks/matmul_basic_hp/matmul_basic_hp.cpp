@@ -101,26 +101,27 @@ private:
         Fixpipe(cGm[m0 * tiling.n + n0], c1, out);
         qc.FreeTensor(c1);
     }
-    // The packet of a starting at k step `step`: mc rows by up to stepKa * baseK columns, as NZ
-    // fractals (16-row blocks of each 16 columns, Align16(mc) rows a column block).
+    // The packet of a starting at k step `step`: mc rows by up to stepKa * baseK columns.
     __aicore__ inline void CopyA(uint32_t m0, uint32_t step)
     {
         uint32_t k0 = step * tiling.baseK;
-        uint32_t kp = Min(tiling.stepKa * tiling.baseK, tiling.k - k0);
-        LocalTensor<half> a1 = qa1.AllocTensor<half>();
-        DataCopy(a1, aGm[m0 * tiling.k + k0], Nd2NzParams{1, uint16_t(mc), uint16_t(kp), 0, uint16_t(tiling.k),
-                                                          uint16_t(Align16(mc)), 1, 0});
-        qa1.EnQue(a1);
+        CopyNz(qa1, aGm[m0 * tiling.k + k0], mc, Min(tiling.stepKa * tiling.baseK, tiling.k - k0), tiling.k);
     }
-    // The packet of b starting at k step `step`: up to stepKb * baseK rows by nc columns, as NZ.
+    // The packet of b starting at k step `step`: up to stepKb * baseK rows by nc columns.
     __aicore__ inline void CopyB(uint32_t n0, uint32_t step)
     {
         uint32_t k0 = step * tiling.baseK;
-        uint32_t kp = Min(tiling.stepKb * tiling.baseK, tiling.k - k0);
-        LocalTensor<half> b1 = qb1.AllocTensor<half>();
-        DataCopy(b1, bGm[k0 * tiling.n + n0], Nd2NzParams{1, uint16_t(kp), uint16_t(nc), 0, uint16_t(tiling.n),
-                                                          uint16_t(Align16(kp)), 1, 0});
-        qb1.EnQue(b1);
+        CopyNz(qb1, bGm[k0 * tiling.n + n0], Min(tiling.stepKb * tiling.baseK, tiling.k - k0), nc, tiling.n);
+    }
+    // rows x cols of an ND matrix whose rows are `stride` elements apart, into the queue's next L1
+    // buffer as NZ fractals (16-row blocks of each 16 columns, Align16(rows) rows a column block).
+    template <class Que>
+    __aicore__ inline void CopyNz(Que& q, const GlobalTensor<half>& src, uint32_t rows, uint32_t cols, uint32_t stride)
+    {
+        LocalTensor<half> t = q.template AllocTensor<half>();
+        DataCopy(t, src, Nd2NzParams{1, uint16_t(rows), uint16_t(cols), 0, uint16_t(stride), uint16_t(Align16(rows)),
+                                     1, 0});
+        q.EnQue(t);
     }
     // Step `s`'s slices: the packets' column (a) or row (b) blocks sa * baseK / 16 on, to L0A as
     // m-block-major fractals and to L0B transposed (ZN).
