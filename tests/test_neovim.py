@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+# A real editor under time limits: .ci/run runs these alone, after the parallel rest of the suite.
+pytestmark = pytest.mark.serial
+
 REPO = Path(__file__).resolve().parents[1]
 ADD = REPO / "examples" / "tasks" / "add_custom"
 NAIVE = REPO / "examples" / "tasks" / "vadd_naive"

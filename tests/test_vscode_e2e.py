@@ -35,6 +35,9 @@ from pathlib import Path
 
 import pytest
 
+# A real editor under time limits: .ci/run runs these alone, after the parallel rest of the suite.
+pytestmark = pytest.mark.serial
+
 REPO = Path(__file__).resolve().parents[1]
 EXT = REPO / "editor" / "vscode"
 ADD = REPO / "examples" / "tasks" / "add_custom"
