@@ -57,11 +57,16 @@ class Variant:
     kernel: tuple[tuple[str, str], ...] = ()
     shape: tuple[int, int, int] = (512, 1024, 1024)
     check: bool = True  # false: estimated without its values (eval --estimate-only), for the sample's own shape
+    inputs: str = ""  # a get_input_groups() for the task's own reference.py (else REFERENCE at `shape`)
 
     def materialise(self, dest: Path) -> Path:
         shutil.copytree(EXAMPLES / self.task, dest)
         m, k, n = self.shape
-        (dest / "reference.py").write_text(REFERENCE.format(m=m, k=k, n=n))
+        if self.inputs:
+            own = (dest / "reference.py").read_text()
+            (dest / "reference.py").write_text(own[:own.index("def get_input_groups")] + self.inputs)
+        else:
+            (dest / "reference.py").write_text(REFERENCE.format(m=m, k=k, n=n))
         host = (dest / "host.py").read_text()
         for old, new in self.host:
             assert re.search(old, host, flags=re.M), f"{self.task}/host.py has no {old!r}"
@@ -437,6 +442,49 @@ PAIRS.append(Pair("L2 cache splitting (the tiles in L2 blocks of 24 tile rows, a
                   "867 -> 805.6 us, MTE2 10.7% less)", f"{L2_PAGE}:30, 39, 55, 172", l2_tiles(None), l2_tiles(24)))
 
 
+# The grouped matmul's pairs (quant_grouped_matmul: per group of rows of x its own int8 weight in NZ, the int32
+# product dequantised per column and per row, FasterGelu, half out; the AIC hands each [128, 256] base block to the
+# AIVs through a workspace slot). The GroupedMatmul tuning page (Atlas A2, 8 cores; x [1024, 1024] in 8 groups,
+# weight [8, 1024, 8192], y [1024, 8192]; here N halved) first runs two AIVs per AIC instead of one, the kernel
+# being vector-bound. asc-devkit's quant_group_matmul sample (Atlas A2: 24 cores, x [8192, 1024] in groups of 1024,
+# N 8192; here one group of 1024 rows, N 4096, on 8 cores: each weight column still read by eight row blocks) goes
+# from one AIV and one workspace slot (Scenario 0) to two AIVs (1), then to four slots (2). The page's two later
+# steps (four slots for two, double-buffered UB) are not counted: docs/cube.md says why.
+GROUPED_PAGE = "docs/zh/guide/算子实践参考/优秀实践/GroupedMatmul算子性能调优案例.md"
+GROUPED_SAMPLE = ("examples/01_simd_cpp_api/05_best_practices/03_fusion_compute/quant_group_matmul_high_performance/"
+                  "README_en.md")
+GROUPED_INPUTS = """\
+def get_input_groups():
+    return [_case(torch.Generator().manual_seed(3), {sizes}, {k}, {n})]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def grouped(ratio: int, slots: int, buffers: int, sizes: tuple[int, ...] = (128,) * 8, k: int = 1024, n: int = 4096,
+            cores: int = 8, check: bool = False) -> Variant:
+    """quant_grouped_matmul with `ratio` AIVs per AIC, `slots` workspace slots and `buffers` UB buffers a queue."""
+    host = tuple((rf"^{name} = \d+", f"{name} = {v}")
+                 for name, v in (("MAX_AI_CORES", cores), ("RATIO", ratio), ("SLOTS", slots), ("BUFFER_NUM", buffers)))
+    return Variant("quant_grouped_matmul", host=host, shape=(sum(sizes), k, n), check=check,
+                   inputs=GROUPED_INPUTS.format(sizes=list(sizes), k=k, n=n))
+
+
+PAIRS += [
+    Pair("two AIVs per AIC (MIX_AIC_1_2, alternate row chunks of each block) beat one when the vector side bounds "
+         "the kernel (published 218.1 -> 154.2 us)", f"{GROUPED_PAGE}:211, 15, 106",
+         grouped(1, 2, 1), grouped(2, 2, 1)),
+    Pair("__mix__(1, 2) beats __mix__(1, 1) with one workspace slot (Scenario 1 against 0, Atlas A2: published "
+         "583.512 -> 353.887 us)", f"{GROUPED_SAMPLE}:387, 80-84, 382",
+         grouped(1, 1, 2, sizes=(1024,)), grouped(2, 1, 2, sizes=(1024,))),
+    Pair("a four-slot Cube-Vector pipeline beats one slot on __mix__(1, 2) (Scenario 2 against 1, Atlas A2: "
+         "published 353.887 -> 299.286 us)", f"{GROUPED_SAMPLE}:388, 80-84, 382",
+         grouped(2, 1, 2, sizes=(1024,)), grouped(2, 4, 2, sizes=(1024,))),
+]
+
+
 @pytest.fixture(scope="module")
 def estimates(tmp_path_factory) -> dict[Variant, float]:
     """Every variant's estimate, each evaluated once (variants sharing a kernel share its build); no
@@ -465,6 +513,16 @@ def test_the_l2_kernels_are_right_at_a_shape_they_can_check(tmp_path):
         for v in (l1_filled((1000, 256, 2000), True), l2_halves((1000, 256, 2000), True),
                   l2_tiles(None, (1000, 256, 1000), True), l2_tiles(3, (1000, 256, 1000), True),
                   basic_hp(2, (1000, 256, 2000), True)):
+            r = ev.evaluate(v.materialise(tmp_path / f"v{hash(v)}")).report
+            assert r.status == "correct", [d.message for d in r.diagnostics][:2]
+
+
+def test_the_grouped_variants_are_right_at_a_shape_they_can_check(tmp_path):
+    """The grouped pairs' settings the bundled example does not run (one AIV, one or two slots, single-buffered
+    queues), checked against the reference at a small shape with partial blocks."""
+    with Evaluator(EvalSettings(trials=1, advise=False)) as ev:
+        for v in (grouped(1, 1, 1, sizes=(100, 37), k=256, n=512, cores=4, check=True),
+                  grouped(2, 2, 1, sizes=(100, 37), k=256, n=512, cores=4, check=True)):
             r = ev.evaluate(v.materialise(tmp_path / f"v{hash(v)}")).report
             assert r.status == "correct", [d.message for d in r.diagnostics][:2]
 
@@ -527,3 +585,5 @@ def test_docs_name_every_pair():
             assert f"{cited[0]}/README_en.md:{cited[1]}" in doc, p.source
         if p.source.startswith(GUIDE):  # a guide page: its name and every line it is cited by
             assert p.source.removeprefix(GUIDE) in doc, p.source
+        elif p.source.startswith("docs/"):  # another guide page
+            assert Path(p.source).name in doc, p.source

@@ -63,9 +63,10 @@ def test_mixed_example_runs_aic_and_aiv_timelines_joined_by_the_flags(ev):
 
 # The bundled mixed examples: a matmul handed to ReLU on the AIVs, attention (QK^T on the cube,
 # softmax on the AIVs, PV on the cube) pipelined over two workspace slots with flags both ways, and a
-# Matmul API kernel whose AIV calls its AIC serves (bias, then ReLU on the AIV).
+# Matmul API kernel whose AIV calls its AIC serves (bias, then ReLU on the AIV), and the grouped int8 matmul
+# whose AIC runs the Matmul API itself and hands each base block to both AIVs through four workspace slots.
 ATTENTION = EXAMPLE.parent / "attention_fwd_mix"
-MIXED_EXAMPLES = [EXAMPLE, ATTENTION, EXAMPLE.parent / "matmul_bias_relu"]
+MIXED_EXAMPLES = [EXAMPLE, ATTENTION, EXAMPLE.parent / "matmul_bias_relu", EXAMPLE.parent / "quant_grouped_matmul"]
 
 
 @pytest.mark.parametrize("task", MIXED_EXAMPLES, ids=lambda p: p.name)
@@ -74,6 +75,19 @@ def test_mixed_example_gives_the_same_report_every_run(ev, task):
     assert first.status == "correct", first.diagnostics
     for _ in range(19):  # the build is cached: 19 more runs of the same binary
         assert ev.evaluate(task).report.model_dump_json() == first.model_dump_json()
+
+
+def test_a_launch_define_picks_the_kernel_type(ev, tmp_path):
+    """quant_grouped_matmul declares MIX_AIC_1_1 under `#if RATIO == 1`, else MIX_AIC_1_2: host.py's
+    Launch(defines=...) picks the branch for the launch's cores as for the build (read with the file's own
+    `#ifndef RATIO` default, the launch would run two AIVs a core where the build declares one)."""
+    task = tmp_path / "one_aiv"
+    shutil.copytree(MIXED_EXAMPLES[-1], task)
+    host = task / "host.py"
+    assert host.read_text().count("RATIO = 2 ") == 1
+    host.write_text(host.read_text().replace("RATIO = 2 ", "RATIO = 1 "))
+    report = ev.evaluate(task).report
+    assert report.status == "correct", [d.message for d in report.diagnostics][:2]
 
 
 def test_a_flag_never_set_is_a_deadlock_at_the_wait(ev, tmp_path):

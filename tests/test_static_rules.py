@@ -328,7 +328,7 @@ CHIP_KERNELS = [pytest.param(k, chip, id=f"{cid}-{k.parent.name}") for cid, chip
 def test_the_cube_examples_are_the_matmul_ones():
     names = {k.parent.name for k in CUBE_KERNELS}
     assert names == {"matmul_basic", "matmul_basic_hp", "matmul_adv", "matmul_bias_relu", "matmul_relu_mix",
-                     "batch_matmul_adv", "attention_fwd_mix"}
+                     "batch_matmul_adv", "attention_fwd_mix", "quant_grouped_matmul"}
 
 
 @pytest.mark.parametrize(("kernel", "chip"), CHIP_KERNELS)

@@ -82,7 +82,9 @@ class SimBackend:
         kernel = str(task.kernel.resolve())
         paths = PathMap() if self.debug else neutral_paths([kernel])
         src = task.kernel.read_bytes()
-        defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines, **coop_define(src)}
+        defines = {**dtype_defines(src, entry, first.args), **plan.signature.defines}
+        # The kernel type is read from the `#if` branches these defines select (a RATIO define may pick it).
+        defines.update(coop_define(src, defines=defines))
         tiling = {k: defines.pop(k) for k in harness.TILING_DEFINES if k in defines}
         try:
             part = kernel_part(task.kernel, self.cache_dir, None if self.debug else paths.to_neutral(kernel))
