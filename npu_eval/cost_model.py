@@ -139,6 +139,7 @@ class Rates:
     l1_hbm_share: float = 0.0
     l1_l2_share: float = 0.0
     l1_window: tuple[int, int] = (0, 0)
+    l1_alone: float = 0.0  # one core's GM -> L1 rate from HBM (0: the GM -> UB figure of the copy's size)
 
     @property
     def rw_can_share(self) -> bool:
@@ -166,7 +167,8 @@ def cube_load_rates(rates: Rates, costs: CostTable, chip: ChipProfile) -> Rates:
     windows = dict(local_memories(chip))
     per_core = rates.active * chip.clock_ghz
     return replace(rates, l1_hbm_share=costs.cube_load_hbm_gbps / per_core,
-                   l1_l2_share=costs.cube_load_l2_gbps / per_core, l1_window=(windows["L1"], windows["L0A"]))
+                   l1_l2_share=costs.cube_load_l2_gbps / per_core, l1_window=(windows["L1"], windows["L0A"]),
+                   l1_alone=costs.cube_load_core_bytes_per_cycle or 0.0)
 
 
 def gm_share_extra(overlap: float, rate: float, other_rate: float, core_gm: float) -> float:
@@ -270,6 +272,7 @@ def load_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[
     stride = costs.load_stride_k * bursts * costs.stride_mod_256 if bursts > 1 else 0.0
     fast = costs.l2_read_speedup
     if rates.l1_hbm_share and rates.l1_window[0] <= r.w[0] < rates.l1_window[1]:
+        alone = rates.l1_alone or alone
         hbm, hit = nbytes * (1.0 - l2), nbytes * l2
         stream = (hbm / min(alone, rates.l1_hbm_share) + hit / min(alone * fast, rates.l1_l2_share)) * slow
         return stream + h + stride, 0.0, stream - (hbm / alone + hit / (alone * fast)) * slow
@@ -711,9 +714,10 @@ def estimate(trace: Trace, chip: ChipProfile, costs: CostTable, block_dim: int, 
     critical_core = max(core_time, key=lambda c: core_time[c]) if core_time else 0
     op_head = costs.op_head_cycles if schedules else 0.0
     path = core_time.get(critical_core, 0.0) + op_head
-    # bytes from HBM at its bandwidth, reads served by L2 at L2's (l2_read_speedup times HBM's): hits,
-    # and the bytes several cores read at once, which HBM moves once (l2cache.L2Result)
-    from_l2 = l2.hit_bytes + l2.shared_fill_bytes
+    # bytes from HBM at its bandwidth, those served by L2 at L2's (l2_read_speedup times HBM's): read hits,
+    # the bytes several cores read at once, which HBM moves once, and writes over lines an earlier write
+    # left dirty in L2, which reach HBM once when the line leaves (l2cache.L2Result)
+    from_l2 = l2.hit_bytes + l2.shared_fill_bytes + l2.rewrite_bytes
     memory_bound = (sum(s.gm_bytes for s in schedules) - from_l2 * (1.0 - 1.0 / costs.l2_read_speedup)
                     ) / hbm_bytes_per_cycle
     compute_bound = sum(s.vec_cycles for s in schedules) / active

@@ -235,6 +235,9 @@ class CostTable(BaseModel):
                                              "GB/s, shared by the active cores (None: the GM -> UB figures)")
     cube_load_l2_gbps: float | None = Field(default=5000.0, description="GM -> L1: the chip's L2 read rate for "
                                             "bytes found in L2, GB/s, shared by the active cores")
+    cube_load_core_bytes_per_cycle: float | None = Field(default=None, description="GM -> L1: what one core's "
+                                                         "stream from HBM reaches, bytes a cycle, before its share "
+                                                         "(None: the public one-core GM -> UB load figure)")
     # fixed costs per kernel
     mte2_head: HeadLine = HeadLine(k=32.72, b=1575.03)
     mte2_head_small: HeadLine = HeadLine(k=15.89, b=882.09)
@@ -310,6 +313,9 @@ _SOURCES = {
                          "matmul_basic_api_high_performance/README_en.md:397-401 (Atlas A2: L2 peak about 5 TB/s); "
                          "a core's rate is the smaller of the one-core load figure times l2_read_speedup and its "
                          "share",
+    "cube_load_core_bytes_per_cycle": "not set: no public figure caps one cube core's GM -> L1 stream, so the "
+                                      "public one-core GM -> UB load figure does (docs/cost-model.md, "
+                                      "\"Data movement\")",
     "unaligned_bandwidth": "CANN data-movement best practice: GM addresses aligned to 32 bytes but not 512 reach "
                            "as little as 70% of the bandwidth",
     "mte2_head": "kMte2PipeHeadNormalK/B " + _at(PERF_PARAM, "21-22") + ", chosen at 25000 bytes "

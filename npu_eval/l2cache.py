@@ -24,6 +24,8 @@ access is not seen (counted as a miss).
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +46,9 @@ class L2Result:
     # missed bytes another core of the same step had already asked for: each core waits for the one
     # fill (charged as a miss), but HBM moves them once (the roofline counts them at the L2 rate)
     shared_fill_bytes: int = 0
+    # bytes written over lines an earlier write left dirty in L2 (write-back): they reach HBM once, when
+    # the line leaves, so a workspace written and rewritten in place costs HBM its size, not its traffic
+    rewrite_bytes: int = 0
 
 
 # What an access touches: parallel arrays (slots, masks), the bytes a mask bit stands for and the
@@ -76,6 +81,7 @@ class LruL2:
         self.mask = np.zeros(0, np.uint64)       # per slot: the lines held (0: not in the cache)
         self.unit = np.zeros(0, np.int64)        # per slot: bytes a mask bit stands for
         self.stamp = np.zeros(0, np.int64)       # per slot: its last touch (-1: not in the cache)
+        self.dirty = np.zeros(0, np.uint64)      # per slot: the held lines a write changed since they came in
         self.fetched = np.zeros(0, np.uint64)    # per slot: what this step's reads asked for
         self._log_slot = np.zeros(1024, np.int64)
         self._log_stamp = np.zeros(1024, np.int64)
@@ -90,6 +96,7 @@ class LruL2:
             self.mask = np.concatenate([self.mask, np.zeros(grow, np.uint64)])
             self.unit = np.concatenate([self.unit, np.zeros(grow, np.int64)])
             self.stamp = np.concatenate([self.stamp, np.full(grow, -1, np.int64)])
+            self.dirty = np.concatenate([self.dirty, np.zeros(grow, np.uint64)])
             self.fetched = np.concatenate([self.fetched, np.zeros(grow, np.uint64)])
         self.unit[first:self._n] = unit
         return first
@@ -125,11 +132,17 @@ class LruL2:
         for s in slots:
             self.fetched[s] = 0
 
-    def touch(self, parts: _Parts) -> None:
-        """Bring an access's lines in (or refresh them) as the most recent; evict past capacity."""
+    def touch(self, parts: _Parts, write: bool = False) -> int:
+        """Bring an access's lines in (or refresh them) as the most recent; evict past capacity. A write
+        marks its lines dirty; returns how many of its mask bits were already dirty (0 for a read)."""
         slots, masks, unit, _ = parts
         old = self.mask[slots]
         new = old | masks
+        rewritten = 0
+        if write:
+            was = self.dirty[slots]
+            rewritten = _bits(masks & was & old)
+            self.dirty[slots] = (was & old) | masks
         self.used += (_bits(new) - _bits(old)) * unit
         self.mask[slots] = new
         stamps = np.arange(self._clock, self._clock + len(slots), dtype=np.int64)
@@ -138,6 +151,7 @@ class LruL2:
         self._log(slots, stamps)
         if self.used > self.capacity:
             self._evict()
+        return rewritten
 
     def _log(self, slots: np.ndarray, stamps: np.ndarray) -> None:
         n = len(slots)
@@ -172,6 +186,7 @@ class LruL2:
             stop = int(enough[0]) + 1 if len(enough) else end - self._head
             gone = s[:stop][live[:stop]]
             self.mask[gone] = 0
+            self.dirty[gone] = 0
             self.stamp[gone] = -1
             self.used -= int(cum[stop - 1])
             self._head += stop
@@ -233,28 +248,83 @@ def _accesses(recs: list[Rec]) -> list[int]:
             if (r.gm is not None or r.gm_at) and r.kind == "I" and r.pipe in _GM_PIPES]
 
 
+def _events(recs: list[Rec]) -> list[int]:
+    """A block's GM accesses and cross-core flag sets and waits in program order (record indices)."""
+    return [i for i, r in enumerate(recs) if r.kind in ("xset", "xwait")
+            or ((r.gm is not None or r.gm_at) and r.kind == "I" and r.pipe in _GM_PIPES)]
+
+
 _GM_PIPES = ("MTE2", "MTE3", "FIX")
+_Step = list[tuple[int, Rec, int]]  # (block, access record, its index) of one lockstep step
+
+
+def _lockstep(trace: Trace, wave: list[int]) -> Iterator[_Step]:
+    """The wave's accesses in lockstep steps: the k-th access of every block in step k."""
+    streams = [(b, trace.blocks[b], _accesses(trace.blocks[b])) for b in wave]
+    for k in range(max((len(s) for _, _, s in streams), default=0)):
+        yield [(b, recs[s[k]], s[k]) for b, recs, s in streams if k < len(s)]
+
+
+def _flag_ordered(trace: Trace, wave: list[int]) -> Iterator[_Step]:
+    """The wave's accesses in steps as _lockstep's, except that a block reaching a cross-core wait
+    stalls until every set of that synchronisation (the wait's id) has been passed by its block: a
+    mixed kernel's AIVs read a workspace only after the AIC wrote it. A wait whose sets never come
+    (a truncated trace) is passed when nothing else can move."""
+    streams = {b: (trace.blocks[b], _events(trace.blocks[b])) for b in wave}
+    owed: dict[int, int] = defaultdict(int)  # synchronisation id -> its sets not yet passed
+    for recs, ev in streams.values():
+        for i in ev:
+            if recs[i].kind == "xset":
+                owed[recs[i].b] += 1
+    at = dict.fromkeys(streams, 0)
+    while any(at[b] < len(ev) for b, (_, ev) in streams.items()):
+        step: _Step = []
+        moved = True
+        while moved:  # pass sets and released waits until each block stands at an access or a held wait
+            moved = False
+            for b, (recs, ev) in streams.items():
+                while at[b] < len(ev) and recs[ev[at[b]]].kind != "I":
+                    r = recs[ev[at[b]]]
+                    if r.kind == "xwait" and owed[r.b] > 0:
+                        break
+                    if r.kind == "xset":
+                        owed[r.b] -= 1
+                    at[b] += 1
+                    moved = True
+        for b, (recs, ev) in streams.items():
+            if at[b] < len(ev) and recs[ev[at[b]]].kind == "I":
+                step.append((b, recs[ev[at[b]]], ev[at[b]]))
+                at[b] += 1
+        if not step:  # every block is done or holds at a wait: let the first one held pass
+            held = [b for b, (_, ev) in streams.items() if at[b] < len(ev)]
+            if held:
+                recs, ev = streams[held[0]]
+                owed[recs[ev[at[held[0]]]].b] = 0
+            continue
+        yield step
 
 
 def replay(trace: Trace, waves: list[list[int]], capacity: int, line: int) -> L2Result:
     """The launch's GM accesses over the L2 cache, wave after wave (`waves`: the blocks that run at
-    once), each wave in lockstep steps (the module's docstring). An access's parts are made when its
-    step comes (a large launch's would not fit in memory at once)."""
+    once), each wave in lockstep steps (the module's docstring), held at cross-core waits in a mixed
+    kernel (_flag_ordered). An access's parts are made when its step comes (a large launch's would not
+    fit in memory at once)."""
     cache = LruL2(capacity, line)
     out = L2Result()
     for wave in waves:
-        streams = [(b, trace.blocks[b], _accesses(trace.blocks[b])) for b in wave]
-        for k in range(max((len(s) for _, _, s in streams), default=0)):
-            step = [(b, recs[s[k]], s[k], cache.parts(recs[s[k]])) for b, recs, s in streams if k < len(s)]
+        flags = any(r.kind == "xwait" for b in wave for r in trace.blocks[b])
+        for accesses in (_flag_ordered if flags else _lockstep)(trace, wave):
+            step = [(b, r, i, cache.parts(r)) for b, r, i in accesses]
             shared = len(step) > 1  # several cores: count what this step's reads asked for at once
             for b, r, i, parts in step:
                 if r.pipe == "MTE2":
                     _look_up(cache, out, b, r.bytes, i, parts, shared)
             if shared:
                 cache.end_step([parts[0] for _, _, _, parts in step if parts is not None])
-            for _, _, _, parts in step:
+            for _, r, _, parts in step:
                 if parts is not None:
-                    cache.touch(parts)
+                    again = cache.touch(parts, write=r.pipe != "MTE2")
+                    out.rewrite_bytes += round(r.bytes * again / parts[3]) if again else 0
     return out
 
 

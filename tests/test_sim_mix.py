@@ -61,6 +61,17 @@ def test_mixed_example_runs_aic_and_aiv_timelines_joined_by_the_flags(ev):
     assert {est.block_core[b] for b in aiv} == {0, 1, 2, 3}
 
 
+def test_the_aivs_read_the_workspace_the_aic_wrote_from_l2(ev):
+    """The AIC's Fixpipe records its GM rows (a span), and the L2 replay holds each AIV at its
+    cross-core wait until the AIC's set: so the AIVs' reads of the workspace find the bands the AIC
+    just wrote in L2, and only A and B come from HBM (first trial: m 64, k 32, n 64 on 2 AI Cores)."""
+    timing = ev.evaluate(EXAMPLE).report.timing
+    assert timing is not None
+    a, b, ws = 64 * 32 * 2, 2 * 32 * 64 * 2, 64 * 64 * 4  # each AIC copies all of B
+    assert timing.gm_read_bytes == a + b + ws
+    assert timing.l2_hit_bytes == ws
+
+
 # The bundled mixed examples: a matmul handed to ReLU on the AIVs, attention (QK^T on the cube,
 # softmax on the AIVs, PV on the cube) pipelined over two workspace slots with flags both ways, and a
 # Matmul API kernel whose AIV calls its AIC serves (bias, then ReLU on the AIV), and the grouped int8 matmul

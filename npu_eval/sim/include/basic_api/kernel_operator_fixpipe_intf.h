@@ -277,6 +277,22 @@ inline void fix_atomic(sage::sim::GmBuffer* b, uint8_t* g, const std::vector<uin
     }
 }
 
+// A Fixpipe's GM runs as the trace's span when they are evenly spaced runs of one length (ND rows, or
+// NZ column blocks), so the L2 model sees the bytes a later DataCopy reads back; else its address alone.
+inline void fix_trace_span(const void* dst, const std::vector<std::pair<uint64_t, uint32_t>>& runs, uint32_t osz) {
+    const uint64_t step = runs.size() > 1 ? runs[1].first - runs[0].first : 0;
+    bool even = !runs.empty() && (runs.size() == 1 || step >= runs[0].second);
+    for (size_t i = 1; even && i < runs.size(); ++i)
+        even = runs[i].second == runs[0].second && runs[i].first - runs[i - 1].first == step;
+    if (!even) {
+        sage::sim::trace_gm_shape(dst, uint32_t(runs.size()));
+        return;
+    }
+    const uint32_t burst = runs[0].second * osz, gap = runs.size() > 1 ? uint32_t(step * osz) - burst : 0;
+    sage::sim::trace_gm_shape(static_cast<const uint8_t*>(dst) + runs[0].first * osz, uint32_t(runs.size()), burst,
+                              gap);
+}
+
 // L0C -> GM; `vec` as fixpipe_source takes it.
 template <typename T, typename U>
 inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
@@ -314,7 +330,7 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
     unit_flag(false, p.unitFlag, {src.addr_, fix_src_bytes(s)}, "Fixpipe", loc);
     trace_instr(Pipe::FIX, "Fixpipe", dtype_name<T>(), s.ndNum * s.mSize * s.nSize, moved, loc, {},
                 {src.addr_, fix_src_bytes(s)});
-    trace_gm_shape(dst.addr_, s.nz ? (s.nSize + w - 1) / w : s.ndNum * s.mSize);
+    fix_trace_span(dst.addr_, runs, osz);
 }
 
 // L0C -> L1 (NZ kept, or ND rows), for a result the cube reads again.
