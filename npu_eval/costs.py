@@ -235,7 +235,7 @@ class CostTable(BaseModel):
                                              "GB/s, shared by the active cores (None: the GM -> UB figures)")
     cube_load_l2_gbps: float | None = Field(default=5000.0, description="GM -> L1: the chip's L2 read rate for "
                                             "bytes found in L2, GB/s, shared by the active cores")
-    cube_load_core_bytes_per_cycle: float | None = Field(default=None, description="GM -> L1: what one core's "
+    cube_load_core_bytes_per_cycle: float | None = Field(default=36.5, description="GM -> L1: what one core's "
                                                          "stream from HBM reaches, bytes a cycle, before its share "
                                                          "(None: the public one-core GM -> UB load figure)")
     # fixed costs per kernel
@@ -313,9 +313,11 @@ _SOURCES = {
                          "matmul_basic_api_high_performance/README_en.md:397-401 (Atlas A2: L2 peak about 5 TB/s); "
                          "a core's rate is the smaller of the one-core load figure times l2_read_speedup and its "
                          "share",
-    "cube_load_core_bytes_per_cycle": "not set: no public figure caps one cube core's GM -> L1 stream, so the "
-                                      "public one-core GM -> UB load figure does (docs/cost-model.md, "
-                                      "\"Data movement\")",
+    "cube_load_core_bytes_per_cycle": "derived, a lower bound: asc-devkit 82b89a15f263 docs/zh/guide/算子实践参考/"
+                                      "优秀实践/Matmul性能调优案例/Matmul高阶API使能MDL模板.md:55-60, 121 (24 cores, "
+                                      "each reading its own 2.62 MB of B from HBM and A's 1.31 MB from L2, MTE2 "
+                                      "46.24 us on average): the rate that alone accounts for that time with A at the "
+                                      "L2 share; per-copy costs would make it higher (docs/cost-model.md)",
     "unaligned_bandwidth": "CANN data-movement best practice: GM addresses aligned to 32 bytes but not 512 reach "
                            "as little as 70% of the bandwidth",
     "mte2_head": "kMte2PipeHeadNormalK/B " + _at(PERF_PARAM, "21-22") + ", chosen at 25000 bytes "
@@ -343,8 +345,9 @@ def default_costs(family: int) -> CostTable:
         # per-core rate in cost_model.py) until calibrated.
         t.sources["load"] = "assumption for 310P3: the Atlas A2 figures, capped by its LPDDR4X share; calibrate"
         # no public 310P figure for the cube's GM -> L1 path: its copies take the GM -> UB figures
-        t.cube_load_hbm_gbps = t.cube_load_l2_gbps = None
-        t.sources["cube_load_hbm_gbps"] = t.sources["cube_load_l2_gbps"] = (
+        t.cube_load_hbm_gbps = t.cube_load_l2_gbps = t.cube_load_core_bytes_per_cycle = None
+        t.sources["cube_load_hbm_gbps"] = t.sources["cube_load_l2_gbps"] = t.sources[
+            "cube_load_core_bytes_per_cycle"] = (
             "310P3: no public figure; GM -> L1 copies use the GM -> UB load figures")
         t.sources["l2_read_speedup"] = ("assumption for 310P3: the Atlas A2 ratio (no public 310P figure); "
                                         + t.sources["l2_read_speedup"])

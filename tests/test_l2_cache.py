@@ -223,6 +223,26 @@ def test_every_l2_figure_names_its_source():
     assert "L2-Cache切分.md:5" in CHIP.sources["memory"]
 
 
+def test_the_cube_core_rate_is_the_mdl_page_lower_bound():
+    """One cube core's GM -> L1 rate from HBM: asc-devkit's MDL guide page (Matmul高阶API使能MDL模板.md at
+    82b89a15f263) runs M = 128, K = 1024, N = 30720 half on 24 cores, singleCoreN 1280, base [128, 256, 64],
+    depthA1 8 (lines 55-60): each core reads its own 1280 columns of B once, from HBM, and A (its depth holds
+    half of K) once per 256-wide block of N, five times, from L2 after the one fill; MTE2 took 46.24 us on
+    average (line 121). With A at the core's share of the 5 TB/s L2, the rate that alone accounts for the
+    rest is the figure; any per-copy time would make the stream faster still, so it is a lower bound."""
+    cores, clock_ghz = 24, 1.8
+    b_bytes = 1024 * 1280 * 2
+    a_bytes = 5 * 128 * 1024 * 2
+    l2_share = COSTS.cube_load_l2_gbps / (cores * clock_ghz)
+    cycles = 46.24 * clock_ghz * 1e3
+    rate = b_bytes / (cycles - a_bytes / l2_share)
+    assert COSTS.cube_load_core_bytes_per_cycle == pytest.approx(rate, rel=0.01)
+    assert 3.5 * rate > l2_share  # A's reads do stream at the share, as assumed
+    assert rate < COSTS.cube_load_hbm_gbps / (cores * clock_ghz)  # and B's at this rate, under the HBM share
+    assert "MDL模板.md:55-60, 121" in COSTS.sources["cube_load_core_bytes_per_cycle"]
+    assert default_costs(310).cube_load_core_bytes_per_cycle is None
+
+
 def test_a_transfer_without_a_span_keeps_its_gm_address(tmp_path):
     """A copy recording gm_addr with no burst (trace_gm_shape(addr, bursts): an ND -> NZ copy whose rows
     are no one regular pattern, a Fixpipe): read as `gm_at`; a copy with a span has gm_at 0, a vector
