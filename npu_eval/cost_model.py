@@ -139,7 +139,7 @@ class Rates:
     l1_hbm_share: float = 0.0
     l1_l2_share: float = 0.0
     l1_window: tuple[int, int] = (0, 0)
-    l1_alone: float = 0.0  # one core's GM -> L1 rate from HBM (0: the GM -> UB figure of the copy's size)
+    l1_alone: float = 0.0  # one core's GM -> L1 rate from HBM, large copies (0: the GM -> UB figures)
 
     @property
     def rw_can_share(self) -> bool:
@@ -257,6 +257,14 @@ def bank_factor(r: Rec, costs: CostTable) -> float:
     return f
 
 
+def stride_mod(r: Rec, costs: CostTable) -> float:
+    """The stride term's stride mod 256: the copy's recorded GM row stride when the cost table says so
+    and the trace has it, else the assumed mean (CostTable.stride_mod_256)."""
+    if costs.stride_from_trace and r.gm is not None:
+        return float((r.gm.burst + r.gm.gap) % 256)
+    return costs.stride_mod_256
+
+
 def load_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[float, float, float]:
     """GM -> UB: bytes / (a + b / active cores) + h, the small-block figures under 25,000 bytes; a burst
     under 32 bytes fills a 32-byte UB block; strided bursts add k * bursts * (stride mod 256). The
@@ -269,10 +277,11 @@ def load_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple[
     t, alone, h = ((rates.load_small, rates.load_small_alone, costs.load_small.h) if small
                    else (rates.load, rates.load_alone, costs.load.h))
     slow = 1.0 / costs.unaligned_bandwidth if r.a else 1.0
-    stride = costs.load_stride_k * bursts * costs.stride_mod_256 if bursts > 1 else 0.0
+    stride = costs.load_stride_k * bursts * stride_mod(r, costs) if bursts > 1 else 0.0
     fast = costs.l2_read_speedup
     if rates.l1_hbm_share and rates.l1_window[0] <= r.w[0] < rates.l1_window[1]:
-        alone = rates.l1_alone or alone
+        # the cube core's own rate, a small copy slower by the public small-block figure's ratio
+        alone *= rates.l1_alone / rates.load_alone if rates.l1_alone else 1.0
         hbm, hit = nbytes * (1.0 - l2), nbytes * l2
         stream = (hbm / min(alone, rates.l1_hbm_share) + hit / min(alone * fast, rates.l1_l2_share)) * slow
         return stream + h + stride, 0.0, stream - (hbm / alone + hit / (alone * fast)) * slow

@@ -228,6 +228,8 @@ class CostTable(BaseModel):
     l2_read_speedup: float = Field(default=3.5, description="how many times faster a GM read streams when its "
                                    "bytes are in the L2 cache than from HBM (l2cache.py)")
     l2_line_bytes: int = Field(default=128, description="the L2 cache line: the granule the L2 model tracks")
+    stride_from_trace: bool = Field(default=False, description="the stride term takes a copy's recorded GM row "
+                                    "stride (mod 256) where the trace has it, instead of stride_mod_256")
     unaligned_bandwidth: float = Field(default=0.7, description="share of the bandwidth a transfer whose GM "
                                        "address is not 512-byte aligned reaches")
     # the cube's GM -> L1 copies (MTE2 into L1): chip-wide rates the cores loading at once share
@@ -318,6 +320,7 @@ _SOURCES = {
                                       "each reading its own 2.62 MB of B from HBM and A's 1.31 MB from L2, MTE2 "
                                       "46.24 us on average): the rate that alone accounts for that time with A at the "
                                       "L2 share; per-copy costs would make it higher (docs/cost-model.md)",
+    "stride_from_trace": "off: the public model's meaning of its stride is not settled (docs/cost-model.md)",
     "unaligned_bandwidth": "CANN data-movement best practice: GM addresses aligned to 32 bytes but not 512 reach "
                            "as little as 70% of the bandwidth",
     "mte2_head": "kMte2PipeHeadNormalK/B " + _at(PERF_PARAM, "21-22") + ", chosen at 25000 bytes "

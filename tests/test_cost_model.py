@@ -198,6 +198,29 @@ def test_unaligned_gm_and_many_bursts_cost_more():
     assert t[1] > t[0] and t[2] > t[0]
 
 
+def test_the_stride_term_can_take_the_recorded_row_stride():
+    """By default the per-burst stride term takes the assumed mean stride (128 mod 256); with
+    `stride_from_trace` a copy whose recorded rows are a multiple of 256 bytes apart pays none, and
+    one whose rows are 64 bytes off pays k * bursts * 64 (docs/cost-model.md, "Data movement")."""
+    from sage_npu.npu_eval.cost_model import instr_cycles, transfer_rates
+    from sage_npu.npu_eval.trace import GmSpan
+
+    costs = default_costs(910)
+    traced = costs.model_copy(update={"stride_from_trace": True})
+    rates = transfer_rates(costs, 1, 889.0)
+
+    def rows(gap: int) -> Rec:
+        return Rec("I", "MTE2", "DataCopy", "float32", 4096, 16384, 1, 0, 64, (0, 16384), (0, 0), (0, 0),
+                   GmSpan(1 << 32, 256, 64, gap))
+
+    aligned, off = rows(768), rows(832)  # rows 1024 and 1088 bytes apart
+    assert instr_cycles(aligned, costs, rates) == instr_cycles(off, costs, rates)
+    gain = instr_cycles(aligned, costs, rates) - instr_cycles(aligned, traced, rates)
+    assert gain == pytest.approx(costs.load_stride_k * 64 * costs.stride_mod_256)
+    extra = instr_cycles(off, traced, rates) - instr_cycles(aligned, traced, rates)
+    assert extra == pytest.approx(costs.load_stride_k * 64 * 64)
+
+
 def test_the_profiled_core_holds_most_of_the_critical_path():
     """waited_core walks back from the slowest core's end: work counts for the core that did it, a
     cross-core wait for the core whose set released it. A pipeline AIC (0-100) -> AIV -> AIC (tail)."""
