@@ -12,14 +12,17 @@ step, as SPMD cores running one program over their parts issue their k-th copies
 time. Within a step every read is looked up before any of the step's accesses is inserted: cores
 reading the same bytes at once all wait for the one fill from HBM (asc-devkit's matmul
 high-performance README, Case 3, on same-address reads being serialised), so only a later step
-finds them in L2. Waves follow one another (the blocks of wave w + 1 run after those of wave w on
-the same cores).
+finds them in L2. In a mixed kernel a block that reaches a cross-core wait holds there until the
+sets it takes have been passed, so the AIVs' reads of a workspace come after the AIC's writes of it.
+Waves follow one another (the blocks of wave w + 1 run after those of wave w on the same cores).
+Writes mark their lines dirty (write-back): a write over lines still dirty is counted apart
+(L2Result.rewrite_bytes), as it reaches HBM once, when the line leaves.
 
 Granularity: 128-byte cache lines (an assumption: CostTable.sources["l2_line_bytes"]), tracked in
 chunks of 64 lines whose recency is the chunk's; eviction removes the least recently used chunk.
-A copy whose GM span the trace does not record (an irregular ND -> NZ GM -> L1, sliced DataCopy,
-Fixpipe) is tracked as a whole: a re-read of the same address and shape hits, a partial overlap with another
-access is not seen (counted as a miss).
+A copy whose GM span the trace does not record (an irregular ND -> NZ GM -> L1, sliced DataCopy, a
+Fixpipe whose runs are not evenly spaced) is tracked as a whole: a re-read of the same address and
+shape hits, a partial overlap with another access is not seen (counted as a miss).
 """
 
 from __future__ import annotations
