@@ -228,8 +228,9 @@ class CostTable(BaseModel):
     l2_read_speedup: float = Field(default=3.5, description="how many times faster a GM read streams when its "
                                    "bytes are in the L2 cache than from HBM (l2cache.py)")
     l2_line_bytes: int = Field(default=128, description="the L2 cache line: the granule the L2 model tracks")
-    stride_from_trace: bool = Field(default=False, description="the stride term takes a copy's recorded GM row "
-                                    "stride (mod 256) where the trace has it, instead of stride_mod_256")
+    stride_from_trace: bool = Field(default=False, description="a load's stride term takes its recorded GM row "
+                                    "stride (mod 256) where the trace has it, instead of stride_mod_256 (stores "
+                                    "keep stride_mod_256)")
     unaligned_bandwidth: float = Field(default=0.7, description="share of the bandwidth a transfer whose GM "
                                        "address is not 512-byte aligned reaches")
     # the cube's GM -> L1 copies (MTE2 into L1): chip-wide rates the cores loading at once share

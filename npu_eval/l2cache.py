@@ -245,12 +245,6 @@ class LruL2:
         return self._chunk_slots(chunks), bits, line, len(lines)
 
 
-def _accesses(recs: list[Rec]) -> list[int]:
-    """A block's GM accesses in program order (record indices)."""
-    return [i for i, r in enumerate(recs)
-            if (r.gm is not None or r.gm_at) and r.kind == "I" and r.pipe in _GM_PIPES]
-
-
 def _events(recs: list[Rec]) -> list[int]:
     """A block's GM accesses and cross-core flag sets and waits in program order (record indices)."""
     return [i for i, r in enumerate(recs) if r.kind in ("xset", "xwait")
@@ -261,18 +255,11 @@ _GM_PIPES = ("MTE2", "MTE3", "FIX")
 _Step = list[tuple[int, Rec, int]]  # (block, access record, its index) of one lockstep step
 
 
-def _lockstep(trace: Trace, wave: list[int]) -> Iterator[_Step]:
-    """The wave's accesses in lockstep steps: the k-th access of every block in step k."""
-    streams = [(b, trace.blocks[b], _accesses(trace.blocks[b])) for b in wave]
-    for k in range(max((len(s) for _, _, s in streams), default=0)):
-        yield [(b, recs[s[k]], s[k]) for b, recs, s in streams if k < len(s)]
-
-
-def _flag_ordered(trace: Trace, wave: list[int]) -> Iterator[_Step]:
-    """The wave's accesses in steps as _lockstep's, except that a block reaching a cross-core wait
-    stalls until every set of that synchronisation (the wait's id) has been passed by its block: a
-    mixed kernel's AIVs read a workspace only after the AIC wrote it. A wait whose sets never come
-    (a truncated trace) is passed when nothing else can move."""
+def _steps(trace: Trace, wave: list[int]) -> Iterator[_Step]:
+    """The wave's accesses in lockstep steps, the k-th access of every block in step k, except that a
+    block reaching a cross-core wait stalls until every set of that synchronisation (the wait's id)
+    has been passed by its block: a mixed kernel's AIVs read a workspace only after the AIC wrote it.
+    A wait whose sets never come (a truncated trace) is passed when nothing else can move."""
     streams = {b: (trace.blocks[b], _events(trace.blocks[b])) for b in wave}
     owed: dict[int, int] = defaultdict(int)  # synchronisation id -> its sets not yet passed
     for recs, ev in streams.values():
@@ -310,13 +297,12 @@ def _flag_ordered(trace: Trace, wave: list[int]) -> Iterator[_Step]:
 def replay(trace: Trace, waves: list[list[int]], capacity: int, line: int) -> L2Result:
     """The launch's GM accesses over the L2 cache, wave after wave (`waves`: the blocks that run at
     once), each wave in lockstep steps (the module's docstring), held at cross-core waits in a mixed
-    kernel (_flag_ordered). An access's parts are made when its step comes (a large launch's would not
+    kernel (_steps). An access's parts are made when its step comes (a large launch's would not
     fit in memory at once)."""
     cache = LruL2(capacity, line)
     out = L2Result()
     for wave in waves:
-        flags = any(r.kind == "xwait" for b in wave for r in trace.blocks[b])
-        for accesses in (_flag_ordered if flags else _lockstep)(trace, wave):
+        for accesses in _steps(trace, wave):
             step = [(b, r, i, cache.parts(r)) for b, r, i in accesses]
             shared = len(step) > 1  # several cores: count what this step's reads asked for at once
             for b, r, i, parts in step:

@@ -320,7 +320,7 @@ inline void fixpipe_to_gm(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
         else fix_atomic<T>(b, g, old, runs, op, loc);
     }
     // The writer bookkeeping (races between blocks, a mismatch's line) per written run.
-    const uint32_t osz = sizeof(T), w = s.w;
+    const uint32_t osz = sizeof(T);
     for (const auto& r : runs) {
         const uint64_t at = r.first * osz, len = uint64_t(r.second) * osz;
         const bool identical = !op && !old.empty() && memcmp(old.data() + at, g + at, len) == 0;
