@@ -300,15 +300,27 @@ def _run_processes(token: str, session: int, uid: int, since_ticks: int) -> list
 
 def sweep(token: str, session: int, uid: int, since_ticks: int, rounds: int = 50) -> int:
     """Kill the run's processes that outlived it; returns how many. Repeats while a round finds
-    any, so children forked between a scan and the kill are caught in the next round."""
-    killed = 0
+    any, so children forked between a scan and the kill are caught in the next round. A process
+    already sent SIGKILL may still be listed in the next round (the kill lands when the kernel
+    next schedules it, later on a busy machine); it is counted and signalled once, known by its
+    PID and start time, so a reused PID is still a new process."""
+    signalled: set[tuple[int, int]] = set()
     for _ in range(rounds):
         pids = _run_processes(token, session, uid, since_ticks)
         if not pids:
             break
-        killed += sum(_kill_verified(pid, token, session, uid, since_ticks) for pid in pids)
+        for pid in pids:
+            key = (pid, _start_ticks(pid))
+            if key not in signalled and _kill_verified(pid, token, session, uid, since_ticks):
+                signalled.add(key)
         time.sleep(0.001)
-    return killed
+    return len(signalled)
+
+
+def _start_ticks(pid: int) -> int:
+    """The process's start time in clock ticks since boot (-1 once it is gone)."""
+    st = _stat_fields(pid)
+    return int(st[19]) if st is not None and len(st) >= 20 else -1
 
 
 def _kill_verified(pid: int, token: str, session: int, uid: int, since_ticks: int) -> int:

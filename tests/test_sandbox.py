@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -282,6 +283,34 @@ def test_sweep_spares_processes_of_other_runs_and_users(scratch):
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_kill_that_lands_late_is_counted_once(scratch, monkeypatch):
+    """On a busy machine a SIGKILLed process can still be listed in the next round of the sweep
+    (this failed CI once: 2 for one process). Here the kill is held back 30 ms to make that
+    certain: the sweep must signal and count it once."""
+    since = sandbox.boot_ticks() - 1
+    uid = sandbox.sandbox_uid()
+    token = f"{os.getpid()}-{secrets.token_hex(12)}"
+    proc = subprocess.Popen(["sleep", "30"], env={sandbox.MARKER_VAR: token, "PATH": "/usr/bin:/bin"},
+                            user=uid if AS_ROOT else None, start_new_session=True)
+    real_kill = sandbox._kill_verified
+    calls: list[int] = []
+
+    def late_kill(pid, *args):
+        calls.append(pid)
+        threading.Timer(0.03, real_kill, (pid, *args)).start()
+        return 1
+
+    monkeypatch.setattr(sandbox, "_kill_verified", late_kill)
+    try:
+        time.sleep(0.05)
+        assert sandbox.sweep(token, session=-1, uid=uid, since_ticks=since) == 1
+        assert calls == [proc.pid]
+        assert proc.wait(timeout=5) == -9
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 FILTER_PROBE = r"""
