@@ -55,7 +55,10 @@ BOTTLENECK_ADVICE = {
     "V": "vector computation is the busiest: fewer vector instructions (fuse steps, full 256-byte repeats "
          "instead of short counts), a narrower dtype where the precision allows",
     "S": "the scalar unit is the busiest: per-element GetValue/SetValue or scalar loops; use vector APIs and "
-         "move index arithmetic out of the loops",
+         "move index arithmetic out of the loops. In a Matmul kernel it is the API's own work (each Init, K step "
+         "and GM -> L1 copy, and in a MIX kernel each call's message to the AIC): a constant tiling "
+         "(GetMatmulApiTiling), pure Cube mode (ASCENDC_CUBE_ONLY) when the AIVs do no vector work, fewer calls "
+         "(IterateAll, IBSHARE) and larger L1 steps (stepKa, stepKb) cut it",
     "MTE1": "L1 -> L0 loads (LoadData) keep their pipe the busiest: reuse what L0A/L0B hold across more Mmads "
             "(a bigger baseK, or keep A in L0A while B moves), and double-buffer L0A/L0B so loads overlap the cube",
     "M": "the cube (Mmad) is the busiest: the kernel is compute-bound, which is where a matmul should be; fewer "
@@ -208,7 +211,7 @@ def instr_cost(r: Rec, costs: CostTable, rates: Rates, l2: float = 0.0) -> tuple
     if r.pipe == "MTE3":
         return store_cost(r, costs, rates)
     if r.pipe == "S":
-        return (costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles), 0.0, 0.0
+        return scalar_cost(r, costs), 0.0, 0.0
     if r.pipe in ("MTE1", "M", "FIX"):
         return costs.cube.cycles(r.pipe, r.elems, r.bytes), 0.0, 0.0
     return costs.vec_head_cycles + r.bytes / 256.0, 0.0, 0.0
@@ -318,10 +321,27 @@ def store_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, fl
 
 # Scalar instructions that reach GM (a round trip each): GlobalTensor Get/SetValue, the dcache
 # bypass reads and writes, the scalar atomics and the dcache clean/invalidate of a line.
-# A Matmul call in a mixed kernel is a message the AIV writes to GM and the AIC's server reads
-# (MatmulMessage, one record on each side: matmul.h CubeClient).
+# A Matmul call in a mixed kernel is a message the AIV writes to GM (MatmulMessage) and the AIC's
+# server reads and decodes (MatmulServe, costed apart: matmul.h CubeClient).
 _SCALAR_GM = ("GlobalTensor", "ReadGmByPassDCache", "WriteGmByPassDCache", "AtomicAdd", "AtomicMax", "AtomicMin",
-              "AtomicExch", "AtomicCas", "DataCacheCleanAndInvalid", "MatmulMessage")
+              "AtomicExch", "AtomicCas", "DataCacheCleanAndInvalid", protocol.MATMUL_MESSAGE, protocol.MATMUL_SERVE)
+
+
+def scalar_cost(r: Rec, costs: CostTable) -> float:
+    """Cycles of a scalar record: the Matmul API's own work by its record (Init, a K step, a GM -> L1
+    copy, less with a constant tiling; the AIC's handling of a message), a GM round trip, else a UB
+    access."""
+    static = r.dtype == protocol.STATIC_TILING
+    if r.api == protocol.MATMUL_INIT:
+        return costs.matmul_static_init_cycles if static else costs.matmul_init_cycles
+    share = costs.matmul_static_share if static else 1.0
+    if r.api == protocol.MATMUL_KSTEP:
+        return costs.matmul_kstep_cycles * share
+    if r.api == protocol.MATMUL_COPY:
+        return costs.matmul_copy_cycles * share
+    if r.api == protocol.MATMUL_SERVE:
+        return costs.matmul_serve_cycles
+    return costs.scalar_gm_cycles if _scalar_gm(r.api) else costs.scalar_ub_cycles
 
 
 def _scalar_gm(api: str) -> bool:

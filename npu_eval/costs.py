@@ -20,6 +20,11 @@ PERF_CASES = _ATT + "v1/ascendc_api_perf_v1.cpp"  # which load/store formula app
 PERF_ANALYSIS = "asc-devkit@82b89a15f263 docs/zh/guide/算子实践参考/性能分析/分析性能数据.md"  # CANN's profiling guide
 _MM_HP = "examples/01_simd_cpp_api/05_best_practices/01_matrix_compute/matmul_high_performance/README_en.md"
 _MEM_GUIDE = "docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访问/"
+_MM_GUIDE = "docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/"
+_MM_SCALAR_FIT = (f"asc-devkit@82b89a15f263 {_MM_HP}:107, 138, 169, 203, 244, 288, 341 (Cases 0-6, runtime tilings, "
+                  "1.85 GHz: line 447): aic_scalar_time per K step of a core against the GM -> L1 copies per K step "
+                  "(1/stepKa + 1/stepKb: 2 on CFG_NORM, 1 for Case 4, 0.375 for Cases 5 and 6), a least-squares line "
+                  "(docs/cost-model.md)")
 L2_SOURCES = {  # asc-devkit at commit 82b89a15f263
     "read": f"asc-devkit@82b89a15f263 {_MM_HP}:319 (Case 6): the pure read bandwidth of L2Cache is about 3 to 4 "
             "times GM's; the same in docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/"
@@ -250,6 +255,19 @@ class CostTable(BaseModel):
     issue_cycles: float = Field(default=4.0, description="scalar-unit cycles to issue one API call")
     scalar_ub_cycles: float = Field(default=8.0, description="LocalTensor GetValue/SetValue")
     scalar_gm_cycles: float = Field(default=300.0, description="GlobalTensor GetValue/SetValue (a GM round trip)")
+    # the Matmul API's own scalar work on the core that computes (protocol.MATMUL_* records)
+    matmul_init_cycles: float = Field(default=6542.0, description="a Matmul object's Init with a TCubeTiling "
+                                      "from the host (its copy and the set-up derived from it)")
+    matmul_static_init_cycles: float = Field(default=4042.0, description="a Matmul object's Init with a "
+                                             "compile-time constant tiling")
+    matmul_kstep_cycles: float = Field(default=230.0, description="one K step of a Matmul's Mmad loop: the "
+                                       "addresses and sizes of its L1 -> L0 loads and Mmad")
+    matmul_copy_cycles: float = Field(default=117.0, description="one GM -> L1 copy a Matmul issues: its "
+                                      "Nd2NzParams and addresses")
+    matmul_static_share: float = Field(default=0.552, description="the share of a K step's and a copy's scalar "
+                                       "work left with a constant tiling")
+    matmul_serve_cycles: float = Field(default=1870.0, description="the AIC's server handling one Matmul "
+                                       "message from an AIV in a mixed kernel (reading and decoding it)")
     event_cycles: float = Field(default=14.0, description="a flag or queue hand-over between two pipes")
     barrier_cycles: float = Field(default=20.0, description="a PipeBarrier draining its pipe")
     launch_overhead_us: float = Field(default=25.0, description="host launch to kernel start, reported apart")
@@ -333,6 +351,19 @@ _SOURCES = {
                     "charged on S; calibrate",
     "scalar_ub_cycles": "assumption: scalar UB access costs a few cycles plus pipeline sync",
     "scalar_gm_cycles": "assumption: a GM round trip, ~170 ns at 1.8 GHz",
+    "matmul_init_cycles": f"asc-devkit@82b89a15f263 {_MM_GUIDE}Matmul高阶API使能Tiling全量常量化.md:73: the first "
+                          "MTE2 at 3.536 us (the tiling copied from the host and the Matmul's set-up), at 1.85 GHz",
+    "matmul_static_init_cycles": f"asc-devkit@82b89a15f263 {_MM_GUIDE}Matmul高阶API使能Tiling全量常量化.md:136: the "
+                                 "first MTE2 at 2.185 us with the tiling constant, at 1.85 GHz",
+    "matmul_kstep_cycles": "fitted: " + _MM_SCALAR_FIT,
+    "matmul_copy_cycles": "fitted: " + _MM_SCALAR_FIT,
+    "matmul_static_share": f"asc-devkit@82b89a15f263 {_MM_HP}:341, 376: aic_scalar_time 1753.463 -> 968.616 us, "
+                           "Case 7 (constant tiling) against Case 6 (the same kernel on a runtime tiling)",
+    "matmul_serve_cycles": f"derived: asc-devkit@82b89a15f263 {_MM_GUIDE}Matmul高阶API使能纯Cube模式.md:52-58, 66, 158 "
+                           "(one AI Core: aic_scalar_time 15.02 us in MIX mode, 5.17 us pure Cube): the MIX side's "
+                           "extra work, less the second object's Init, one K step and two copies at the figures "
+                           "above, over its six messages (Init, IterateAll and End from each AIV), at 1.85 GHz "
+                           "(docs/cost-model.md)",
     "event_cycles": "assumption: a cross-pipe hand-over (SetFlag to WaitFlag, EnQue to DeQue) takes about the "
                     "fixed cost of a short instruction (Duplicate's b, 17 cycles, " + _at(PERF_PARAM, "294") + ")",
     "barrier_cycles": "assumption: a PipeBarrier drains its pipe, about one instruction's fixed cost (~20 cycles, "

@@ -58,6 +58,17 @@ TRACE_KINDS = ("I", "alloc", "free", "enque", "deque", "setflag", "waitflag", "b
 # writer runs: (location id << WRITER_BLOCK_BITS) | (block + 1)
 WRITER_BLOCK_BITS = 12
 
+# ---- the Matmul API's scalar records (S pipe; adv_api/matmul/matmul.h) ----
+# Each is costed by its own CostTable field (costs.py): a message's GM round trip on the calling AIV,
+# the AIC server's handling of it, an object's Init, one K step of its Mmad loop, one GM -> L1 copy it
+# issues. The dtype column is STATIC_TILING when the object's tiling is a compile-time constant.
+MATMUL_MESSAGE = "MatmulMessage"
+MATMUL_SERVE = "MatmulServe"
+MATMUL_INIT = "MatmulInit"
+MATMUL_KSTEP = "MatmulKStep"
+MATMUL_COPY = "MatmulCopy"
+STATIC_TILING = "static"
+
 # ---- pipes and events ----
 PIPES = ("S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX")   # sage::sim::Pipe order
 PIPE_ALL = 6  # pipe_t::PIPE_ALL, the barrier on every pipe

@@ -61,6 +61,12 @@ int main() {
     str("TRACE_TRUNCATED", p::kTraceTruncated);
     list("TRACE_KINDS", p::kTraceKinds);
     num("WRITER_BLOCK_BITS", p::kWriterBlockBits);
+    str("MATMUL_MESSAGE", p::kMatmulMessage);
+    str("MATMUL_SERVE", p::kMatmulServe);
+    str("MATMUL_INIT", p::kMatmulInit);
+    str("MATMUL_KSTEP", p::kMatmulKStep);
+    str("MATMUL_COPY", p::kMatmulCopy);
+    str("STATIC_TILING", p::kStaticTiling);
     list("PIPES", p::kPipes);
     num("PIPE_ALL", p::kPipeAll);
     std::printf("EVENT_PIPES\t");

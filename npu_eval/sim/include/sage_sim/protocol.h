@@ -55,6 +55,17 @@ constexpr const char* kTraceKinds[] = {"I", "alloc", "free", "enque", "deque", "
 // writer_<arg>.bin runs: (location id << kWriterBlockBits) | (block + 1)
 constexpr int kWriterBlockBits = 12;
 
+// The Matmul API's scalar records (S pipe; adv_api/matmul/matmul.h), each costed by its own
+// CostTable field: a message's GM round trip on the calling AIV, the AIC server's handling of it,
+// an object's Init, one K step of its Mmad loop, one GM -> L1 copy it issues. Their dtype column
+// says whether the object's tiling is a compile-time constant.
+constexpr const char* kMatmulMessage = "MatmulMessage";
+constexpr const char* kMatmulServe = "MatmulServe";
+constexpr const char* kMatmulInit = "MatmulInit";
+constexpr const char* kMatmulKStep = "MatmulKStep";
+constexpr const char* kMatmulCopy = "MatmulCopy";
+constexpr const char* kStaticTiling = "static";
+
 // ---- pipes and flag events ----
 constexpr const char* kPipes[] = {"S", "V", "MTE1", "MTE2", "MTE3", "M", "FIX"};  // Pipe order
 constexpr int kPipeAll = 6;  // pipe_t::PIPE_ALL

@@ -87,8 +87,9 @@ struct SlotFlag {
 // reads the message, does the cube work and, for a synchronous call, sets a flag the AIV waits for.
 // The emulator runs the cube work here, in this AIV's own cube memories (the check that keeps cube
 // APIs off AIVs stands aside while cube_client is set), and records it in the AIC's trace, between
-// those two hand-overs: so the AIC serves its AIVs' calls one after another, and each message costs
-// a GM round trip on both sides (the cost model's scalar GM access). A call that sends no message
+// those two hand-overs: so the AIC serves its AIVs' calls one after another. The AIV's message costs
+// it a GM round trip (MatmulMessage, the cost model's scalar GM access), the AIC's server its
+// handling (MatmulServe: reading and decoding it, matmul_serve_cycles). A call that sends no message
 // (`serve` false: MixDualMaster objects, where the AIC runs the code itself, or the second AIV of an
 // ibshare A and B pair) only sets cube_client.
 class CubeClient {
@@ -99,11 +100,11 @@ public:
         BlockState* aic = AicState();
         if (aic == nullptr) return;
         const int ask = cross().next_id++;
-        trace_instr(Pipe::S, "MatmulMessage", "", 0, 64, loc);
+        trace_instr(Pipe::S, protocol::kMatmulMessage, "", 0, 64, loc);
         trace_event(TraceKind::XSet, Pipe::S, "Matmul call (to the AIC)", loc, 0, ask);
         blk().server = aic, blk().cube_reply = cross().next_id++, served_ = true;
         trace_event(TraceKind::XWait, Pipe::ALL, "Matmul call (to the AIC)", loc, 0, ask);
-        trace_instr(Pipe::S, "MatmulMessage", "", 0, 64, loc);
+        trace_instr(Pipe::S, protocol::kMatmulServe, "", 0, 64, loc);
     }
     ~CubeClient() {
         if (served_) Reply(loc_);
@@ -335,9 +336,13 @@ private:
 public:
     __aicore__ inline MatmulImpl() {}
 
+    // In a mixed kernel the AIV's Init is a message (the device client's init message) the AIC
+    // serves, as its later calls are; the object's set-up is scalar work on the core that computes
+    // (MatmulInit).
     __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
-        matmul_detail::CubeClient client(loc, false);
+        matmul_detail::CubeClient client(loc, kServed && !SharedPairServed());
         sage::sim::touch(loc);
+        Scalar(sage::sim::protocol::kMatmulInit, loc);
         if (cubeTiling == nullptr && !kStaticTiling)
             sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling (only a Matmul whose MM_CFG is a "
                             "constant MatmulApiStaticTiling runs without one)");
@@ -542,7 +547,11 @@ public:
         return {int32_t(mb * t_.baseM * orgKc_ + nb * t_.baseN), int32_t(mb * t_.baseM), int32_t(nb * t_.baseN),
                 int32_t(RowsOf(mb)), int32_t(ColsOf(nb))};
     }
-    __aicore__ inline void End() { iter_ = -1, computed_ = -1, async_ = -1; }
+    // End: in a mixed kernel the device's client sends an end message, which the AIC serves.
+    __aicore__ inline void End(SAGE_LOC) {
+        if (init_) matmul_detail::CubeClient client(loc, kServed && !SharedPairServed());
+        iter_ = -1, computed_ = -1, async_ = -1;
+    }
     // The emulator computes at the call, so an asynchronous (sync = false) call is done when it returns.
     __aicore__ inline void WaitIterateAll() {}
     __aicore__ inline void WaitIterateBatch() {}
@@ -1145,6 +1154,16 @@ private:
         }
     }
 
+    // The Matmul's own scalar work, one record per unit the cost model charges (Init, a K step of the
+    // Mmad loop, a GM -> L1 copy; docs/cost-model.md "The Matmul API's scalar work"): on the device the
+    // scalar unit computes each step's addresses and sizes from the tiling before it issues the step's
+    // instructions, so this work holds back their issue. A constant tiling (kStaticTiling) folds much
+    // of it at compile time; the record says which.
+    __aicore__ inline void Scalar(const char* what, sage::sim::SrcLoc loc) const {
+        sage::sim::trace_instr(sage::sim::Pipe::S, what, kStaticTiling ? sage::sim::protocol::kStaticTiling : "",
+                               0, 0, loc);
+    }
+
     // ---- the pipelining: L1 and L0 double buffers (docs/cube.md "The Matmul API")
     // A streamed A (B) has two L1 slots when depthA1 >= 2 x stepKa (depthB1 >= 2 x stepKb): the copy of
     // one K chunk then overlaps the loads and Mmads of the one before. A sparse B's index buffer is single.
@@ -1188,6 +1207,7 @@ private:
         }
         if constexpr (!kAInL1) {
             if (loadA) {
+                Scalar(sage::sim::protocol::kMatmulCopy, loc);
                 if (!heldA_) slotA_ = DbA1() ? chunkA_ % 2 : 0, l1FreeA_[slotA_].Wait(loc);
                 if (kFullLoads && heldA_) CopyWholeA(k0, kLen, loc);
                 else CopyA1(mb, k0, kLen, loc);
@@ -1195,6 +1215,7 @@ private:
         }
         chunkK0_ = k0;
         if (loadB) {
+            Scalar(sage::sim::protocol::kMatmulCopy, loc);
             if (!heldB_) slotB_ = DbB1() ? chunkB_ % 2 : 0, l1FreeB_[slotB_].Wait(loc);
             if (kFullLoads && heldB_) CopyWholeB(k0, kLen, loc);
             else CopyB1(nb, k0, kLen, loc);
@@ -1210,6 +1231,7 @@ private:
     }
     // One K step: L1 -> L0A/L0B into the next L0 slot once the Mmad that read it is done, then the Mmad.
     __aicore__ inline void Step(uint32_t kk, uint32_t kLen, uint32_t kl, bool first, bool last, sage::sim::SrcLoc loc) {
+        Scalar(sage::sim::protocol::kMatmulKStep, loc);
         l0Slot_ = DbL0() ? l0Steps_++ % 2 : 0;
         if (kCfg.isA2B2Shared) matmul_detail::hand_off<HardEvent::M_MTE1>(loc);  // any object's Mmad may read it
         else l0Free_[l0Slot_].Wait(loc);
