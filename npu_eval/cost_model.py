@@ -322,7 +322,8 @@ def store_cost(r: Rec, costs: CostTable, rates: Rates) -> tuple[float, float, fl
 # Scalar instructions that reach GM (a round trip each): GlobalTensor Get/SetValue, the dcache
 # bypass reads and writes, the scalar atomics and the dcache clean/invalidate of a line.
 # A Matmul call in a mixed kernel is a message the AIV writes to GM (MatmulMessage) and the AIC's
-# server reads and decodes (MatmulServe, costed apart: matmul.h CubeClient).
+# server reads and decodes (MatmulServe: listed so its bytes count as GM traffic, its cycles are
+# scalar_cost's own figure; matmul.h CubeClient).
 _SCALAR_GM = ("GlobalTensor", "ReadGmByPassDCache", "WriteGmByPassDCache", "AtomicAdd", "AtomicMax", "AtomicMin",
               "AtomicExch", "AtomicCas", "DataCacheCleanAndInvalid", protocol.MATMUL_MESSAGE, protocol.MATMUL_SERVE)
 

@@ -23,8 +23,8 @@ _MEM_GUIDE = "docs/zh/guide/算子实践参考/SIMD算子性能优化/内存访�
 _MM_GUIDE = "docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/"
 _MM_SCALAR_FIT = (f"asc-devkit@82b89a15f263 {_MM_HP}:107, 138, 169, 203, 244, 288, 341 (Cases 0-6, runtime tilings, "
                   "1.85 GHz: line 447): aic_scalar_time per K step of a core against the GM -> L1 copies per K step "
-                  "(1/stepKa + 1/stepKb: 2 on CFG_NORM, 1 for Case 4, 0.375 for Cases 5 and 6), a least-squares line "
-                  "(docs/cost-model.md)")
+                  "(1/stepKa + 1/stepKb: 2 on CFG_NORM, 0.75 for Case 4, 0.375 for Cases 5 and 6; stepKb 4 from "
+                  "depthB1 8 and the README's rule, lines 234, 274), a least-squares line (docs/cost-model.md)")
 L2_SOURCES = {  # asc-devkit at commit 82b89a15f263
     "read": f"asc-devkit@82b89a15f263 {_MM_HP}:319 (Case 6): the pure read bandwidth of L2Cache is about 3 to 4 "
             "times GM's; the same in docs/zh/guide/算子实践参考/优秀实践/Matmul性能调优案例/"
@@ -260,13 +260,13 @@ class CostTable(BaseModel):
                                       "from the host (its copy and the set-up derived from it)")
     matmul_static_init_cycles: float = Field(default=4042.0, description="a Matmul object's Init with a "
                                              "compile-time constant tiling")
-    matmul_kstep_cycles: float = Field(default=230.0, description="one K step of a Matmul's Mmad loop: the "
+    matmul_kstep_cycles: float = Field(default=245.0, description="one K step of a Matmul's Mmad loop: the "
                                        "addresses and sizes of its L1 -> L0 loads and Mmad")
-    matmul_copy_cycles: float = Field(default=117.0, description="one GM -> L1 copy a Matmul issues: its "
+    matmul_copy_cycles: float = Field(default=103.0, description="one GM -> L1 copy a Matmul issues: its "
                                       "Nd2NzParams and addresses")
     matmul_static_share: float = Field(default=0.552, description="the share of a K step's and a copy's scalar "
                                        "work left with a constant tiling")
-    matmul_serve_cycles: float = Field(default=1870.0, description="the AIC's server handling one Matmul "
+    matmul_serve_cycles: float = Field(default=1872.0, description="the AIC's server handling one Matmul "
                                        "message from an AIV in a mixed kernel (reading and decoding it)")
     event_cycles: float = Field(default=14.0, description="a flag or queue hand-over between two pipes")
     barrier_cycles: float = Field(default=20.0, description="a PipeBarrier draining its pipe")

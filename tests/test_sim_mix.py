@@ -478,8 +478,9 @@ SHARED_B = (("using HalfGm = MatmulType<TPosition::GM, CubeFormat::ND, half>;",
 def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path, share_b):
     """Each AIV's Init, IterateAll and End are messages (a scalar GM round trip on the AIV, the server's
     handling on the AIC) the AIC serves: the cube work and the Matmul's own scalar work (each object's
-    Init, each K step) of both AIVs' objects are on the AIC's timeline, none on the AIVs', and each AIV
-    ends after the AIC's reply to it; the AIC serves the calls one after the other. With B IBSHARE on CFG_IBSHARE_NORM
+    Init, each K step) of both AIVs' objects are on the AIC's timeline, none on the AIVs'. Init and End
+    are posted without waiting (the device client's); the IterateAll waits for the AIC's reply, and
+    each AIV ends after it; the AIC serves the calls one after the other. With B IBSHARE on CFG_IBSHARE_NORM
     the AIC copies B (the same GM tensor for both) to L1 once, A (each AIV's own rows) twice."""
     from sage_npu.npu_eval.cost_model import estimate
 
@@ -506,19 +507,22 @@ def test_a_mix_matmul_call_is_served_on_the_aic_timeline(ev, tmp_path, share_b):
     assert apis.count(protocol.MATMUL_INIT) == 2 and apis.count(protocol.MATMUL_KSTEP) == 2
     copies = [r.bytes for r in trace.blocks[aic] if r.kind == "I" and r.pipe == "MTE2"]
     assert sorted(copies) == ([16 * 32 * 2] * 2 + [32 * 32 * 2] * (1 if share_b else 2))  # A's, B's
+    assert apis.count(protocol.MATMUL_COPY) == len(copies)  # a B found in the shared L1 copy costs no copy
     for b in aivs:
         recs = trace.blocks[b]
         assert not [r for r in recs if r.kind == "I" and r.pipe in ("MTE1", "M", "FIX")]
-        assert [r.kind for r in recs if r.kind in ("xset", "xwait")] == ["xset", "xwait"] * 3
+        assert [r.kind for r in recs if r.kind in ("xset", "xwait")] == ["xset", "xset", "xwait", "xset"]
         assert [r.api for r in recs if r.pipe == "S" and r.kind == "I"] == [protocol.MATMUL_MESSAGE] * 3
     chip = chip_profile("910B2")
     est = estimate(trace, chip, default_costs(chip.family), evaluation.trace.block_dim)
     by_block = {s.block: s for s in est.schedules}
     replies = sorted(by_block[aic].xsets.values())
-    assert len(replies) == 6 and replies == sorted(set(replies))
+    assert len(replies) == 2 and replies[0] < replies[1]
     assert sorted(by_block[b].cycles for b in aivs)[1] > replies[-1]
-    # the AIVs spend most of their time waiting for the AIC: the profile describes the AIC's pipes
-    assert est.profiled_core == "AIC 0", est.profiled_core
+    # the AIVs spend most of their time waiting for the AIC, which is the slowest core itself when it
+    # serves their End messages after they are done: either way the profile describes the AIC's pipes
+    aic_last = by_block[aic].cycles >= max(by_block[b].cycles for b in aivs)
+    assert est.profiled_core == ("" if aic_last else "AIC 0"), est.profiled_core
     assert {"MTE2", "MTE1", "M", "FIX"} <= set(est.pipes), est.pipes
     held = sum(end - start for _, start, end in by_block[aivs[0]].xheld)
     assert held >= 0.5 * by_block[aivs[0]].cycles

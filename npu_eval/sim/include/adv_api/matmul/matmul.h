@@ -91,10 +91,12 @@ struct SlotFlag {
 // it a GM round trip (MatmulMessage, the cost model's scalar GM access), the AIC's server its
 // handling (MatmulServe: reading and decoding it, matmul_serve_cycles). A call that sends no message
 // (`serve` false: MixDualMaster objects, where the AIC runs the code itself, or the second AIV of an
-// ibshare A and B pair) only sets cube_client.
+// ibshare A and B pair) only sets cube_client. A message the device's client posts without waiting
+// (`ack` false: Init's and End's) gets no reply: the AIV goes on at once, and the AIC serves it in
+// its turn.
 class CubeClient {
 public:
-    CubeClient(sage::sim::SrcLoc loc, bool serve) : loc_(loc) {
+    CubeClient(sage::sim::SrcLoc loc, bool serve, bool ack = true) : loc_(loc), ack_(ack) {
         using namespace sage::sim;
         if (blk().cube_client++ || !serve || !coop().active || !coop().mixed || blk().core != AIV) return;
         BlockState* aic = AicState();
@@ -107,7 +109,8 @@ public:
         trace_instr(Pipe::S, protocol::kMatmulServe, "", 0, 64, loc);
     }
     ~CubeClient() {
-        if (served_) Reply(loc_);
+        if (served_ && ack_) Reply(loc_);
+        else if (served_) sage::sim::blk().server = nullptr, sage::sim::blk().cube_reply = -1;
         --sage::sim::blk().cube_client;
     }
     CubeClient(const CubeClient&) = delete;
@@ -127,6 +130,7 @@ public:
 
 private:
     sage::sim::SrcLoc loc_;
+    bool ack_;
     bool served_ = false;
     // The state of this AIV's AIC (same AI Core), parked while the AIV runs.
     static sage::sim::BlockState* AicState() {
@@ -336,13 +340,16 @@ private:
 public:
     __aicore__ inline MatmulImpl() {}
 
-    // In a mixed kernel the AIV's Init is a message (the device client's init message) the AIC
-    // serves, as its later calls are; the object's set-up is scalar work on the core that computes
-    // (MatmulInit).
+    // In a mixed kernel the AIV's Init is a message (the device client's init message, posted
+    // without waiting) the AIC serves, as its later calls are; the object's set-up is scalar work on
+    // the core that computes (MatmulInit; none for the second AIV of an A-and-B IBSHARE pair, which
+    // computes nothing). Only a constant tiling given with a null TCubeTiling is fully constant (the
+    // constant-tiling page's full constant case); with a TCubeTiling the set-up is the host tiling's.
     __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr, SAGE_LOC) {
-        matmul_detail::CubeClient client(loc, kServed && !SharedPairServed());
+        matmul_detail::CubeClient client(loc, kServed && !SharedPairServed(), false);
         sage::sim::touch(loc);
-        Scalar(sage::sim::protocol::kMatmulInit, loc);
+        constTiling_ = kStaticTiling && cubeTiling == nullptr;
+        if (!SharedPairServed()) Scalar(sage::sim::protocol::kMatmulInit, loc);
         if (cubeTiling == nullptr && !kStaticTiling)
             sage::sim::fail("api-misuse", loc, "Matmul Init with a null tiling (only a Matmul whose MM_CFG is a "
                             "constant MatmulApiStaticTiling runs without one)");
@@ -445,6 +452,7 @@ public:
     template <bool sync = true>
     __aicore__ inline bool Iterate(bool enPartialSum = false, SAGE_LOC) {
         matmul_detail::CubeClient client(loc, kServed);
+        syncCalled_ = sync;
         sage::sim::touch(loc);
         Ready("Iterate", loc);
         OnlyIterateAll("Iterate", loc);
@@ -462,6 +470,7 @@ public:
         static_assert(std::is_same_v<T, L0cT>, "Matmul Iterate into a CO1 tensor: its type is L0C's (float, or "
                                                "int32_t for int8_t A/B)");
         matmul_detail::CubeClient client(loc, kServed);
+        syncCalled_ = sync;
         sage::sim::touch(loc);
         Ready("Iterate", loc, true);
         UserL0C(localCmatrix, enPartialSum, loc);
@@ -509,6 +518,7 @@ public:
         matmul_detail::CubeClient client(loc, kServed && !SharedPairServed());
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
+        syncCalled_ = sync;
         matmul_detail::Atomic atomic(enAtomic, loc);
         if (SharedPairServed()) return;
         PolicyLimits(loc);
@@ -525,6 +535,7 @@ public:
     template <bool sync = true>
     __aicore__ inline void IterateAll(const LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0, SAGE_LOC) {
         matmul_detail::CubeClient client(loc, kServed);
+        syncCalled_ = sync;
         sage::sim::touch(loc);
         Ready("IterateAll", loc);
         NoAtomic(enAtomic, loc);
@@ -547,10 +558,11 @@ public:
         return {int32_t(mb * t_.baseM * orgKc_ + nb * t_.baseN), int32_t(mb * t_.baseM), int32_t(nb * t_.baseN),
                 int32_t(RowsOf(mb)), int32_t(ColsOf(nb))};
     }
-    // End: in a mixed kernel the device's client sends an end message, which the AIC serves.
+    // End: in a mixed kernel the device's client posts an end message, without waiting, after a
+    // synchronous call (its isSyncGetC); the AIC serves it.
     __aicore__ inline void End(SAGE_LOC) {
-        if (init_) matmul_detail::CubeClient client(loc, kServed && !SharedPairServed());
-        iter_ = -1, computed_ = -1, async_ = -1;
+        if (init_ && syncCalled_) matmul_detail::CubeClient client(loc, kServed && !SharedPairServed(), false);
+        iter_ = -1, computed_ = -1, async_ = -1, syncCalled_ = false;
     }
     // The emulator computes at the call, so an asynchronous (sync = false) call is done when it returns.
     __aicore__ inline void WaitIterateAll() {}
@@ -566,6 +578,7 @@ public:
         matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         BatchReady("IterateBatch", batchA, batchB, enAtomic, loc);
+        syncCalled_ = sync;
         OnlyIterateAll("IterateBatch", loc);
         RunBatches(gm, 0, batchA, batchB, matrixStrideA, matrixStrideB, loc);
     }
@@ -578,6 +591,7 @@ public:
         matmul_detail::CubeClient client(loc, kServed);
         sage::sim::touch(loc);
         BatchReady("IterateNBatch", batchA, batchB, enAtomic, loc);
+        syncCalled_ = sync;
         OnlyIterateAll("IterateNBatch", loc);
         if (workspace_.addr_ == nullptr)
             sage::sim::fail("api-misuse", loc, "Matmul IterateNBatch before SetWorkspace, in block %d: it writes C to "
@@ -1157,12 +1171,14 @@ private:
     // The Matmul's own scalar work, one record per unit the cost model charges (Init, a K step of the
     // Mmad loop, a GM -> L1 copy; docs/cost-model.md "The Matmul API's scalar work"): on the device the
     // scalar unit computes each step's addresses and sizes from the tiling before it issues the step's
-    // instructions, so this work holds back their issue. A constant tiling (kStaticTiling) folds much
+    // instructions, so this work holds back their issue. A fully constant tiling (constTiling_) folds much
     // of it at compile time; the record says which.
     __aicore__ inline void Scalar(const char* what, sage::sim::SrcLoc loc) const {
-        sage::sim::trace_instr(sage::sim::Pipe::S, what, kStaticTiling ? sage::sim::protocol::kStaticTiling : "",
+        sage::sim::trace_instr(sage::sim::Pipe::S, what, constTiling_ ? sage::sim::protocol::kStaticTiling : "",
                                0, 0, loc);
     }
+    bool constTiling_ = false;  // Init had a fully constant tiling (a null TCubeTiling)
+    bool syncCalled_ = false;   // a synchronous call since Init or End: End then posts its message
 
     // ---- the pipelining: L1 and L0 double buffers (docs/cube.md "The Matmul API")
     // A streamed A (B) has two L1 slots when depthA1 >= 2 x stepKa (depthB1 >= 2 x stepKb): the copy of
@@ -1207,7 +1223,6 @@ private:
         }
         if constexpr (!kAInL1) {
             if (loadA) {
-                Scalar(sage::sim::protocol::kMatmulCopy, loc);
                 if (!heldA_) slotA_ = DbA1() ? chunkA_ % 2 : 0, l1FreeA_[slotA_].Wait(loc);
                 if (kFullLoads && heldA_) CopyWholeA(k0, kLen, loc);
                 else CopyA1(mb, k0, kLen, loc);
@@ -1215,7 +1230,6 @@ private:
         }
         chunkK0_ = k0;
         if (loadB) {
-            Scalar(sage::sim::protocol::kMatmulCopy, loc);
             if (!heldB_) slotB_ = DbB1() ? chunkB_ % 2 : 0, l1FreeB_[slotB_].Wait(loc);
             if (kFullLoads && heldB_) CopyWholeB(k0, kLen, loc);
             else CopyB1(nb, k0, kLen, loc);
@@ -1292,12 +1306,16 @@ private:
     // back to back: the same bytes on MTE2, each with the per-copy head (27 cycles).
     __aicore__ inline void CopyWholeA(uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         const uint32_t rows = curM_, slot = slotA_;
-        for (uint32_t m = 0; m < uint32_t(MIter()); ++m) slotA_ = m, curM_ = RowsOf(m), CopyA1(m, k0, kLen, loc);
+        Scalar(sage::sim::protocol::kMatmulCopy, loc);  // the device's one copy
+        for (uint32_t m = 0; m < uint32_t(MIter()); ++m)
+            slotA_ = m, curM_ = RowsOf(m), CopyA1(m, k0, kLen, loc, false);
         curM_ = rows, slotA_ = slot;
     }
     __aicore__ inline void CopyWholeB(uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
         const uint32_t cols = curN_, slot = slotB_;
-        for (uint32_t n = 0; n < uint32_t(NIter()); ++n) slotB_ = n, curN_ = ColsOf(n), CopyB1(n, k0, kLen, loc);
+        Scalar(sage::sim::protocol::kMatmulCopy, loc);  // the device's one copy
+        for (uint32_t n = 0; n < uint32_t(NIter()); ++n)
+            slotB_ = n, curN_ = ColsOf(n), CopyB1(n, k0, kLen, loc, false);
         curN_ = cols, slotB_ = slot;
     }
 
@@ -1310,12 +1328,15 @@ private:
     static constexpr uint64_t TileKey(uint32_t k0, uint32_t mn0, uint32_t kLen) {
         return uint64_t(k0) << 40 | uint64_t(mn0) << 16 | kLen;
     }
-    __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+    // `own`: the copy's scalar work is recorded here (a full load records its one copy itself); an
+    // ibshare cache hit pauses the trace, so a copy not made records nothing.
+    __aicore__ inline void CopyA1(uint32_t mb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc, bool own = true) {
         LocalTensor<SrcT> a1 = A1();
         const uint32_t m0 = mb * uint32_t(t_.baseM);
         sage::sim::TracePause shared(kShareA && matmul_detail::shared_l1_hit(
             a_.GetPhyAddr(), TileKey(k0, m0, kLen), curM_ == uint32_t(t_.baseM) && kLen % uint32_t(t_.baseK) == 0,
             int32_t(kLen) / t_.baseK, t_.depthA1));
+        if (own) Scalar(sage::sim::protocol::kMatmulCopy, loc);
         if constexpr (MM_CB::kCopyA1) {  // block (mb, k block) of curM_ x kLen, A's layout in L1 the user's
             MM_CB::CopyA1Fn(a1.template ReinterpretCast<int8_t>(), a_.GetPhyAddr(), int(mb), int(k0 / t_.baseK),
                             int(curM_), int(kLen), userInfo_, selfData_);
@@ -1331,12 +1352,13 @@ private:
             DataCopy(a1, a_[uint64_t(k0) * orgM_ + m0], p, loc);
         }
     }
-    __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc) {
+    __aicore__ inline void CopyB1(uint32_t nb, uint32_t k0, uint32_t kLen, sage::sim::SrcLoc loc, bool own = true) {
         LocalTensor<SrcT> b1 = B1();
         const uint32_t n0 = nb * uint32_t(t_.baseN);
         sage::sim::TracePause shared(kShareB && matmul_detail::shared_l1_hit(
             b_.GetPhyAddr(), TileKey(k0, n0, kLen), curN_ == uint32_t(t_.baseN) && kLen % uint32_t(t_.baseK) == 0,
             int32_t(kLen) / t_.baseK, t_.depthB1));
+        if (own) Scalar(sage::sim::protocol::kMatmulCopy, loc);
         if constexpr (MM_CB::kCopyB1) {  // block (k block, nb) of kLen x curN_
             MM_CB::CopyB1Fn(b1.template ReinterpretCast<int8_t>(), b_.GetPhyAddr(), int(k0 / t_.baseK), int(nb),
                             int(kLen), int(curN_), userInfo_, selfData_);
