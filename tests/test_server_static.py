@@ -6,6 +6,7 @@ as the editor would, in the negotiated position encoding) give the intended text
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -217,6 +218,24 @@ def test_write_clangd_never_overwrites(tmp_path):
     (tmp_path / ".clangd").write_text(MINE)
     assert not write_clangd(tmp_path, "910B2")
     assert (tmp_path / ".clangd").read_text() == MINE
+    assert [p.name for p in tmp_path.iterdir()] == [".clangd"]  # nothing left aside
+
+
+def test_write_clangd_puts_the_file_in_place_whole(tmp_path, monkeypatch):
+    """The file appears by a hard link of one written aside: whenever .clangd exists it is complete
+    (a reader once found it empty: the server had created it and not yet written it)."""
+    seen: list[str] = []
+    real_link = os.link
+
+    def link(src, dst, *args, **kwargs):
+        seen.append(Path(src).read_text())  # what the target will hold the moment it appears
+        assert not Path(dst).exists()
+        return real_link(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    assert write_clangd(tmp_path, "910B2")
+    assert seen == [(tmp_path / ".clangd").read_text()] and "CompileFlags" in seen[0]
+    assert [p.name for p in tmp_path.iterdir()] == [".clangd"]
 
 
 @pytest.mark.parametrize("files,expected", [

@@ -6,10 +6,12 @@ exists: a user's own configuration is never touched."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,16 +84,33 @@ def holds_ascendc(root: Path, limit: int = _SCAN_LIMIT) -> bool:
 
 
 def write_clangd(root: Path, chip: str) -> bool:
-    """Create root/.clangd unless one exists. True when written."""
+    """Create root/.clangd unless one exists. True when written. The file appears whole: it is
+    written aside and hard-linked into place, which fails rather than replace one, so clangd (or
+    anything reading it the moment it appears) never sees it empty or half written. Where the
+    file system has no hard links it is created in place ("x": never replace one)."""
+    target = root / ".clangd"
+    aside = ""
     try:
-        with open(root / ".clangd", "x", encoding="utf-8") as fh:  # "x": never replace one
+        fd, aside = tempfile.mkstemp(prefix=".clangd.", dir=root)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(clangd_config(chip))
+        try:
+            os.link(aside, target)
+        except OSError as e:
+            if isinstance(e, FileExistsError):
+                return False
+            with open(target, "x", encoding="utf-8") as fh:  # no hard links here
+                fh.write(clangd_config(chip))
         return True
     except FileExistsError:
         return False
     except OSError as e:
-        log.warning("could not write %s: %s", root / ".clangd", e)
+        log.warning("could not write %s: %s", target, e)
         return False
+    finally:
+        if aside:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
 
 
 class ClangdConfig(Feature):
