@@ -258,3 +258,14 @@ def test_clangd_config_is_valid_yaml_for_every_chip():
     for chip in CHIPS:
         docs = list(yaml.safe_load_all(clangd_config(chip)))
         assert f'-DSAGE_CHIP_NAME="{chip}"' in docs[0]["CompileFlags"]["Add"]
+
+
+def test_write_clangd_without_hard_links_creates_it_in_place(tmp_path, monkeypatch):
+    def no_links(src, dst, *args, **kwargs):
+        raise PermissionError(1, "hard links not supported")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert write_clangd(tmp_path, "910B2")
+    assert "CompileFlags" in (tmp_path / ".clangd").read_text()
+    assert not write_clangd(tmp_path, "310P3")  # still never replaces one
+    assert [p.name for p in tmp_path.iterdir()] == [".clangd"]

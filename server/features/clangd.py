@@ -88,19 +88,19 @@ def write_clangd(root: Path, chip: str) -> bool:
     written aside and hard-linked into place, which fails rather than replace one, so clangd (or
     anything reading it the moment it appears) never sees it empty or half written. Where the
     file system has no hard links it is created in place ("x": never replace one)."""
-    target = root / ".clangd"
+    target, text = root / ".clangd", clangd_config(chip)
     aside = ""
     try:
         fd, aside = tempfile.mkstemp(prefix=".clangd.", dir=root)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(clangd_config(chip))
+            fh.write(text)
         try:
             os.link(aside, target)
         except OSError as e:
             if isinstance(e, FileExistsError):
                 return False
             with open(target, "x", encoding="utf-8") as fh:  # no hard links here
-                fh.write(clangd_config(chip))
+                fh.write(text)
         return True
     except FileExistsError:
         return False
